@@ -1,0 +1,34 @@
+"""Exceptions raised for user-facing problems (bad input, missing model, unknown name)."""
+
+from __future__ import annotations
+
+
+class EmbeddingTTCError(Exception):
+    """Base class: a problem the user can fix, with a message that names it."""
+
+
+class UnknownNameError(EmbeddingTTCError, KeyError):
+    """A registry lookup failed; the message lists the closest registered names."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DatasetError(EmbeddingTTCError):
+    """A task folder is missing, malformed or inconsistent (message names file and line)."""
+
+
+class EncoderUnavailableError(EmbeddingTTCError):
+    """An encoder cannot be loaded here (missing package, offline, unknown model)."""
+
+
+class MissingExtraError(EmbeddingTTCError):
+    """An optional dependency is not installed; the message carries the install hint."""
+
+    def __init__(self, package: str, extra: str, purpose: str) -> None:
+        super().__init__(
+            f"{purpose} needs the Python package '{package}', which is not installed. "
+            f"Install it with: pip install 'embedding-ttc[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra
