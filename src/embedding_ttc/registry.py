@@ -43,9 +43,7 @@ class Registry(Generic[T]):
             near = closest(name, list(self._entries))
             hint = f" Did you mean: {', '.join(near)}?" if near else ""
             known = ", ".join(sorted(self._entries))
-            raise UnknownNameError(
-                f"unknown {self.kind} {name!r}.{hint} Known: {known}"
-            ) from None
+            raise UnknownNameError(f"unknown {self.kind} {name!r}.{hint} Known: {known}") from None
 
     def names(self) -> list[str]:
         """Registered names in registration order."""

@@ -38,6 +38,7 @@ class ViewSpec:
             prepended to every text) or ``"shared"`` (the plain encoding, identical for all
             views).
         value: the adapter name or the prompt text; empty for ``"shared"``.
+
     """
 
     kind: Literal["adapter", "prompt", "shared"]
@@ -71,6 +72,7 @@ class EncoderInfo:
         max_length: the default input length in tokens (the model's own truncation).
         matryoshka: whether truncating to a prefix of dimensions is meaningful for this model
             (truncation is allowed for every encoder; this flag only documents intent).
+
     """
 
     name: str
@@ -120,6 +122,7 @@ class Encoder(Protocol):
 
         Returns:
             A ``(len(texts), dim or info.dim)`` float32 array with unit-norm rows.
+
         """
         ...
 

@@ -23,6 +23,7 @@ class EncoderSpec:
         requires: importable module names that must be present for the encoder to run here.
         offline: True when the weights ship inside an installed package (no network needed).
         description: one line for ``embedding-ttc encoders``.
+
     """
 
     name: str

@@ -33,6 +33,7 @@ class RetrievalTask:
         suite_role: free-form provenance (``"beir"``, ``"generated"``, ``"mteb"``).
         metadata: extra statistics and provenance (STATS.json contents, generation seed...).
         warnings: counted, human-readable notes about data that was dropped or repaired.
+
     """
 
     name: str
@@ -57,7 +58,9 @@ class RetrievalTask:
     @property
     def doc_texts(self) -> list[str]:
         """Document texts as the encoder sees them (title and text joined as MTEB joins them)."""
-        return [join_title_text(t, b) for t, b in zip(self.doc_titles, self.doc_bodies)]
+        return [
+            join_title_text(t, b) for t, b in zip(self.doc_titles, self.doc_bodies, strict=True)
+        ]
 
     @property
     def is_pool(self) -> bool:

@@ -1,0 +1,366 @@
+"""The ``embedding-ttc`` command line: thin commands over library calls."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc import __version__
+from embedding_ttc.errors import EmbeddingTTCError
+
+
+def _console(stderr: bool = True) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Any]:
+    """A rich progress display on stderr (a no-op object when disabled)."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_console(),
+        transient=True,
+    ) as progress:
+        yield progress
+
+
+def build_encoder(name: str, cache_dir: Path | None, no_cache: bool) -> Any:
+    """Load an encoder and wrap it in the on-disk cache unless ``no_cache``."""
+    from embedding_ttc.encoders.cache import CachedEncoder
+    from embedding_ttc.encoders.catalog import load_encoder
+
+    encoder = load_encoder(name)
+    return encoder if no_cache else CachedEncoder(encoder, cache_dir)
+
+
+def _task_names(args: argparse.Namespace) -> list[str]:
+    from embedding_ttc.tasks.catalog import suite_tasks
+
+    names: list[str] = list(args.task or [])
+    if args.suite:
+        names += [t for t in suite_tasks(args.suite) if t not in names]
+    if not names:
+        raise EmbeddingTTCError("name at least one --task or a --suite")
+    return names
+
+
+def _summary_row(encoder: str, task: str, result: Any, baseline: Any) -> Any:
+    from embedding_ttc.evaluation.records import SummaryRow, compare
+
+    cmp = compare(result, baseline)
+    return SummaryRow(
+        encoder=encoder,
+        task=task,
+        program=result.program,
+        ndcg_at_10=result.ndcg_at_10,
+        delta_ndcg_at_10=cmp.delta_ndcg_at_10,
+        wins=cmp.wins,
+        ties=cmp.ties,
+        losses=cmp.losses,
+        cost_ratio=result.cost.cost_ratio,
+        index_calls=result.cost.index_calls,
+        query_calls=result.cost.query_calls,
+        encode_seconds=result.timings.encode_seconds,
+        forward_seconds=result.timings.forward_seconds,
+        total_seconds=result.timings.total_seconds,
+    )
+
+
+def _evaluate_task(
+    enc_name: str, encoder: Any, task: Any, programs: list[Any], out: Any, progress: Any
+) -> list[Any]:
+    """Run the programs (P0 first) on one task; write each result as soon as it exists."""
+    from embedding_ttc.evaluation.evaluate import run_programs
+
+    bar = None
+    if progress is not None:
+        bar = progress.add_task(f"{enc_name} · {task.name}", total=task.n_docs + task.n_queries)
+
+    def advance(n: int) -> None:
+        if progress is not None:
+            progress.advance(bar, n)
+
+    rows = []
+    baseline = None
+    for run in run_programs(programs, task, encoder, progress=advance):
+        baseline = baseline or run.result
+        row = _summary_row(enc_name, task.name, run.result, baseline)
+        if out:
+            out.write(run, row)
+        rows.append(row)
+    if progress is not None:
+        progress.remove_task(bar)
+    return rows
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Evaluate programs on tasks; print a summary table or JSON records."""
+    from embedding_ttc.evaluation.output import RunDirectory
+    from embedding_ttc.programs.catalog import get_program, resolve_program_names
+    from embedding_ttc.tasks.catalog import load_task, resolve_data_root
+
+    program_names = resolve_program_names(args.program)
+    tasks = _task_names(args)
+    data_root = resolve_data_root(args.data_dir) if args.data_dir else None
+    programs = [get_program(n) for n in (["P0"] + [p for p in program_names if p != "P0"])]
+    out = RunDirectory(args.out) if args.out else None
+    if out:
+        out.write_manifest(
+            {
+                "command": ["embedding-ttc", *sys.argv[1:]],
+                "encoders": args.encoder,
+                "tasks": tasks,
+                "programs": program_names,
+                "data_dir": str(data_root) if data_root else None,
+                "embedding_ttc": __version__,
+            }
+        )
+    console = _console()
+    rows: list[Any] = []
+    with _progress(not args.no_progress) as progress:
+        for enc_name in args.encoder:
+            encoder = build_encoder(enc_name, args.cache_dir, args.no_cache)
+            for task_name in tasks:
+                task = load_task(task_name, data_root)
+                for w in task.warnings:
+                    console.print(f"[yellow]{task_name}: {w}[/yellow]")
+                done = _evaluate_task(enc_name, encoder, task, programs, out, progress)
+                rows += [r for r in done if r.program in program_names]
+    if args.json:
+        print(json.dumps([r.model_dump() for r in rows], indent=2))
+    _print_table(rows, console if args.json else _console(stderr=False))
+    return 0
+
+
+def _print_table(rows: Sequence[Any], console: Any) -> None:
+    from rich.table import Table
+
+    table = Table(title="nDCG@10 (Δ against P0, W/T/L over queries at ±0.001)")
+    for col in ("encoder", "task", "program", "nDCG@10", "Δ", "W/T/L", "c", "encode s", "total s"):
+        table.add_column(
+            col, justify="right" if col not in ("encoder", "task", "program") else "left"
+        )
+    for r in rows:
+        table.add_row(
+            r.encoder,
+            r.task,
+            r.program,
+            f"{r.ndcg_at_10:.4f}",
+            f"{r.delta_ndcg_at_10:+.4f}",
+            f"{r.wins}/{r.ties}/{r.losses}",
+            f"{r.cost_ratio:.2f}",
+            f"{r.encode_seconds:.1f}",
+            f"{r.total_seconds:.1f}",
+        )
+    if rows:
+        mean = sum(r.ndcg_at_10 for r in rows) / len(rows)
+        table.caption = f"{len(rows)} results; mean nDCG@10 {mean:.4f}"
+    console.print(table)
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    """List the tasks under the data root and the suites."""
+    from embedding_ttc.tasks.catalog import (
+        available_task_names,
+        load_task,
+        resolve_data_root,
+        suite_description,
+        suite_names,
+        suite_tasks,
+    )
+
+    root = resolve_data_root(args.data_dir)
+    stats = [load_task(name, root).stats() for name in available_task_names(root)]
+    suites = {
+        s: {"description": suite_description(s), "tasks": suite_tasks(s)} for s in suite_names()
+    }
+    if args.json:
+        print(json.dumps({"data_dir": str(root), "tasks": stats, "suites": suites}, indent=2))
+        return 0
+    from rich.table import Table
+
+    table = Table(title=f"tasks under {root}")
+    for col in ("task", "docs", "queries", "qrels", "words/doc", "pool", "source", "suites"):
+        table.add_column(col)
+    for s in stats:
+        member = [n for n, v in suites.items() if s["task"] in v["tasks"]]
+        table.add_row(
+            s["task"],
+            str(s["n_docs"]),
+            str(s["n_queries"]),
+            str(s["n_qrels"]),
+            str(s["mean_doc_words"]),
+            "yes" if s["pool"] else "",
+            s["source"],
+            ", ".join(member),
+        )
+    console = _console(stderr=False)
+    console.print(table)
+    for name, suite in suites.items():
+        console.print(f"[bold]{name}[/bold]: {', '.join(suite['tasks'])} — {suite['description']}")
+    return 0
+
+
+def cmd_encoders(args: argparse.Namespace) -> int:
+    """List encoders with their views; ``--json`` lists those that run on this machine."""
+    from embedding_ttc.encoders.catalog import ENCODERS
+
+    specs = [ENCODERS.get(n) for n in ENCODERS]
+    if args.json:
+        records = [
+            {
+                "name": s.name,
+                "family": s.family,
+                "dim": s.dim,
+                "views": {v: spec.describe() for v, spec in s.views.items()},
+                "collapsed": s.collapsed,
+                "offline": s.offline,
+            }
+            for s in specs
+            if s.available() or args.all
+        ]
+        print(json.dumps(records, indent=2))
+        return 0
+    from rich.table import Table
+
+    table = Table(title="encoders")
+    for col in ("name", "family", "dim", "views", "runs here", "source"):
+        table.add_column(col)
+    for s in specs:
+        views = (
+            "collapsed (one shared view)"
+            if s.collapsed
+            else "; ".join(f"{v}: {spec.describe()}" for v, spec in s.views.items())
+        )
+        missing = s.missing()
+        here = (
+            "yes" if s.available() else ("needs network" if not missing else f"pip: {missing[0]}")
+        )
+        table.add_row(s.name, s.family, str(s.dim), views, here, s.description)
+    _console(stderr=False).print(table)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run P0 cold and warm on a suite and print overhead and warm speed-up."""
+    from embedding_ttc.bench import run_bench
+
+    report = run_bench(
+        suite=args.suite,
+        encoder_name=args.encoder,
+        data_dir=args.data_dir,
+        tasks=args.task,
+        log=lambda line: print(line, flush=True),
+    )
+    print(report.last_line())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
+
+    parser = argparse.ArgumentParser(
+        prog="embedding-ttc",
+        description="Test-time compute for frozen embedding models: evaluate programs over a "
+        "metered encoder on retrieval suites.",
+    )
+    parser.add_argument("--version", action="version", version=f"embedding-ttc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ev = sub.add_parser("evaluate", help="evaluate programs on tasks or a suite")
+    ev.add_argument(
+        "--encoder", action="append", help=f"encoder name (default {DEFAULT_ENCODER}); repeatable"
+    )
+    sel = ev.add_argument_group("tasks")
+    sel.add_argument("--task", action="append", help="task name; repeatable")
+    sel.add_argument("--suite", help="suite name (discovery, heldout, scale, smoke)")
+    ev.add_argument(
+        "--program", action="append", help="program name, or 'all'; repeatable (default P0)"
+    )
+    ev.add_argument(
+        "--data-dir",
+        type=Path,
+        help="folder of task folders (default: $EMBEDDING_TTC_DATA or ../shared/datasets)",
+    )
+    ev.add_argument("--out", type=Path, help="write per-query JSON and TREC run files here")
+    ev.add_argument(
+        "--json", action="store_true", help="print the summary records as JSON on stdout"
+    )
+    ev.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="embedding cache (default: $EMBEDDING_TTC_CACHE or the user cache dir)",
+    )
+    ev.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the embedding cache"
+    )
+    ev.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ev.set_defaults(func=cmd_evaluate)
+
+    ts = sub.add_parser("tasks", help="list tasks (with statistics) and suites")
+    ts.add_argument("--data-dir", type=Path)
+    ts.add_argument("--json", action="store_true")
+    ts.set_defaults(func=cmd_tasks)
+
+    en = sub.add_parser("encoders", help="list encoders and their views")
+    en.add_argument("--json", action="store_true", help="JSON array of the encoders that run here")
+    en.add_argument(
+        "--all", action="store_true", help="with --json: also encoders that need a network"
+    )
+    en.set_defaults(func=cmd_encoders)
+
+    be = sub.add_parser("bench", help="harness overhead and cache speed-up of P0 on a suite")
+    be.add_argument("--suite", default="smoke")
+    be.add_argument("--task", action="append", help="restrict to these tasks of the suite")
+    be.add_argument("--encoder", default=DEFAULT_ENCODER)
+    be.add_argument("--data-dir", type=Path)
+    be.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``embedding-ttc`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "evaluate":
+        from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
+
+        args.encoder = args.encoder or [DEFAULT_ENCODER]
+        args.program = args.program or ["P0"]
+    try:
+        return int(args.func(args))
+    except EmbeddingTTCError as exc:
+        print(f"embedding-ttc: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into a pager or head that closed early
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("embedding-ttc: interrupted; files already written are complete", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""An on-disk, content-addressed embedding cache that is itself an encoder.
+
+Each entry holds the full-dimension, L2-normalised embedding of one text under one view, keyed by
+``sha256(model id, revision, view, max_length, text)``. ``dim`` is applied after lookup
+(truncate, then re-normalise), so one entry serves every Matryoshka dimension.
+
+Entry format (little-endian): the 8-byte magic ``ETTCEMB1``, a uint32 dimension, ``dim`` float32
+values, then a 16-byte BLAKE2b digest of ``key + payload``. An entry is written to a temporary
+file in the same directory and renamed into place, so a reader in another process sees either
+no entry or a whole one. A truncated or corrupted entry (wrong size, wrong digest, another key)
+is treated as a miss: it is recomputed and overwritten, never returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import struct
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from embedding_ttc.encoders.base import (
+    Embeddings,
+    Encoder,
+    EncoderInfo,
+    check_dim,
+    check_max_length,
+    check_view,
+    finish,
+)
+
+_MAGIC = b"ETTCEMB1"
+_HEADER = struct.Struct("<8sI")
+_DIGEST = 16
+
+
+def default_cache_dir() -> Path:
+    """``$EMBEDDING_TTC_CACHE`` if set, else the user cache directory of the platform."""
+    env = os.environ.get("EMBEDDING_TTC_CACHE")
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("embedding-ttc")) / "embeddings"
+
+
+@dataclass
+class CacheStats:
+    """Hits, misses, corrupt entries replaced, and seconds spent in the wrapped encoder."""
+
+    hits: int = 0
+    misses: int = 0
+    corrupt: int = 0
+    forward_seconds: float = 0.0
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "model"
+
+
+class CachedEncoder:
+    """Serve embeddings from disk; encode only what is missing, in one batch."""
+
+    def __init__(self, inner: Encoder, root: Path | str | None = None) -> None:
+        self.inner = inner
+        info = inner.info
+        self.root = Path(root) if root is not None else default_cache_dir()
+        self.dir = self.root / f"{_slug(info.model_id)}-{_slug(info.revision)}"
+        self.stats = CacheStats()
+        self._entry_size = _HEADER.size + 4 * info.dim + _DIGEST
+
+    @property
+    def info(self) -> EncoderInfo:
+        """The wrapped encoder's info."""
+        return self.inner.info
+
+    def key(self, text: str, view: str, max_length: int | None) -> bytes:
+        """The content address of one (text, view, max_length) under this model."""
+        info = self.inner.info
+        h = hashlib.sha256()
+        for part in (info.model_id, info.revision, view, str(max_length)):
+            h.update(part.encode("utf-8"))
+            h.update(b"\0")
+        h.update(text.encode("utf-8", "surrogatepass"))
+        return h.digest()
+
+    def _path(self, key: bytes) -> Path:
+        hexkey = key.hex()
+        return self.dir / hexkey[:2] / f"{hexkey}.emb"
+
+    def _read(self, key: bytes) -> np.ndarray | None:
+        path = self._path(key)
+        try:
+            blob = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError:
+            self.stats.corrupt += 1
+            return None
+        dim = self.inner.info.dim
+        if len(blob) != self._entry_size:
+            self.stats.corrupt += 1
+            return None
+        magic, stored_dim = _HEADER.unpack_from(blob)
+        payload = blob[_HEADER.size : -_DIGEST]
+        digest = hashlib.blake2b(key + payload, digest_size=_DIGEST).digest()
+        if magic != _MAGIC or stored_dim != dim or digest != blob[-_DIGEST:]:
+            self.stats.corrupt += 1
+            return None
+        return np.frombuffer(payload, dtype="<f4")
+
+    def _write(self, key: bytes, vec: np.ndarray) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = np.ascontiguousarray(vec, dtype="<f4").tobytes()
+        digest = hashlib.blake2b(key + payload, digest_size=_DIGEST).digest()
+        blob = _HEADER.pack(_MAGIC, vec.shape[0]) + payload + digest
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(blob)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        view: str,
+        dim: int | None = None,
+        max_length: int | None = None,
+    ) -> Embeddings:
+        """Look every text up; encode the misses in one call; store them; apply ``dim``."""
+        check_view(view)
+        full = self.inner.info.dim
+        dim = check_dim(dim, full)
+        max_length = check_max_length(max_length)
+        out = np.empty((len(texts), full), dtype=np.float32)
+        keys = [self.key(t, view, max_length) for t in texts]
+        missing: dict[bytes, list[int]] = {}
+        for i, k in enumerate(keys):
+            if k in missing:
+                missing[k].append(i)
+                continue
+            vec = self._read(k)
+            if vec is None:
+                missing[k] = [i]
+            else:
+                out[i] = vec
+        self.stats.hits += len(texts) - sum(len(v) for v in missing.values())
+        if missing:
+            order = list(missing)
+            start = time.perf_counter()
+            fresh = self.inner.encode(
+                [texts[missing[k][0]] for k in order], view=view, max_length=max_length
+            )
+            self.stats.forward_seconds += time.perf_counter() - start
+            self.stats.misses += len(order)
+            for k, vec in zip(order, fresh, strict=True):
+                self._write(k, vec)
+                out[missing[k]] = vec
+        return out if dim == full else finish(out, dim)

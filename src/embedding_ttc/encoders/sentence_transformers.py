@@ -1,0 +1,147 @@
+"""The sentence-transformers backend: any Hugging Face model id, or a model folder on disk.
+
+Views are realised by the model's own mechanism: a LoRA task adapter passed as the ``task``
+argument of ``SentenceTransformer.encode`` (jina-embeddings-v3), a prompt prepended to the text
+(e5, EmbeddingGemma, Qwen3-Embedding, bge), or nothing (views collapse). ``max_length`` sets the
+model's token truncation (``max_seq_length``) for the duration of one call.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from embedding_ttc.encoders.base import BaseEncoder, EncoderInfo, ViewSpec, shared_views
+from embedding_ttc.errors import EncoderUnavailableError, MissingExtraError
+
+
+def hub_offline() -> bool:
+    """True when the Hugging Face hub is configured offline (``HF_HUB_OFFLINE``)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}
+
+
+def embedding_dimension(model: Any) -> int | None:
+    """The model's output dimension (the method was renamed in sentence-transformers 6)."""
+    get_dim = getattr(model, "get_embedding_dimension", None)
+    if get_dim is None:
+        get_dim = model.get_sentence_embedding_dimension
+    dim = get_dim()
+    return int(dim) if dim is not None else None
+
+
+class SentenceTransformerEncoder(BaseEncoder):
+    """A frozen sentence-transformers model.
+
+    Args:
+        name: registry name.
+        family: architecture family.
+        model: a Hugging Face model id or a local folder.
+        revision: version string recorded in results and cache keys (a hub revision, or the
+            version of the package that ships the folder).
+        dim: the model's embedding dimension (checked when the model loads).
+        views: realisation of each view.
+        max_length: the default token budget (the model's ``max_seq_length`` if ``None``).
+        trust_remote_code: needed by models with custom code (jina-embeddings-v3).
+        batch_size: texts per forward batch.
+        matryoshka: whether the model was trained for dimension truncation.
+
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        family: str,
+        model: str | Path,
+        revision: str,
+        dim: int,
+        views: Mapping[str, ViewSpec] | None = None,
+        max_length: int | None = None,
+        trust_remote_code: bool = False,
+        batch_size: int = 32,
+        matryoshka: bool = False,
+    ) -> None:
+        self.source = str(model)
+        self.info = EncoderInfo(
+            name=name,
+            family=family,
+            model_id=name if Path(self.source).exists() else self.source,
+            revision=revision,
+            dim=dim,
+            views=dict(views or shared_views()),
+            max_length=max_length,
+            matryoshka=matryoshka,
+        )
+        self.trust_remote_code = trust_remote_code
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> Any:
+        """Load the model once (CPU); raise a clear error when it cannot be loaded here."""
+        if self._model is not None:
+            return self._model
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # pragma: no cover - a core dependency
+            raise MissingExtraError("sentence-transformers", "encoders", "This encoder") from exc
+        local = Path(self.source).exists()
+        try:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # the weight-loading bar would litter stderr
+        except ImportError:  # pragma: no cover - a dependency of sentence-transformers
+            pass
+        try:
+            model = SentenceTransformer(
+                self.source,
+                device="cpu",
+                trust_remote_code=self.trust_remote_code,
+                local_files_only=local or hub_offline(),
+            )
+        except Exception as exc:
+            where = "the folder" if local else "the Hugging Face hub"
+            raise EncoderUnavailableError(
+                f"could not load encoder {self.info.name!r} ({self.source}) from {where}: "
+                f"{type(exc).__name__}: {exc}. Models named by a hub id need network access the "
+                "first time they are used (then they load from the Hugging Face cache); offline, "
+                "use an encoder whose weights ship in a Python package (embedding-ttc encoders)."
+            ) from exc
+        got = embedding_dimension(model)
+        if got is not None and self.info.dim and got != self.info.dim:
+            raise EncoderUnavailableError(
+                f"encoder {self.info.name!r} produces {got}-d embeddings, registered as "
+                f"{self.info.dim}-d"
+            )
+        if self.info.max_length is not None:
+            model.max_seq_length = self.info.max_length
+        self._model = model
+        return model
+
+    def _embed(
+        self, texts: list[str], *, adapter: str | None, max_length: int | None
+    ) -> NDArray[np.floating]:
+        model = self.load()
+        kwargs: dict[str, Any] = {"task": adapter} if adapter else {}
+        with self._lock:  # max_seq_length is model state; one call at a time
+            default = model.max_seq_length
+            if max_length is not None:
+                model.max_seq_length = max_length
+            try:
+                out = model.encode(
+                    texts,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=False,
+                    show_progress_bar=False,
+                    **kwargs,
+                )
+            finally:
+                model.max_seq_length = default
+        return np.asarray(out, dtype=np.float32)

@@ -1,0 +1,1 @@
+"""Evaluation: nDCG@10 with pytrec_eval's rules, the evaluate() path, result records."""

@@ -1,0 +1,68 @@
+"""A run directory on disk: per-result JSON and TREC files, and a manifest to reproduce it.
+
+Layout::
+
+    DIR/manifest.json                      command, arguments, versions, schema version
+    DIR/<encoder>/<task>/<program>.json    TaskResult (per-query nDCG@10, cost, timings)
+    DIR/<encoder>/<task>/<program>.trec    TREC run file (best RUN_DEPTH documents per query)
+    DIR/summary.jsonl                      one SummaryRow per result, appended as each finishes
+
+Every file is written to a temporary name and renamed, so an interrupted run leaves whole files
+only; results already written survive a later failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc.evaluation.evaluate import ProgramRun
+from embedding_ttc.evaluation.records import SCHEMA_VERSION, SummaryRow
+from embedding_ttc.evaluation.trec import write_run
+
+RUN_DEPTH = 100
+
+
+def safe_name(name: str) -> str:
+    """A file-system-safe version of an encoder, task or program name."""
+    return re.sub(r"[^A-Za-z0-9._=,+-]+", "_", name) or "_"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class RunDirectory:
+    """Writes results into ``root`` as they are produced."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Record how the run was made."""
+        body = {"schema_version": SCHEMA_VERSION, "kind": "run_manifest", **manifest}
+        _atomic_write(self.root / "manifest.json", json.dumps(body, indent=2) + "\n")
+
+    def result_path(self, encoder: str, task: str, program: str, suffix: str) -> Path:
+        """Where one result file lives."""
+        folder = self.root / safe_name(encoder) / safe_name(task)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"{safe_name(program)}{suffix}"
+
+    def write(self, run: ProgramRun, summary: SummaryRow) -> None:
+        """Write the result JSON, its TREC run file, and append the summary line."""
+        r = run.result
+        json_path = self.result_path(r.encoder.name, r.task.name, r.program, ".json")
+        _atomic_write(json_path, r.model_dump_json(indent=2) + "\n")
+        trec_path = self.result_path(r.encoder.name, r.task.name, r.program, ".trec")
+        write_run(trec_path, run.rankings(RUN_DEPTH), tag=r.program)
+        with open(self.root / "summary.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(summary.model_dump_json() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())

@@ -1,0 +1,87 @@
+"""The program interface of the paper (§3.1): ``P(Q, D, S, ctx) -> S'``.
+
+``Q`` (|Q|×d) and ``D`` (|D|×d) are L2-normalised query and document embeddings from the frozen
+encoder, ``S = Q Dᵀ`` the cosine matrix, and ``ctx`` a :class:`Context` with the metered
+``encode_fn``, the raw texts and ids. A program returns a *new* finite float matrix of shape
+|Q|×|D|; it is deterministic and never mutates its inputs. Nothing in ``ctx`` identifies the
+task, so a program cannot branch on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from embedding_ttc.encoders.base import Embeddings
+
+Matrix = NDArray[np.float32]
+
+
+class EncodeFn(Protocol):
+    """The metered encoder a program may call: one text encoded is one unit of cost."""
+
+    def __call__(
+        self,
+        texts: Sequence[str],
+        view: str = ...,
+        dim: int | None = None,
+        max_length: int | None = None,
+    ) -> Embeddings:
+        """Encode ``texts`` under ``view`` (default ``retrieval.query``)."""
+        ...
+
+
+@contextmanager
+def _no_scope() -> Iterator[None]:
+    yield
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a program may use besides ``Q``, ``D`` and ``S``.
+
+    Attributes:
+        encode_fn: the metered frozen encoder, ``encode_fn(texts, view, dim, max_length)``.
+            Calls count as query-time work unless made inside :meth:`index_time`.
+        query_texts: raw query texts, aligned with the rows of ``S``.
+        doc_texts: raw document texts (title and text joined), aligned with the columns.
+        query_ids: query identifiers.
+        doc_ids: document identifiers.
+        candidates: for pool tasks, per query, the column indices it ranks (programs that use
+            the ranking, such as feedback, must look only at these); ``None`` when every
+            query ranks the whole corpus.
+        views: the encoder's view names with their realisations described, and whether they
+            collapse (a program may skip a view that is identical to another).
+        index_time: a context manager; encodes inside it are document-side, amortisable work.
+
+    """
+
+    encode_fn: EncodeFn
+    query_texts: Sequence[str]
+    doc_texts: Sequence[str]
+    query_ids: Sequence[str]
+    doc_ids: Sequence[str]
+    candidates: Sequence[NDArray[np.intp]] | None = None
+    views_collapsed: bool = False
+    index_time: Callable[[], AbstractContextManager[None]] = field(default=_no_scope)
+
+    @property
+    def doc_lengths(self) -> NDArray[np.int64]:
+        """Whitespace word count of each document (corpus metadata)."""
+        return np.array([len(t.split()) for t in self.doc_texts], dtype=np.int64)
+
+
+@runtime_checkable
+class Program(Protocol):
+    """A deterministic rescoring program."""
+
+    name: str
+
+    def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
+        """Return a new |Q|×|D| finite score matrix."""
+        ...

@@ -1,0 +1,199 @@
+"""Load a task folder in BEIR layout (plain or gzipped JSONL), full-corpus or pool.
+
+A folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``,
+``text``), ``qrels/test.tsv`` (``query-id corpus-id score``, header optional) and optionally
+``STATS.json``. When ``STATS.json`` says ``"pool": true`` each query ranks only its own candidate
+pool: exactly that query's rows in the qrels, explicit ``0`` labels included.
+``"exclude_self_hits": true`` in ``STATS.json`` removes a document whose id equals the query id
+from that query's ranking (MTEB's rule for ArguAna).
+
+What counts as an error and what as a counted warning:
+
+* errors (file and line named): a missing file, a line that is not a JSON object, a missing or
+  non-string ``_id``, a duplicate id, a qrels row without three fields or with a non-integer
+  grade, a query id judged twice for the same document;
+* counted warnings (the data stays usable): qrels rows naming unknown corpus or query ids
+  (dropped), documents with empty text (kept: they exist in the source collection), queries with
+  empty text (dropped), queries without any judgement (not evaluated, as in pytrec_eval).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc.errors import DatasetError
+from embedding_ttc.tasks.task import RetrievalTask
+
+
+def _find(folder: Path, stem: str) -> Path:
+    for name in (stem, stem + ".gz"):
+        path = folder / name
+        if path.exists():
+            return path
+    raise DatasetError(f"task folder {folder} has no {stem} (or {stem}.gz)")
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with _open_text(path) as fh:
+        try:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                if not isinstance(obj, dict):
+                    raise DatasetError(f"{path}:{lineno}: expected a JSON object")
+                yield lineno, obj
+        except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+            raise DatasetError(f"{path}: unreadable ({exc})") from None
+
+
+def _records(path: Path, fields: tuple[str, ...]) -> tuple[list[str], list[list[str]], int]:
+    """Read ids and string fields; return ids, columns, and the number of empty texts."""
+    ids: list[str] = []
+    cols: list[list[str]] = [[] for _ in fields]
+    seen: dict[str, int] = {}
+    empty = 0
+    for lineno, obj in _jsonl(path):
+        rid = obj.get("_id")
+        if isinstance(rid, int) and not isinstance(rid, bool):
+            rid = str(rid)
+        if not isinstance(rid, str) or not rid:
+            raise DatasetError(f"{path}:{lineno}: missing or invalid '_id'")
+        if rid in seen:
+            raise DatasetError(f"{path}:{lineno}: duplicate id {rid!r} (first at line {seen[rid]})")
+        seen[rid] = lineno
+        values = []
+        for name in fields:
+            value = obj.get(name, "")
+            if value is None:
+                value = ""
+            if not isinstance(value, str):
+                raise DatasetError(f"{path}:{lineno}: field {name!r} must be a string")
+            values.append(value)
+        if not "".join(values).strip():
+            empty += 1
+        ids.append(rid)
+        for col, value in zip(cols, values, strict=True):
+            col.append(value)
+    return ids, cols, empty
+
+
+def _qrels(path: Path) -> list[tuple[int, str, str, int]]:
+    rows: list[tuple[int, str, str, int]] = []
+    with _open_text(path) as fh:
+        for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
+            if not row or not "".join(row).strip():
+                continue
+            if len(row) == 4:  # TREC qrels: query-id, iteration, doc-id, grade
+                row = [row[0], row[2], row[3]]
+            if len(row) != 3:
+                raise DatasetError(
+                    f"{path}:{lineno}: expected 3 tab-separated fields "
+                    f"(query-id, corpus-id, score), got {len(row)}"
+                )
+            qid, did, grade = (x.strip() for x in row)
+            try:
+                value = int(float(grade)) if "." in grade else int(grade)
+            except ValueError:
+                if lineno == 1:  # header row
+                    continue
+                raise DatasetError(f"{path}:{lineno}: grade {grade!r} is not an integer") from None
+            rows.append((lineno, qid, did, value))
+    return rows
+
+
+def _join_qrels(
+    rows: list[tuple[int, str, str, int]],
+    query_text: dict[str, str],
+    doc_set: set[str],
+    qrels_path: Path,
+) -> tuple[dict[str, dict[str, int]], dict[str, list[str]], list[str]]:
+    """Judgements and pools (qrels rows in file order), dropping rows with unknown ids."""
+    qrels: dict[str, dict[str, int]] = {}
+    pools: dict[str, list[str]] = {}
+    unknown_docs = unknown_queries = 0
+    for lineno, qid, did, grade in rows:
+        if qid not in query_text:
+            unknown_queries += 1
+            continue
+        if did not in doc_set:
+            unknown_docs += 1
+            continue
+        judged = qrels.setdefault(qid, {})
+        if did in judged:
+            raise DatasetError(f"{qrels_path}:{lineno}: ({qid}, {did}) is judged twice")
+        judged[did] = grade
+        pools.setdefault(qid, []).append(did)
+    warnings = []
+    if unknown_docs:
+        warnings.append(f"{unknown_docs} qrels rows dropped: unknown corpus ids")
+    if unknown_queries:
+        warnings.append(f"{unknown_queries} qrels rows dropped: unknown query ids")
+    return qrels, pools, warnings
+
+
+def load_beir_folder(folder: Path | str, name: str | None = None) -> RetrievalTask:
+    """Load the task in ``folder``; see the module docstring for the validation rules."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DatasetError(f"task folder {folder} does not exist")
+    stats: dict[str, Any] = {}
+    stats_path = folder / "STATS.json"
+    if stats_path.exists():
+        try:
+            stats = json.loads(stats_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{stats_path}: not valid JSON ({exc.msg})") from None
+    pool = bool(stats.get("pool", False))
+
+    corpus_path = _find(folder, "corpus.jsonl")
+    doc_ids, (titles, bodies), empty_docs = _records(corpus_path, ("title", "text"))
+    queries_path = _find(folder, "queries.jsonl")
+    q_ids, (q_texts,), _ = _records(queries_path, ("text",))
+    qrels_path = _find(folder / "qrels", "test.tsv")
+
+    query_text = dict(zip(q_ids, q_texts, strict=True))
+    qrels, pools, warnings = _join_qrels(_qrels(qrels_path), query_text, set(doc_ids), qrels_path)
+    if empty_docs:
+        warnings.append(f"{empty_docs} documents have empty text (kept)")
+
+    kept = [q for q in q_ids if q in qrels]
+    empty_queries = [q for q in kept if not query_text[q].strip()]
+    if empty_queries:
+        warnings.append(f"{len(empty_queries)} queries dropped: empty text")
+        kept = [q for q in kept if query_text[q].strip()]
+    unjudged = len(q_ids) - len(qrels)
+    if unjudged:
+        warnings.append(f"{unjudged} queries without judgements not evaluated")
+    if not kept:
+        raise DatasetError(f"{folder}: no query has both text and judgements in {qrels_path}")
+
+    return RetrievalTask(
+        name=name or folder.name,
+        doc_ids=doc_ids,
+        doc_titles=titles,
+        doc_bodies=bodies,
+        query_ids=kept,
+        query_texts=[query_text[q] for q in kept],
+        qrels={q: qrels[q] for q in kept},
+        pools={q: pools[q] for q in kept} if pool else None,
+        exclude_self_hits=bool(stats.get("exclude_self_hits", False)),
+        source="beir",
+        metadata={"folder": str(folder), **stats},
+        warnings=warnings,
+    )

@@ -1,0 +1,52 @@
+"""Shared fixtures: the shared datasets folder, a tiny in-test task, an honest fake encoder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from embedding_ttc.tasks.task import RetrievalTask
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def shared_datasets() -> Path:
+    """The real tasks in ../shared/datasets; the test fails (not skips) without them."""
+    if not (SHARED_DATASETS / "INDEX.tsv").exists():
+        pytest.fail(
+            f"this test needs the shared retrieval datasets at {SHARED_DATASETS} "
+            "(a checkout of the project with ../shared beside it)"
+        )
+    return SHARED_DATASETS
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Never touch the user's embedding cache from tests."""
+    monkeypatch.setenv("EMBEDDING_TTC_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture()
+def tiny_task() -> RetrievalTask:
+    """Three queries over five documents, graded judgements, written out by hand."""
+    return RetrievalTask(
+        name="tiny",
+        doc_ids=["d1", "d2", "d3", "d4", "d5"],
+        doc_titles=["", "Cats", "", "", ""],
+        doc_bodies=[
+            "the cat sat on the mat",
+            "cats purr and sleep",
+            "stock markets fell sharply",
+            "interest rates and inflation",
+            "a recipe for bread",
+        ],
+        query_ids=["q1", "q2", "q3"],
+        query_texts=["sleeping cats", "inflation and rates", "baking bread"],
+        qrels={"q1": {"d1": 1, "d2": 2}, "q2": {"d4": 1, "d3": 0}, "q3": {"d5": 1}},
+    )

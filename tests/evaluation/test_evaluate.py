@@ -1,0 +1,80 @@
+import numpy as np
+import pytest
+
+from embedding_ttc.evaluation.evaluate import ProgramOutputError, evaluate, evaluate_programs
+from embedding_ttc.evaluation.records import TaskResult, compare
+from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.p0 import P0
+
+from fakes import HashingEncoder
+
+
+class ReencodeDocs:
+    """A test program: re-encodes every document under the query view at index time."""
+
+    name = "ReencodeDocs"
+
+    def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
+        with ctx.index_time():
+            D2 = ctx.encode_fn(list(ctx.doc_texts), "retrieval.query")
+        ctx.encode_fn(list(ctx.query_texts[:1]), "text-matching", 8)
+        return S + Q @ D2.T
+
+
+class Broken:
+    name = "Broken"
+
+    def __init__(self, out):
+        self.out = out
+
+    def __call__(self, Q, D, S, ctx):
+        return self.out
+
+
+def test_p0_goes_through_the_program_path(tiny_task):
+    result = evaluate(P0(), tiny_task, HashingEncoder())
+    assert isinstance(result, TaskResult) and result.schema_version == 1
+    assert set(result.per_query) == {"q1", "q2", "q3"}
+    assert result.ndcg_at_10 == pytest.approx(np.mean(list(result.per_query.values())))
+    assert result.cost.cost_ratio == 1.0
+    assert result.cost.index_calls == 5 and result.cost.query_calls == 3
+    assert result.cost.texts == {
+        "base/index/retrieval.passage": 5,
+        "base/query/retrieval.query": 3,
+    }
+    # a round trip through JSON keeps the record, and unknown fields are rejected
+    again = TaskResult.model_validate_json(result.model_dump_json())
+    assert again == result
+    with pytest.raises(ValueError):
+        TaskResult.model_validate({**result.model_dump(), "surprise": 1})
+
+
+def test_program_cost_is_metered(tiny_task):
+    p0, prog = evaluate_programs([P0(), ReencodeDocs()], tiny_task, HashingEncoder())
+    assert prog.cost.program_calls == 6
+    assert prog.cost.cost_ratio == pytest.approx((8 + 6) / 8)
+    assert prog.cost.texts["program/index/retrieval.query"] == 5
+    assert prog.cost.texts["program/query/text-matching"] == 1
+    assert prog.cost.query_time_cost_ratio == pytest.approx(4 / 3)
+    cmp = compare(prog, p0)
+    assert cmp.wins + cmp.ties + cmp.losses == 3
+    assert cmp.delta_ndcg_at_10 == pytest.approx(prog.ndcg_at_10 - p0.ndcg_at_10)
+
+
+@pytest.mark.parametrize(
+    "out, message",
+    [
+        (np.zeros((3, 4)), "shape"),
+        (np.full((3, 5), np.nan), "non-finite"),
+        ([[0.0] * 5] * 3, "not an array"),
+    ],
+)
+def test_bad_output_is_named(tiny_task, out, message):
+    with pytest.raises(ProgramOutputError, match=message):
+        evaluate(Broken(out), tiny_task, HashingEncoder())
+
+
+def test_fake_encoder_ranks_the_tiny_task_sensibly(tiny_task):
+    # shared words put each query's relevant document first with the bag-of-words fake
+    result = evaluate(P0(), tiny_task, HashingEncoder(dim=256))
+    assert result.per_query["q3"] == pytest.approx(1.0)

@@ -1,0 +1,57 @@
+"""Every shared task loads, with the counts its STATS.json states; suites name real tasks."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from embedding_ttc.errors import DatasetError, UnknownNameError
+from embedding_ttc.tasks.catalog import (
+    available_task_names,
+    load_task,
+    resolve_data_root,
+    suite_names,
+    suite_tasks,
+)
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+FOLDERS = sorted(p.parent.name for p in SHARED.glob("*/qrels")) if SHARED.exists() else []
+
+
+def test_shared_datasets_present(shared_datasets: Path):
+    assert len(FOLDERS) >= 10
+
+
+@pytest.mark.parametrize("name", sorted(FOLDERS))
+def test_shared_task_matches_its_stats(shared_datasets: Path, name: str):
+    stats = json.loads((shared_datasets / name / "STATS.json").read_text())
+    task = load_task(name, shared_datasets)
+    assert task.n_docs == stats["n_docs"]
+    assert task.n_queries == stats.get("n_queries_with_qrels", stats["n_queries"])
+    assert task.is_pool == bool(stats.get("pool", False))
+    if task.is_pool:
+        assert all(set(task.pools[q]) == set(task.qrels[q]) for q in task.query_ids)
+
+
+def test_suites_name_existing_tasks(shared_datasets: Path):
+    known = set(available_task_names(shared_datasets))
+    assert {"discovery", "heldout", "scale", "smoke"} <= set(suite_names())
+    for suite in suite_names():
+        missing = set(suite_tasks(suite)) - known
+        assert not missing, f"suite {suite} names unknown tasks {missing}"
+
+
+def test_unknown_task_and_suite_suggest(shared_datasets: Path):
+    with pytest.raises(UnknownNameError, match="Did you mean: scifact"):
+        load_task("scifcat", shared_datasets)
+    with pytest.raises(UnknownNameError, match="Did you mean: heldout"):
+        suite_tasks("held-out")
+
+
+def test_data_root_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    assert resolve_data_root(tmp_path) == tmp_path
+    monkeypatch.setenv("EMBEDDING_TTC_DATA", str(tmp_path))
+    assert resolve_data_root() == tmp_path
+    monkeypatch.setenv("EMBEDDING_TTC_DATA", str(tmp_path / "missing"))
+    with pytest.raises(DatasetError, match="is not a directory"):
+        resolve_data_root()
