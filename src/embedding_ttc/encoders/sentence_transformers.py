@@ -95,7 +95,7 @@ class SentenceTransformerEncoder(BaseEncoder):
         try:
             from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()  # the weight-loading bar would litter stderr
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         except ImportError:  # pragma: no cover - a dependency of sentence-transformers
             pass
         try:
