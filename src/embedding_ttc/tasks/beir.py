@@ -31,7 +31,8 @@ from embedding_ttc.errors import DatasetError
 from embedding_ttc.tasks.task import RetrievalTask
 
 
-def _find(folder: Path, stem: str) -> Path:
+def find_file(folder: Path, stem: str) -> Path:
+    """``folder/stem`` or ``folder/stem.gz``, whichever exists; a clear error if neither."""
     for name in (stem, stem + ".gz"):
         path = folder / name
         if path.exists():
@@ -45,7 +46,8 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8")
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for each non-blank line of a (gzipped) JSONL file."""
     with _open_text(path) as fh:
         try:
             for lineno, line in enumerate(fh, 1):
@@ -68,7 +70,7 @@ def _records(path: Path, fields: tuple[str, ...]) -> tuple[list[str], list[list[
     cols: list[list[str]] = [[] for _ in fields]
     seen: dict[str, int] = {}
     empty = 0
-    for lineno, obj in _jsonl(path):
+    for lineno, obj in iter_jsonl(path):
         rid = obj.get("_id")
         if isinstance(rid, int) and not isinstance(rid, bool):
             rid = str(rid)
@@ -161,11 +163,11 @@ def load_beir_folder(folder: Path | str, name: str | None = None) -> RetrievalTa
             raise DatasetError(f"{stats_path}: not valid JSON ({exc.msg})") from None
     pool = bool(stats.get("pool", False))
 
-    corpus_path = _find(folder, "corpus.jsonl")
+    corpus_path = find_file(folder, "corpus.jsonl")
     doc_ids, (titles, bodies), empty_docs = _records(corpus_path, ("title", "text"))
-    queries_path = _find(folder, "queries.jsonl")
+    queries_path = find_file(folder, "queries.jsonl")
     q_ids, (q_texts,), _ = _records(queries_path, ("text",))
-    qrels_path = _find(folder / "qrels", "test.tsv")
+    qrels_path = find_file(folder / "qrels", "test.tsv")
 
     query_text = dict(zip(q_ids, q_texts, strict=True))
     qrels, pools, warnings = _join_qrels(_qrels(qrels_path), query_text, set(doc_ids), qrels_path)

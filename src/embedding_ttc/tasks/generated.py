@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 
 from embedding_ttc.errors import DatasetError, UnknownNameError
 from embedding_ttc.registry import closest
+from embedding_ttc.tasks.beir import find_file, iter_jsonl
 from embedding_ttc.tasks.task import RetrievalTask
 
 __all__ = [
@@ -721,27 +722,18 @@ def load_haystack_texts(data_root: Path, task: str = HAYSTACK_TASK) -> list[str]
 
     """
     folder = Path(data_root) / task
-    corpus = folder / "corpus.jsonl"
     if not folder.is_dir():
         raise DatasetError(
             f"the generated long-document tasks need the haystack task folder {folder} "
             f"('{task}', BEIR layout), which does not exist"
         )
-    if not corpus.is_file():
-        raise DatasetError(f"haystack task folder {folder} has no corpus.jsonl")
+    corpus = find_file(folder, "corpus.jsonl")
     texts: list[str] = []
-    with corpus.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{corpus}:{line_no}: not valid JSON ({exc.msg})") from exc
-            text = record.get("text") if isinstance(record, dict) else None
-            if not isinstance(text, str):
-                raise DatasetError(f"{corpus}:{line_no}: no string field 'text'")
-            texts.append(text)
+    for line_no, record in iter_jsonl(corpus):
+        text = record.get("text")
+        if not isinstance(text, str):
+            raise DatasetError(f"{corpus}:{line_no}: no string field 'text'")
+        texts.append(text)
     if not texts:
         raise DatasetError(f"{corpus} holds no documents")
     return texts
