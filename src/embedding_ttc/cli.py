@@ -79,16 +79,25 @@ def _summary_row(encoder: str, task: str, result: Any, baseline: Any) -> Any:
         ties=cmp.ties,
         losses=cmp.losses,
         cost_ratio=result.cost.cost_ratio,
+        base_calls=result.cost.base_calls,
+        program_calls=result.cost.program_calls,
         index_calls=result.cost.index_calls,
         query_calls=result.cost.query_calls,
         encode_seconds=result.timings.encode_seconds,
         forward_seconds=result.timings.forward_seconds,
+        algebra_seconds=result.timings.algebra_seconds,
         total_seconds=result.timings.total_seconds,
     )
 
 
 def _evaluate_task(
-    enc_name: str, encoder: Any, task: Any, programs: list[Any], out: Any, progress: Any
+    args: argparse.Namespace,
+    enc_name: str,
+    encoder: Any,
+    task: Any,
+    programs: list[Any],
+    out: Any,
+    progress: Any,
 ) -> list[Any]:
     """Run the programs (P0 first) on one task; write each result as soon as it exists."""
     from embedding_ttc.evaluation.evaluate import run_programs
@@ -103,7 +112,15 @@ def _evaluate_task(
 
     rows = []
     baseline = None
-    for run in run_programs(programs, task, encoder, progress=advance):
+    runs = run_programs(
+        programs,
+        task,
+        encoder,
+        progress=advance,
+        shortlist=args.shortlist,
+        first_stage=args.first_stage,
+    )
+    for run in runs:
         baseline = baseline or run.result
         row = _summary_row(enc_name, task.name, run.result, baseline)
         if out:
@@ -145,12 +162,26 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 task = load_task(task_name, data_root)
                 for w in task.warnings:
                     console.print(f"[yellow]{task_name}: {w}[/yellow]")
-                done = _evaluate_task(enc_name, encoder, task, programs, out, progress)
+                done = _evaluate_task(args, enc_name, encoder, task, programs, out, progress)
                 rows += [r for r in done if r.program in program_names]
     if args.json:
         print(json.dumps([r.model_dump() for r in rows], indent=2))
     _print_table(rows, console if args.json else _console(stderr=False))
+    if len(tasks) > 1:
+        _discovery_tables(rows, out, console if args.json else _console(stderr=False))
     return 0
+
+
+def _discovery_tables(rows: list[Any], out: Any, console: Any) -> None:
+    """Print (and save under ``--out``) the Table-2 layout per encoder over the tasks."""
+    from embedding_ttc.evaluation.table import DiscoveryTable
+
+    for encoder in dict.fromkeys(r.encoder for r in rows):
+        table = DiscoveryTable.from_rows([r for r in rows if r.encoder == encoder])
+        console.print(f"\n[bold]{encoder}[/bold] over {len(table.tasks)} tasks\n")
+        console.print(table.to_markdown(), markup=False, highlight=False)
+        if out:
+            out.write_table(encoder, table)
 
 
 def _print_table(rows: Sequence[Any], console: Any) -> None:
@@ -303,6 +334,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir",
         type=Path,
         help="folder of task folders (default: $EMBEDDING_TTC_DATA or ../shared/datasets)",
+    )
+    ev.add_argument(
+        "--shortlist",
+        type=int,
+        metavar="K",
+        help="rerank only each query's best K first-stage candidates (query batches)",
+    )
+    ev.add_argument(
+        "--first-stage",
+        choices=("dense", "bm25"),
+        default="dense",
+        help="first stage for --shortlist (default dense cosine)",
     )
     ev.add_argument("--out", type=Path, help="write per-query JSON and TREC run files here")
     ev.add_argument(

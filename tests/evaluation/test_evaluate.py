@@ -1,7 +1,12 @@
 import numpy as np
 import pytest
 
-from embedding_ttc.evaluation.evaluate import ProgramOutputError, evaluate, evaluate_programs
+from embedding_ttc.evaluation.evaluate import (
+    ProgramOutputError,
+    evaluate,
+    evaluate_programs,
+    run_programs,
+)
 from embedding_ttc.evaluation.records import TaskResult, compare
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.p0 import P0
@@ -77,4 +82,53 @@ def test_bad_output_is_named(tiny_task, out, message):
 def test_fake_encoder_ranks_the_tiny_task_sensibly(tiny_task):
     # shared words put each query's relevant document first with the bag-of-words fake
     result = evaluate(P0(), tiny_task, HashingEncoder(dim=256))
+    assert result.per_query["q3"] == pytest.approx(1.0)
+
+
+def test_shortlist_mode_with_a_dense_first_stage_keeps_p0(tiny_task):
+    encoder = HashingEncoder(dim=64)
+    full = next(run_programs([P0()], tiny_task, encoder))
+    short = next(run_programs([P0()], tiny_task, encoder, shortlist=3))
+    # P0 reranking the cosine top 3 by cosine gives the cosine top 3
+    assert list(short.rankings(3)) == list(full.rankings(3))
+    assert short.result.shortlist == 3 and short.result.first_stage == "dense"
+    assert short.result.cost.cost_ratio == 1.0
+    whole = evaluate(P0(), tiny_task, encoder, shortlist=5)  # every document: same nDCG
+    assert whole.per_query == full.result.per_query
+
+
+class RowMean:
+    """A test program whose output depends on which columns it is handed."""
+
+    name = "RowMean"
+
+    def __call__(self, Q, D, S, ctx):
+        seen = ctx.candidates
+        out = S - S.mean(axis=1, keepdims=True)
+        if seen is not None:
+            assert len(seen) == S.shape[0]
+            assert all(c.max() < S.shape[1] for c in seen)
+        return out
+
+
+def test_shortlist_batches_hand_programs_only_their_union(tiny_task, monkeypatch):
+    import embedding_ttc.evaluation.batches as batches
+
+    monkeypatch.setattr(batches, "SHORTLIST_BATCH", 2)
+    shapes = []
+
+    class Spy(RowMean):
+        def __call__(self, Q, D, S, ctx):
+            shapes.append(S.shape)
+            assert len(ctx.doc_ids) == S.shape[1] and len(ctx.query_ids) == S.shape[0]
+            return super().__call__(Q, D, S, ctx)
+
+    result = evaluate(Spy(), tiny_task, HashingEncoder(dim=64), shortlist=2)
+    assert [s[0] for s in shapes] == [2, 1] and all(s[1] <= 4 for s in shapes)
+    assert set(result.per_query) == {"q1", "q2", "q3"}
+
+
+def test_bm25_first_stage(tiny_task):
+    result = evaluate(P0(), tiny_task, HashingEncoder(dim=64), shortlist=2, first_stage="bm25")
+    # "baking bread" shares "bread" with d5 only: BM25 puts d5 in q3's shortlist
     assert result.per_query["q3"] == pytest.approx(1.0)

@@ -24,20 +24,21 @@ TASKS = sorted(p.parent.name for p in SHARED.glob("*/qrels")) if SHARED.exists()
 FAST_ENCODER = "tokenlearn-static-64"
 
 
-def reference_ndcg(ranker: TaskRanker, S: np.ndarray) -> np.ndarray:
+def reference_ndcg(ranker: TaskRanker, rows) -> np.ndarray:
     """pytrec_eval's ndcg_cut_10 on a run holding every candidate that can reach the top 10.
 
-    For each query the run keeps all candidates scoring at least its 10th-best score (so every
-    tie at the cut-off is present and trec_eval orders them by its own rule).
+    ``rows[i]`` is query i's ``(candidates or None, scores)``. For each query the run keeps all
+    candidates scoring at least its 10th-best score (so every tie at the cut-off is present and
+    trec_eval orders them by its own rule).
     """
     task = ranker.task
     run: dict[str, dict[str, float]] = {}
-    for row, qid in enumerate(task.query_ids):
-        cand = ranker.candidate_indices(row)
-        scores = S[row, cand]
+    for qid, (cand, scores) in zip(task.query_ids, rows, strict=True):
+        if cand is None:
+            cand = np.arange(len(task.doc_ids))
         kth = np.sort(scores)[::-1][min(9, len(scores) - 1)]
-        keep = cand[scores >= kth]
-        run[qid] = {task.doc_ids[j]: float(S[row, j]) for j in keep}
+        keep = np.flatnonzero(scores >= kth)
+        run[qid] = {task.doc_ids[cand[j]]: float(scores[j]) for j in keep}
     qrels = {q: dict(v) for q, v in task.qrels.items()}
     res = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10"}).evaluate(run)
     return np.array([res[q]["ndcg_cut_10"] if q in res else 0.0 for q in task.query_ids])
@@ -57,7 +58,9 @@ def test_p0_parity_with_pytrec_eval(shared_datasets, fast_encoder, name):
     task = load_task(name, shared_datasets)
     run = next(run_programs([P0()], task, fast_encoder))
     ours = np.array([run.result.per_query[q] for q in task.query_ids])
-    np.testing.assert_allclose(ours, reference_ndcg(run.ranker, run.scores), atol=1e-6)
+    np.testing.assert_allclose(ours, reference_ndcg(run.ranker, run.rows), atol=1e-6)
     assert run.result.ndcg_at_10 == pytest.approx(ours.mean())
-    tied = np.round(run.scores, 2).astype(np.float32)
-    np.testing.assert_allclose(run.ranker.ndcg(tied), reference_ndcg(run.ranker, tied), atol=1e-6)
+    tied = [(cand, np.round(vals, 2).astype(np.float32)) for cand, vals in run.rows]
+    np.testing.assert_allclose(
+        run.ranker.ndcg_rows(tied), reference_ndcg(run.ranker, tied), atol=1e-6
+    )

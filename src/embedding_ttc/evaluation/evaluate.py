@@ -19,10 +19,18 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
 from embedding_ttc.encoders.meter import CostCounts, Meter, MeteredEncoder
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.evaluation.batches import (
+    Batch,
+    FirstStage,
+    full_batch,
+    shortlist_batches,
+    shortlists,
+)
 from embedding_ttc.evaluation.ranking import TaskRanker
 from embedding_ttc.evaluation.records import (
     CostRecord,
@@ -132,19 +140,79 @@ def check_output(out: object, shape: tuple[int, int], name: str) -> Matrix:
     return out.astype(np.float32, copy=False)
 
 
+ScoredRow = tuple[NDArray[np.intp] | None, NDArray[np.float32]]
+
+
 @dataclass(frozen=True)
 class ProgramRun:
-    """A result together with the scores it came from (for run files)."""
+    """A result together with the scores it came from (for run files).
+
+    ``rows[i]`` is query ``i``'s ``(candidates, scores)``: global document indices and their
+    scores, or ``(None, row)`` for a whole row over the corpus.
+    """
 
     result: TaskResult
-    scores: Matrix
+    rows: list[ScoredRow]
     ranker: TaskRanker
 
     def rankings(self, depth: int) -> Iterator[tuple[str, list[str], list[float]]]:
         """``(query id, doc ids, scores)`` of the best ``depth`` candidates of each query."""
-        for row, qid in enumerate(self.ranker.task.query_ids):
-            ranked = self.ranker.top(self.scores[row], row, depth)
+        for qid, (cand, values) in zip(self.ranker.task.query_ids, self.rows, strict=True):
+            ranked = self.ranker.top_of(cand, values, depth)
             yield qid, ranked.doc_ids, ranked.scores
+
+
+def _first_stage(
+    kind: FirstStage, task: RetrievalTask, Q: Matrix, D: Matrix
+) -> Callable[[NDArray[np.intp]], Matrix]:
+    if kind == "dense":
+        return lambda rows: Q[rows] @ D.T
+    if kind == "bm25":
+        from embedding_ttc.programs.primitives.lexical import BM25
+
+        bm25 = BM25.fit(task.doc_texts)
+        texts = list(task.query_texts)
+        return lambda rows: bm25.scores([texts[i] for i in rows])
+    raise ValueError(f"unknown first stage {kind!r}; choose 'dense' or 'bm25'")
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    batch: Batch
+    ctx: Context
+    Q: Matrix
+    D: Matrix
+    S: Matrix
+
+
+def _contexts(
+    task: RetrievalTask,
+    batches: Sequence[Batch],
+    Q: Matrix,
+    D: Matrix,
+    S_full: Matrix | None,
+    encode_fn: Callable[..., Embeddings],
+    index_time: Callable[[], AbstractContextManager[None]],
+    collapsed: bool,
+) -> Iterator[_Prepared]:
+    query_texts, doc_texts = list(task.query_texts), task.doc_texts
+    for batch in batches:
+        if batch.whole and S_full is not None:
+            Qb, Db, Sb = Q, D, S_full
+        else:
+            Qb, Db = Q[batch.rows], D[batch.cols]
+            Sb = Qb @ Db.T
+        ctx = Context(
+            encode_fn=encode_fn,
+            query_texts=tuple(query_texts[i] for i in batch.rows),
+            doc_texts=tuple(doc_texts[j] for j in batch.cols),
+            query_ids=tuple(task.query_ids[i] for i in batch.rows),
+            doc_ids=tuple(task.doc_ids[j] for j in batch.cols),
+            candidates=batch.candidates,
+            views_collapsed=collapsed,
+            index_time=index_time,
+        )
+        yield _Prepared(batch, ctx, Qb, Db, Sb)
 
 
 def run_programs(
@@ -153,8 +221,21 @@ def run_programs(
     encoder: Encoder,
     *,
     progress: Progress | None = None,
+    shortlist: int | None = None,
+    first_stage: FirstStage = "dense",
 ) -> Iterator[ProgramRun]:
-    """Run each program on ``task``, sharing the base encoding; yield one run at a time."""
+    """Run each program on ``task``, sharing the base encoding; yield one run at a time.
+
+    Args:
+        programs: the programs, evaluated in order.
+        task: the task.
+        encoder: the frozen encoder (usually cached; it is metered here).
+        progress: called with the number of texts encoded by the base stage.
+        shortlist: if given, rerank only each query's best ``shortlist`` first-stage
+            candidates, in query batches (see :mod:`embedding_ttc.evaluation.batches`).
+        first_stage: ``"dense"`` (cosine of the base embeddings) or ``"bm25"``.
+
+    """
     start = time.perf_counter()
     meter = Meter()
     metered = MeteredEncoder(encoder, meter)
@@ -163,11 +244,17 @@ def run_programs(
         D = encode_texts(metered, task.doc_texts, PASSAGE, progress)
     with meter.scope(stage="base", side="query"):
         Q = encode_texts(metered, list(task.query_texts), QUERY, progress)
-    S = Q @ D.T
+    ranker = TaskRanker(task)
+    if shortlist is None:
+        S_full: Matrix | None = Q @ D.T
+        batches = [full_batch(ranker)]
+    else:
+        S_full = None
+        lists = shortlists(ranker, _first_stage(first_stage, task, Q, D), shortlist)
+        batches = list(shortlist_batches(lists))
     base = meter.snapshot()
     base_fwd = (_forward_seconds(encoder) or 0.0) - (fwd0 or 0.0)
     base_seconds = time.perf_counter() - start
-    ranker = TaskRanker(task)
 
     def encode_fn(
         texts: Sequence[str],
@@ -180,29 +267,22 @@ def run_programs(
     def index_time() -> AbstractContextManager[None]:
         return meter.scope(side="index")
 
-    ctx = Context(
-        encode_fn=encode_fn,
-        query_texts=tuple(task.query_texts),
-        doc_texts=tuple(task.doc_texts),
-        query_ids=tuple(task.query_ids),
-        doc_ids=tuple(task.doc_ids),
-        candidates=(
-            tuple(ranker.candidate_indices(i) for i in range(task.n_queries))
-            if task.is_pool
-            else None
-        ),
-        views_collapsed=encoder.info.collapsed,
-        index_time=index_time,
+    prepared = list(
+        _contexts(task, batches, Q, D, S_full, encode_fn, index_time, encoder.info.collapsed)
     )
     for program in programs:
         before, fwd_before = meter.snapshot(), _forward_seconds(encoder)
-        t0 = time.perf_counter()
-        with meter.scope(stage="program", side="query"):
-            out = program(Q, D, S, ctx)
-        program_seconds = time.perf_counter() - t0
-        scores = check_output(out, S.shape, program.name)
+        program_seconds = 0.0
+        rows: list[ScoredRow] = [(None, np.zeros(0, np.float32))] * task.n_queries
+        for prep in prepared:
+            t0 = time.perf_counter()
+            with meter.scope(stage="program", side="query"):
+                out = program(prep.Q, prep.D, prep.S, prep.ctx)
+            program_seconds += time.perf_counter() - t0
+            scores = check_output(out, prep.S.shape, program.name)
+            _scatter(rows, prep.batch, scores)
         t1 = time.perf_counter()
-        per_query = ranker.ndcg(scores)
+        per_query = ranker.ndcg_rows(rows)
         scoring_seconds = time.perf_counter() - t1
         spent = meter.snapshot().minus(before)
         counts = CostCounts(
@@ -215,6 +295,8 @@ def run_programs(
             encoder=encoder_record(encoder),
             task=task_record(task),
             program=program.name,
+            shortlist=shortlist,
+            first_stage=first_stage if shortlist is not None else None,
             ndcg_at_10=float(per_query.mean()) if per_query.size else 0.0,
             per_query={q: float(v) for q, v in zip(task.query_ids, per_query, strict=True)},
             cost=_cost(counts),
@@ -228,7 +310,20 @@ def run_programs(
             ),
             versions=_versions(),
         )
-        yield ProgramRun(result, scores, ranker)
+        yield ProgramRun(result, rows, ranker)
+
+
+def _scatter(rows: list[ScoredRow], batch: Batch, scores: Matrix) -> None:
+    """Store each query's candidates and scores (global indices) from a batch's output."""
+    for i, row in enumerate(batch.rows):
+        if batch.candidates is None:
+            rows[row] = (None, scores[i])
+        elif batch.whole:
+            cand = batch.candidates[i]
+            rows[row] = (cand, scores[i, cand])
+        else:
+            local = batch.candidates[i]
+            rows[row] = (batch.cols[local], scores[i, local])
 
 
 def evaluate_programs(
@@ -237,13 +332,26 @@ def evaluate_programs(
     encoder: Encoder,
     *,
     progress: Progress | None = None,
+    shortlist: int | None = None,
+    first_stage: FirstStage = "dense",
 ) -> list[TaskResult]:
     """Evaluate each program on ``task``, sharing the base encoding; results in input order."""
-    return [run.result for run in run_programs(programs, task, encoder, progress=progress)]
+    runs = run_programs(
+        programs, task, encoder, progress=progress, shortlist=shortlist, first_stage=first_stage
+    )
+    return [run.result for run in runs]
 
 
 def evaluate(
-    program: Program, task: RetrievalTask, encoder: Encoder, *, progress: Progress | None = None
+    program: Program,
+    task: RetrievalTask,
+    encoder: Encoder,
+    *,
+    progress: Progress | None = None,
+    shortlist: int | None = None,
+    first_stage: FirstStage = "dense",
 ) -> TaskResult:
     """Evaluate one program on one task with one encoder."""
-    return evaluate_programs([program], task, encoder, progress=progress)[0]
+    return evaluate_programs(
+        [program], task, encoder, progress=progress, shortlist=shortlist, first_stage=first_stage
+    )[0]

@@ -6,6 +6,7 @@ Layout::
     DIR/<encoder>/<task>/<program>.json    TaskResult (per-query nDCG@10, cost, timings)
     DIR/<encoder>/<task>/<program>.trec    TREC run file (best RUN_DEPTH documents per query)
     DIR/summary.jsonl                      one SummaryRow per result, appended as each finishes
+    DIR/<encoder>/table.{md,csv,tex}       the suite table (program, c, mean Δ, W/T/L, per task)
 
 Every file is written to a temporary name and renamed, so an interrupted run leaves whole files
 only; results already written survive a later failure.
@@ -21,6 +22,7 @@ from typing import Any
 
 from embedding_ttc.evaluation.evaluate import ProgramRun
 from embedding_ttc.evaluation.records import SCHEMA_VERSION, SummaryRow
+from embedding_ttc.evaluation.table import DiscoveryTable
 from embedding_ttc.evaluation.trec import write_run
 
 RUN_DEPTH = 100
@@ -54,6 +56,14 @@ class RunDirectory:
         folder = self.root / safe_name(encoder) / safe_name(task)
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{safe_name(program)}{suffix}"
+
+    def write_table(self, encoder: str, table: DiscoveryTable) -> None:
+        """Write the suite table as Markdown, CSV and LaTeX beside the encoder's results."""
+        folder = self.root / safe_name(encoder)
+        folder.mkdir(parents=True, exist_ok=True)
+        _atomic_write(folder / "table.md", table.to_markdown())
+        _atomic_write(folder / "table.csv", table.to_csv())
+        _atomic_write(folder / "table.tex", table.to_latex())
 
     def write(self, run: ProgramRun, summary: SummaryRow) -> None:
         """Write the result JSON, its TREC run file, and append the summary line."""

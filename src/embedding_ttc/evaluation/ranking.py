@@ -11,6 +11,7 @@ Which documents a query ranks:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,24 +59,43 @@ class TaskRanker:
         cand = self.candidates[row]
         return np.arange(len(self.doc_ids)) if cand is None else cand
 
-    def top(self, scores: NDArray[np.floating], row: int, k: int) -> Ranked:
-        """The best ``k`` documents of query ``row`` from its row of the score matrix."""
-        cand = self.candidates[row]
-        if cand is None:
-            pos = top_k(scores, self.tiebreak, k)
-            idx = pos
-        else:
-            pos = top_k(scores[cand], self.tiebreak[cand], k)
-            idx = cand[pos]
-        return Ranked([self.doc_ids[i] for i in idx], [float(scores[i]) for i in idx])
+    def top_of(self, cand: NDArray[np.intp] | None, values: NDArray[np.floating], k: int) -> Ranked:
+        """The best ``k`` of a query's scored candidates.
 
-    def ndcg(self, scores: NDArray[np.floating]) -> NDArray[np.float64]:
-        """Per-query nDCG@10 of a ``(n_queries, n_docs)`` score matrix."""
+        Args:
+            cand: global document indices that ``values`` score, or ``None`` when ``values``
+                is a whole row over the corpus.
+            values: the scores.
+            k: how many to return.
+
+        """
+        if cand is None:
+            idx = top_k(values, self.tiebreak, k)
+            return Ranked([self.doc_ids[i] for i in idx], [float(values[i]) for i in idx])
+        pos = top_k(values, self.tiebreak[cand], k)
+        return Ranked([self.doc_ids[i] for i in cand[pos]], [float(values[i]) for i in pos])
+
+    def top(self, scores: NDArray[np.floating], row: int, k: int) -> Ranked:
+        """The best ``k`` documents of query ``row`` from its row of a full score matrix."""
+        cand = self.candidates[row]
+        return self.top_of(cand, scores if cand is None else scores[cand], k)
+
+    def ndcg_rows(
+        self, rows: Sequence[tuple[NDArray[np.intp] | None, NDArray[np.floating]]]
+    ) -> NDArray[np.float64]:
+        """Per-query nDCG@10 from each query's ``(candidates, scores)`` (see :meth:`top_of`)."""
         out = np.zeros(len(self.task.query_ids))
         for row, qid in enumerate(self.task.query_ids):
             if self.idcg[row] <= 0.0:
                 continue  # no positive judgement: nDCG is 0 whatever the ranking
             judged = self.task.qrels[qid]
-            ranked = self.top(scores[row], row, 10)
+            ranked = self.top_of(*rows[row], 10)
             out[row] = ndcg_at_10([judged.get(d, 0) for d in ranked.doc_ids], self.idcg[row])
         return out
+
+    def ndcg(self, scores: NDArray[np.floating]) -> NDArray[np.float64]:
+        """Per-query nDCG@10 of a full ``(n_queries, n_docs)`` score matrix."""
+        rows = []
+        for row, cand in enumerate(self.candidates):
+            rows.append((cand, scores[row] if cand is None else scores[row, cand]))
+        return self.ndcg_rows(rows)

@@ -80,6 +80,8 @@ class TaskResult(_Record):
     encoder: EncoderRecord
     task: TaskRecord
     program: str
+    shortlist: int | None = None
+    first_stage: str | None = None
     ndcg_at_10: float
     per_query: dict[str, float]
     cost: CostRecord
@@ -124,8 +126,11 @@ class SummaryRow(_Record):
     ties: int
     losses: int
     cost_ratio: float
+    base_calls: int
+    program_calls: int
     index_calls: int
     query_calls: int
     encode_seconds: float
     forward_seconds: float
+    algebra_seconds: float
     total_seconds: float

@@ -1,29 +1,90 @@
-"""The program registry: names -> program factories."""
+"""The program registry: names -> program factories, with parametrised names and groups.
+
+A plain name (``SoftCentroid``) builds the program with its default, global constants. A
+parametrised name (``Rocchio:K=3,beta=0.5``) passes keyword arguments to the factory; values
+are parsed as int, then float, then kept as text. The program's ``name`` is the canonical form
+of what was asked for, so results and ledgers record exactly which variant ran.
+
+``all`` expands to every registered plain name; a group name (``rocchio-grid``) expands to its
+members.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
 from embedding_ttc.registry import Registry
 
-PROGRAMS: Registry[Callable[[], Program]] = Registry("program")
+ProgramFactory = Callable[..., Program]
+
+PROGRAMS: Registry[ProgramFactory] = Registry("program")
+GROUPS: dict[str, list[str]] = {}
+
 PROGRAMS.register("P0", P0)
 
 
+def register_group(name: str, members: list[str]) -> None:
+    """Register a named list of (possibly parametrised) program names."""
+    if name in GROUPS or name in PROGRAMS:
+        raise ValueError(f"program group {name!r} is already registered")
+    GROUPS[name] = list(members)
+
+
+def _value(text: str) -> int | float | str:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            continue
+    return text
+
+
+def parse_name(name: str) -> tuple[str, dict[str, int | float | str]]:
+    """Split ``Base:k=v,k=v`` into the base name and its keyword arguments."""
+    base, _, rest = name.partition(":")
+    params: dict[str, int | float | str] = {}
+    if rest:
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise UnknownNameError(
+                    f"malformed program parameters in {name!r}: use Name:k=v,k=v"
+                )
+            params[key.strip()] = _value(value.strip())
+    return base, params
+
+
 def get_program(name: str) -> Program:
-    """Build the program registered under ``name``."""
-    return PROGRAMS.get(name)()
+    """Build the program called ``name`` (plain or parametrised)."""
+    base, params = parse_name(name)
+    factory = PROGRAMS.get(base)
+    if not params:
+        return factory()
+    try:
+        program = factory(**params)
+    except TypeError as exc:
+        raise UnknownNameError(
+            f"program {base!r} does not take parameters {params}: {exc}"
+        ) from None
+    program.name = name
+    return program
 
 
 def resolve_program_names(names: list[str]) -> list[str]:
-    """Expand ``all`` into every registered program; check the others exist."""
+    """Expand ``all`` and group names; check that every name builds."""
     out: list[str] = []
     for name in names:
-        expanded = PROGRAMS.names() if name == "all" else [name]
+        if name == "all":
+            expanded = PROGRAMS.names()
+        elif name in GROUPS:
+            expanded = GROUPS[name]
+        else:
+            expanded = [name]
         for n in expanded:
-            PROGRAMS.get(n)
+            get_program(n)
             if n not in out:
                 out.append(n)
     return out

@@ -1,0 +1,1 @@
+"""Numeric and text primitives that rescoring programs are built from."""

@@ -1,0 +1,301 @@
+"""Text chunking: sentences, paragraphs, sentence pairs, and chunk-to-document ownership.
+
+The granularity programs of the paper split documents into pieces, encode the pieces and pool
+their similarities back to the document: sentences for SentMaxSim (Appendix A.2), paragraphs
+and sentences for AdaptGranularity (A.3), and sentences, consecutive sentence pairs and
+paragraphs for CoverageTriple (A.4). The paper's splitter "assumes Latin terminal punctuation"
+(Appendix A, preamble); this one is rule-based but script-aware, so those programs keep their
+granularity channels on Chinese, Japanese, Hindi, Arabic, Amharic and Armenian text.
+
+Sentence rules, in order:
+
+* every line break is a hard break (``str.splitlines`` line boundaries);
+* a *terminator run* is one or more characters with the Unicode ``Sentence_Terminal``
+  property (UAX #29: ``. ! ?``, ``。！？｡``, Devanagari ``। ॥``, Arabic ``؟ ۔``, Ethiopic
+  ``። ፧``, Armenian ``։``, Myanmar ``။``, Khmer ``។`` and others) or the ellipsis ``…``,
+  followed by any closing quotes or brackets, which stay with the sentence;
+* a run followed by whitespace ends a sentence, unless the next word starts with a lower-case
+  letter (``e.g. this``, ``"Stop!" she said``), or the run is a single ``.`` after a known
+  abbreviation (``Dr.``), a dotted abbreviation (``U.S.``, ``e.g.``, ``Ph.D.``) or a single
+  upper-case initial (``J. Smith``);
+* a run with no whitespace after it ends a sentence only in scripts written without spaces:
+  when it contains an ideographic terminator (``。！？｡``), unless a closing bracket is
+  followed by more text (``「本当？」と彼は聞いた``), or when a non-``.`` run is followed by
+  a Han, Hiragana or Katakana character (``你好!我很好``);
+* so a ``.`` inside a token never splits: decimals (``3.14``), versions, URLs.
+
+The rules err towards not splitting (``in the U.S. The`` stays one sentence): a merged
+sentence still carries its evidence into MaxSim, while a wrong split cuts it in two.
+
+All functions are pure and deterministic; none calls an encoder.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+import regex
+from numpy.typing import NDArray
+
+__all__ = [
+    "MAX_CHUNKS_PER_DOC",
+    "PARAGRAPH_SENTENCES",
+    "Chunks",
+    "chunk_documents",
+    "sentence_pairs",
+    "split_paragraphs",
+    "split_sentences",
+]
+
+#: Sentences per paragraph when a text has no line structure at all (one line of prose):
+#: non-overlapping windows of this many consecutive sentences. Four sits in the usual three
+#: to five sentences of an expository paragraph, so the paragraph channel stays between the
+#: sentence and the whole-document granularity. A global choice, never tuned per task.
+PARAGRAPH_SENTENCES = 4
+
+#: Cap on chunks per document that programs pass as ``max_chunks_per_doc`` to bound their
+#: encoder cost: the first 32 chunks. It covers every sentence of typical retrieval passages
+#: (a few to a few dozen sentences) and caps the long tail of book-length documents, whose
+#: cost would otherwise grow with their length. A global choice, never tuned per task.
+MAX_CHUNKS_PER_DOC = 32
+
+# Abbreviations after which a "." does not end a sentence, casefolded and without the final
+# period. Titles and reference words that are followed by a name or a number; ordinary words
+# ("no", "sat", "art") are left out because they end sentences too. Dotted forms ("e.g.",
+# "U.S.") and single initials are recognised by shape, not listed.
+_ABBREVIATIONS = frozenset(
+    {
+        # titles and ranks (English, French, German, Spanish)
+        *("mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "st", "mt", "rev", "hon"),
+        *("capt", "lt", "sgt", "gov", "sen", "pres", "mme", "mlle", "hr", "fr", "sra", "dra"),
+        # reference and Latin abbreviations
+        *("vs", "cf", "al", "approx", "ca", "fig", "figs", "eq", "eqs", "vol", "vols", "pp"),
+        *("ref", "refs", "dept", "univ", "inc", "ltd", "corp", "viz", "nr", "bzw", "usw"),
+        # months
+        *("jan", "feb", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
+    }
+)
+
+# A terminator run, the closing quotes or brackets attached to it, and (looked at, not
+# consumed) the whitespace and the character that follow it on the line.
+_CANDIDATE = regex.compile(
+    r"""(?P<run>[\p{Sentence_Terminal}\u2026]+)(?P<close>[\p{Pe}\p{Pf}\p{Pi}"']*)"""
+    r"(?=(?P<space>\s*)(?P<next>.?))",
+    regex.DOTALL,
+)
+# Terminators of scripts written without spaces: they end a sentence with no space after.
+_WIDE_TERMINATORS = frozenset("\u3002\uff01\uff1f\uff61")  # 。！？｡
+_UNSPACED_LETTER = regex.compile(r"[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\u30fc]")
+_DOTTED = regex.compile(r"(?:[\p{L}\p{M}]{1,3}\.)+[\p{L}\p{M}]{1,3}")
+_LINE = regex.compile(r"[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+")
+
+
+def _is_word_char(char: str) -> bool:
+    """A letter or a combining mark (the characters of an abbreviation)."""
+    return char.isalpha() or unicodedata.category(char).startswith("M")
+
+
+def _is_abbreviation(text: str, period: int) -> bool:
+    """Whether the ``.`` at ``text[period]`` closes an abbreviation rather than a sentence."""
+    # The word before the period: letters and marks with internal periods ("U.S", "Dr"),
+    # found by walking back, which is faster than a regular expression anchored at the end.
+    start = period
+    while start > 0 and (_is_word_char(text[start - 1]) or text[start - 1] == "."):
+        start -= 1
+    word = text[start:period].lstrip(".")
+    if not word or word.endswith(".") or (start > 0 and text[start - 1].isdigit()):
+        return False
+    if word.casefold() in _ABBREVIATIONS:
+        return True
+    if len(word) == 1:
+        return word.isupper()  # an initial, "J. Smith"
+    return "." in word and _DOTTED.fullmatch(word) is not None
+
+
+def _is_boundary(text: str, match: Any) -> bool:
+    """Whether a terminator run (a ``_CANDIDATE`` match) ends a sentence; see module rules."""
+    run, close, space, following = match.groups()  # positional: faster than by name
+    if not following:  # end of the line
+        return True
+    if space:
+        if following.islower():
+            return False
+        return not (run == "." and _is_abbreviation(text, match.start()))
+    if not _WIDE_TERMINATORS.isdisjoint(run):
+        return not (close and following.isalnum())
+    return run.strip(".") != "" and _UNSPACED_LETTER.match(following) is not None
+
+
+def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink ``[start, end)`` to exclude surrounding whitespace."""
+    piece = text[start:end]
+    left = len(piece) - len(piece.lstrip())
+    right = len(piece.rstrip())
+    return start + left, start + max(left, right)
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of ``text``, stripped, non-empty, in order."""
+    spans: list[tuple[int, int]] = []
+    for line in _LINE.finditer(text):
+        line_start, line_end = line.span()
+        cut = line_start
+        for match in _CANDIDATE.finditer(text, line_start, line_end):
+            if _is_boundary(text, match):
+                spans.append(_strip_span(text, cut, match.end()))
+                cut = match.end()
+        spans.append(_strip_span(text, cut, line_end))
+    return [(start, end) for start, end in spans if end > start]
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a text into sentences with script-aware, rule-based boundaries.
+
+    The rules are in the module docstring. Line breaks always split; a text with no
+    terminator is one sentence; an empty or blank text gives no sentence.
+
+    Args:
+        text: any text, in any script.
+
+    Returns:
+        The sentences in order, stripped of surrounding whitespace, none empty.
+
+    """
+    return [text[start:end] for start, end in _sentence_spans(text)]
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """Split a text into paragraphs, falling back from blank lines to lines to sentences.
+
+    Blocks separated by blank (whitespace-only) lines are paragraphs when there are at least
+    two of them. Otherwise the non-blank lines are, when there are at least two. Otherwise the
+    text is one line of prose, and its paragraphs are non-overlapping windows of
+    :data:`PARAGRAPH_SENTENCES` consecutive sentences, each taken verbatim from the text (so a
+    Chinese window keeps its sentences unspaced).
+
+    Args:
+        text: any text, in any script.
+
+    Returns:
+        The paragraphs in order, stripped of surrounding whitespace, none empty.
+
+    """
+    lines = text.splitlines()
+    blocks: list[list[str]] = [[]]
+    for line in lines:
+        if line.strip():
+            blocks[-1].append(line)
+        elif blocks[-1]:
+            blocks.append([])
+    paragraphs = ["\n".join(block).strip() for block in blocks if block]
+    if len(paragraphs) >= 2:
+        return paragraphs
+    non_blank = [line.strip() for line in lines if line.strip()]
+    if len(non_blank) >= 2:
+        return non_blank
+    spans = _sentence_spans(text)
+    return [
+        text[spans[i][0] : spans[min(i + PARAGRAPH_SENTENCES, len(spans)) - 1][1]]
+        for i in range(0, len(spans), PARAGRAPH_SENTENCES)
+    ]
+
+
+def sentence_pairs(sentences: Sequence[str]) -> list[str]:
+    """Join each two consecutive sentences with a space (CoverageTriple, Appendix A.4).
+
+    Args:
+        sentences: the sentences of one text, in order.
+
+    Returns:
+        ``n - 1`` pairs for ``n >= 2`` sentences; ``[sentence]`` for one; ``[]`` for none.
+
+    """
+    if len(sentences) == 1:
+        return [sentences[0]]
+    return [f"{first} {second}" for first, second in pairwise(sentences)]
+
+
+@dataclass(frozen=True, eq=False)  # array fields have no boolean equality
+class Chunks:
+    """Pieces of a corpus with the document each belongs to.
+
+    Every document owns at least one chunk and a document's chunks are contiguous, so
+    ``owner`` is non-decreasing and runs over ``0 .. n_docs - 1`` without gaps. Per-document
+    pooling is then a segmented reduction, e.g. ``np.maximum.reduceat(sim, chunks.starts,
+    axis=1)`` for MaxSim.
+
+    Attributes:
+        texts: the chunk texts, in document order.
+        owner: the document index of each chunk, ``intp`` of length ``len(texts)``.
+        n_docs: the number of documents.
+
+    """
+
+    texts: list[str]
+    owner: NDArray[np.intp]
+    n_docs: int
+
+    def __post_init__(self) -> None:
+        """Check the ownership invariant (contiguous, gap-free, every document present)."""
+        if self.owner.shape != (len(self.texts),):
+            raise ValueError(f"owner has shape {self.owner.shape}, expected ({len(self.texts)},)")
+        if self.n_docs == 0:
+            if len(self.texts):
+                raise ValueError("chunks without documents")
+            return
+        steps = np.diff(self.owner)
+        if (
+            len(self.texts) == 0
+            or self.owner[0] != 0
+            or self.owner[-1] != self.n_docs - 1
+            or np.any((steps != 0) & (steps != 1))
+        ):
+            raise ValueError("owner must run over 0..n_docs-1, non-decreasing and without gaps")
+
+    @property
+    def starts(self) -> NDArray[np.intp]:
+        """Index of each document's first chunk (length ``n_docs``), for ``reduceat``."""
+        return np.searchsorted(self.owner, np.arange(self.n_docs, dtype=np.intp)).astype(np.intp)
+
+
+def chunk_documents(
+    doc_texts: Sequence[str],
+    splitter: Callable[[str], Sequence[str]],
+    *,
+    max_chunks_per_doc: int | None = None,
+) -> Chunks:
+    """Apply a splitter to every document and record which document owns each chunk.
+
+    A document from which the splitter yields nothing contributes its whole text, stripped
+    (``""`` for an empty document), so every document owns at least one chunk.
+
+    Args:
+        doc_texts: the document texts.
+        splitter: a text splitter such as :func:`split_sentences` or :func:`split_paragraphs`.
+        max_chunks_per_doc: keep only the first this many chunks of each document; programs
+            pass :data:`MAX_CHUNKS_PER_DOC` to bound their cost. ``None`` keeps all.
+
+    Returns:
+        The chunks with their owners.
+
+    Raises:
+        ValueError: if ``max_chunks_per_doc`` is smaller than 1.
+
+    """
+    if max_chunks_per_doc is not None and max_chunks_per_doc < 1:
+        raise ValueError(f"max_chunks_per_doc must be at least 1, got {max_chunks_per_doc}")
+    texts: list[str] = []
+    counts: list[int] = []
+    for doc in doc_texts:
+        pieces = list(splitter(doc)) or [doc.strip()]
+        if max_chunks_per_doc is not None:
+            pieces = pieces[:max_chunks_per_doc]
+        texts.extend(pieces)
+        counts.append(len(pieces))
+    owner = np.repeat(np.arange(len(counts), dtype=np.intp), counts).astype(np.intp)
+    return Chunks(texts=texts, owner=owner, n_docs=len(counts))

@@ -1,0 +1,62 @@
+import pytest
+
+from embedding_ttc.evaluation.records import SummaryRow
+from embedding_ttc.evaluation.table import DiscoveryTable
+
+
+def row(task, program, ndcg, delta, base, prog):
+    return SummaryRow(
+        encoder="enc",
+        task=task,
+        program=program,
+        ndcg_at_10=ndcg,
+        delta_ndcg_at_10=delta,
+        wins=0,
+        ties=0,
+        losses=0,
+        cost_ratio=(base + prog) / base,
+        base_calls=base,
+        program_calls=prog,
+        index_calls=base,
+        query_calls=prog,
+        encode_seconds=1.0,
+        forward_seconds=1.0,
+        algebra_seconds=0.5,
+        total_seconds=2.0,
+    )
+
+
+ROWS = [
+    row("a", "P0", 0.5, 0.0, 100, 0),
+    row("b", "P0", 0.2, 0.0, 300, 0),
+    row("a", "X", 0.6, 0.1, 100, 100),
+    row("b", "X", 0.1995, -0.0005, 300, 100),
+]
+
+
+def test_aggregates_over_tasks():
+    table = DiscoveryTable.from_rows(ROWS)
+    p0, x = table.lines
+    assert (p0.program, p0.cost_ratio, p0.mean_delta) == ("P0", 1.0, 0.0)
+    assert (p0.wins, p0.ties, p0.losses) == (0, 2, 0)
+    assert x.cost_ratio == pytest.approx(600 / 400)  # summed calls, not a mean of ratios
+    assert x.mean_delta == pytest.approx((0.1 - 0.0005) / 2)
+    assert (x.wins, x.ties, x.losses) == (1, 1, 0)  # -0.0005 is a tie at ±0.001
+    assert x.per_task_delta == {"a": 0.1, "b": -0.0005}
+
+
+def test_renderings():
+    table = DiscoveryTable.from_rows(ROWS)
+    md = table.to_markdown().splitlines()
+    assert md[0] == "| program | c | mean ΔnDCG@10 | W/T/L | mean nDCG@10 | a | b |"
+    assert md[3].startswith("| X | 1.50 | +0.0498 | 1/1/0 |")
+    csv_lines = table.to_csv().splitlines()
+    assert csv_lines[0].startswith(
+        "program,cost_ratio,mean_delta,wins,ties,losses,mean_ndcg,delta:a"
+    )
+    assert r"\textsc{X} & $1.5$ & $+0.0498$ & $1/1/0$ \\" in table.to_latex()
+
+
+def test_missing_cell_is_an_error():
+    with pytest.raises(ValueError, match="no result on"):
+        DiscoveryTable.from_rows(ROWS[:3])
