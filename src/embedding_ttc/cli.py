@@ -188,7 +188,8 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
     from rich.table import Table
 
     table = Table(title="nDCG@10 (Δ against P0, W/T/L over queries at ±0.001)")
-    for col in ("encoder", "task", "program", "nDCG@10", "Δ", "W/T/L", "c", "encode s", "total s"):
+    columns = ("encoder", "task", "program", "nDCG@10", "Δ", "W/T/L", "c", "index/query calls")
+    for col in (*columns, "encode s", "algebra s", "total s"):
         table.add_column(
             col, justify="right" if col not in ("encoder", "task", "program") else "left"
         )
@@ -201,7 +202,9 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
             f"{r.delta_ndcg_at_10:+.4f}",
             f"{r.wins}/{r.ties}/{r.losses}",
             f"{r.cost_ratio:.2f}",
+            f"{r.index_calls}/{r.query_calls}",
             f"{r.encode_seconds:.1f}",
+            f"{r.algebra_seconds:.2f}",
             f"{r.total_seconds:.1f}",
         )
     if rows:

@@ -185,9 +185,13 @@ def test_rrf_two_channels_classic_k() -> None:
         [1 / 61 + 1 / 64, 1 / 64 + 1 / 63, 1 / 62 + 1 / 62, 1 / 63 + 1 / 61],
         [1 / 64 + 1 / 61, 1 / 61 + 1 / 62, 1 / 62 + 1 / 63, 1 / 63 + 1 / 64],
     ]
-    fused = rrf([S, other])
+    fused = rrf([S, other], ties="first")
     assert fused.dtype == np.float32
     np.testing.assert_allclose(fused, expected, rtol=1e-6)
+    # the default shares tied ranks: S's row 0 ties (2.5, 2.5), row 1 ties (1.5, 1.5)
+    averaged = rrf([S, other])
+    np.testing.assert_allclose(averaged[0, 2:], [1 / 62.5 + 1 / 62, 1 / 62.5 + 1 / 61], rtol=1e-6)
+    np.testing.assert_allclose(averaged[1, 1:3], [1 / 61.5 + 1 / 62, 1 / 61.5 + 1 / 63], rtol=1e-6)
 
 
 def test_rrf_rejects_bad_input() -> None:
@@ -317,3 +321,15 @@ def test_bad_mask_is_rejected() -> None:
         zscore_rows(S, M.astype(np.int8))
     with pytest.raises(ValueError):
         ranks(S[0])
+
+
+def test_average_ties_share_their_rank_and_rrf_uses_them():
+    S = np.array([[0.5, 0.9, 0.5, 0.5, 0.1]], dtype=np.float32)
+    # 0.9 -> 1; the three 0.5s span ranks 2..4 -> 3 each; 0.1 -> 5
+    np.testing.assert_array_equal(ranks(S, ties="average"), [[3, 1, 3, 3, 5]])
+    M = np.array([[True, True, False, True, True]])
+    np.testing.assert_array_equal(ranks(S, M, ties="average"), [[2.5, 1, np.inf, 2.5, 4]])
+    const = np.zeros((1, 5), dtype=np.float32)
+    fused = rrf([const])  # a constant channel favours no document
+    assert np.all(fused == fused[0, 0])
+    assert rrf([const], k=60)[0, 0] == np.float32(1 / 63)

@@ -80,8 +80,10 @@ def shortlists(ranker: TaskRanker, scores: RowScores, k: int) -> list[NDArray[np
 def shortlist_batches(lists: list[NDArray[np.intp]], size: int | None = None) -> Iterator[Batch]:
     """Group consecutive queries; each batch sees the union of its queries' shortlists."""
     size = size or SHORTLIST_BATCH
-    for start in range(0, len(lists), size):
-        rows = np.arange(start, min(start + size, len(lists)))
+    n_batches = max(1, -(-len(lists) // size))
+    # Nearly equal batches: no straggler batch of one query, whose per-column statistics
+    # (a column z-score over the batch's queries) would be degenerate.
+    for rows in np.array_split(np.arange(len(lists)), n_batches):
         cols = np.unique(np.concatenate([lists[r] for r in rows]))
         local = tuple(np.searchsorted(cols, lists[r]).astype(np.intp) for r in rows)
         yield Batch(rows, cols.astype(np.intp), local)

@@ -11,6 +11,7 @@ members.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from embedding_ttc.errors import UnknownNameError
@@ -24,6 +25,41 @@ PROGRAMS: Registry[ProgramFactory] = Registry("program")
 GROUPS: dict[str, list[str]] = {}
 
 PROGRAMS.register("P0", P0)
+
+# The library, imported when a program is built (keeps start-up light). Name -> module:class.
+_LIBRARY = {
+    "BidirZScore": "bidir_zscore:BidirZScore",
+    "SentMaxSim": "sent_maxsim:SentMaxSim",
+    "AdaptGranularity": "adapt_granularity:AdaptGranularity",
+    "CoverageTriple": "coverage_triple:CoverageTriple",
+    "LexicalHybridRRF": "lexical_hybrid_rrf:LexicalHybridRRF",
+    "CrossRoundRRF": "cross_round_rrf:CrossRoundRRF",
+    "DiverseDualCtx": "diverse_dual_ctx:DiverseDualCtx",
+    "ConsensusRocchio": "consensus_rocchio:ConsensusRocchio",
+    "NegContrastive": "neg_contrastive:NegContrastive",
+    "MomentumProg": "momentum_prog:MomentumProg",
+    "GraphCentrality": "graph_centrality:GraphCentrality",
+    "FisherStability": "fisher_stability:FisherStability",
+    "SoftCentroid": "soft_centroid:SoftCentroid",
+    "Rocchio": "rocchio:Rocchio",
+    "BM25": "bm25:BM25Program",
+    "BM25DenseRRF": "bm25_dense_rrf:BM25DenseRRF",
+}
+
+
+def _lazy(target: str) -> ProgramFactory:
+    module, _, cls = target.partition(":")
+
+    def factory(**params: object) -> Program:
+        mod = importlib.import_module(f"embedding_ttc.programs.library.{module}")
+        built: Program = getattr(mod, cls)(**params)
+        return built
+
+    return factory
+
+
+for _name, _target in _LIBRARY.items():
+    PROGRAMS.register(_name, _lazy(_target))
 
 
 def register_group(name: str, members: list[str]) -> None:
@@ -71,6 +107,12 @@ def get_program(name: str) -> Program:
         ) from None
     program.name = name
     return program
+
+
+register_group(
+    "rocchio-grid",
+    [f"Rocchio:K={k},beta={b}" for k in (2, 3, 5, 10) for b in (0.1, 0.3, 0.5, 0.7)],
+)
 
 
 def resolve_program_names(names: list[str]) -> list[str]:

@@ -27,7 +27,7 @@ the lower column index, NaN last. It is the total order ``(-score, column)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,6 +37,9 @@ Mask = NDArray[np.bool_]
 
 Scores = NDArray[np.float32]
 """A ``float32`` score (or rank) matrix."""
+
+Ties = Literal["first", "average"]
+"""How :func:`ranks` orders equal scores."""
 
 ZSCORE_EPS: float = 1e-6
 """Population standard deviations at or below this are treated as zero by the z-scores.
@@ -123,15 +126,19 @@ def zscore_cols(S: ArrayLike, mask: Mask | None = None) -> Scores:
     return _zscore(S, mask, axis=0)
 
 
-def ranks(S: ArrayLike, mask: Mask | None = None) -> Scores:
+def ranks(S: ArrayLike, mask: Mask | None = None, ties: Ties = "first") -> Scores:
     """1-based rank of each candidate within its row (best score = 1).
 
-    Ties are broken by column index (the lower index ranks better), so the ranks of a row's
-    candidates are exactly ``1 .. n_candidates``; a NaN candidate score ranks last.
+    With ``ties="first"`` ties are broken by column index (the lower index ranks better), so the
+    ranks of a row's candidates are exactly ``1 .. n_candidates``; a NaN candidate score ranks
+    last. With ``ties="average"`` tied candidates share the mean of the ranks they span (NaN and
+    -inf candidates tie with each other at the bottom), so a channel's ties never reward a
+    document for where it stands in the corpus file.
 
     Args:
         S: ``(n_q, n_d)`` scores.
         mask: candidate mask (module docstring); ``None`` means all candidates.
+        ties: ``"first"`` (column order) or ``"average"``.
 
     Returns:
         A new ``float32`` matrix of ranks (exact for up to 2**24 documents), ``+inf`` at
@@ -141,6 +148,20 @@ def ranks(S: ArrayLike, mask: Mask | None = None) -> Scores:
     x = _as_matrix(S)
     m = _check_mask(mask, x.shape)
     key = _sort_key(x)
+    if ties == "average":
+        from scipy.stats import rankdata
+
+        # Candidates that rank last (NaN or -inf scores) tie at the largest finite key;
+        # non-candidates sit at +inf behind them and are overwritten below.
+        key = np.where(np.isnan(key) | np.isposinf(key), np.finfo(np.float64).max, key)
+        if m is not None:
+            key = np.where(m, key, np.inf)
+        averaged: Scores = np.asarray(rankdata(key, method="average", axis=1), dtype=np.float32)
+        if m is not None:
+            averaged[~m] = np.inf
+        return averaged
+    if ties != "first":
+        raise ValueError(f"ties must be 'first' or 'average', got {ties!r}")
     if m is not None:
         # NaN sorts after every number, +inf included: non-candidates go to the end.
         key = np.where(m, key, np.nan)
@@ -153,8 +174,17 @@ def ranks(S: ArrayLike, mask: Mask | None = None) -> Scores:
     return out
 
 
-def rrf(channels: Sequence[ArrayLike], mask: Mask | None = None, k: int = RRF_K) -> Scores:
+def rrf(
+    channels: Sequence[ArrayLike],
+    mask: Mask | None = None,
+    k: int = RRF_K,
+    ties: Ties = "average",
+) -> Scores:
     """Reciprocal rank fusion: ``RRF(d) = sum_i 1 / (k + rank_i(d))``.
+
+    Tied documents in a channel share their average rank (``ties="average"``, the default), so
+    a coarse channel (bigram overlap, a constant row) adds no bonus that depends only on the
+    order of the corpus file.
 
     Cormack, Clarke & Buettcher (2009), "Reciprocal rank fusion outperforms Condorcet and
     individual rank learning methods"; the fusion of the paper's App. A.5 (*LexicalHybridRRF*)
@@ -165,6 +195,7 @@ def rrf(channels: Sequence[ArrayLike], mask: Mask | None = None, k: int = RRF_K)
             with :func:`ranks` under ``mask``.
         mask: candidate mask (module docstring); ``None`` means all candidates.
         k: the rank offset, ``k >= 0``.
+        ties: how :func:`ranks` treats ties within a channel.
 
     Returns:
         A new ``float32`` matrix of fused scores, 0 at non-candidates.
@@ -183,7 +214,7 @@ def rrf(channels: Sequence[ArrayLike], mask: Mask | None = None, k: int = RRF_K)
         raise ValueError(f"rrf channels differ in shape: {[c.shape for c in mats]}")
     total = np.zeros(shape, dtype=np.float64)
     for mat in mats:
-        total += 1.0 / (k + ranks(mat, mask).astype(np.float64))  # 1 / inf = 0 off-candidate
+        total += 1.0 / (k + ranks(mat, mask, ties).astype(np.float64))  # 1 / inf = 0 off-candidate
     return total.astype(np.float32)
 
 

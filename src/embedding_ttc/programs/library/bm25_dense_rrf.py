@@ -1,0 +1,25 @@
+"""BM25DenseRRF, the vanilla hybrid baseline: RRF of BM25 and the dense cosine ``S``.
+
+``RRF(d) = 1 / (k + rank_BM25(d)) + 1 / (k + rank_S(d))`` with ``k`` = 60 (Cormack, Clarke &
+Buettcher 2009; see :data:`~embedding_ttc.programs.primitives.scores.RRF_K`), ranks taken
+over each query's candidates; BM25 as in the ``BM25`` baseline (Robertson et al. 1995). No
+z-scoring, no granularity, no feedback and no encoder call: the reference point for what
+LexicalHybridRRF adds on top of a plain sparse-dense hybrid.
+"""
+
+from __future__ import annotations
+
+from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.library.channels import mask_for
+from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.primitives.scores import rrf
+
+
+class BM25DenseRRF:
+    """Reciprocal rank fusion of the BM25 and cosine rankings."""
+
+    name = "BM25DenseRRF"
+
+    def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
+        """Return ``rrf([BM25, S])`` over each query's candidates."""
+        return rrf([bm25_scores(ctx), S], mask_for(ctx, S))

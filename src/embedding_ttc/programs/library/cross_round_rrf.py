@@ -1,0 +1,79 @@
+"""CrossRoundRRF (paper App. "CrossRoundRRF", c = 3.9): three rounds of refinement, fused by RRF.
+
+The backbone is LexicalHybridRRF's (nine embedding channels, BM25, word-bigram overlap) plus
+two more lexical channels, query-term coverage and rare-term IDF: thirteen channels.
+
+* Round 1: RRF (Cormack, Clarke & Buettcher 2009) of the thirteen channels.
+* Round 2: Rocchio (1971) in the embedding space,
+  ``q' = normalize(q + mean(D_pos) - mean(D_neg))``, with ``D_pos`` / ``D_neg`` the
+  candidates strictly above / below the query's median round-1 score; every embedding
+  channel is recomputed with ``q'`` (no encoder call) and fused with the lexical channels.
+* Round 3: the query residual ``q_res = q - proj(q, mean(D_pos))``, the part of the query
+  orthogonal to the positive cluster, re-normalised and scored like round 2; when
+  ``||q_res|| <`` :data:`RESIDUAL_MIN_NORM` the query keeps its round-1 scores.
+* Final: ``RRF(R1, R2, R3)``, rewarding documents that rank well in every round.
+
+Choices where the paper is silent: the centroids are plain means of the base document
+embeddings ``D`` (the space ``q`` lives in), an empty side contributing the zero vector (a
+constant round-1 row has no side, and Rocchio then leaves ``q`` as it is); the residual is
+re-normalised before scoring, because the channels are cosines; the lexical channels, which
+depend on the query text only, are the same in every round; ``k`` = 60 in every RRF (see
+:data:`~embedding_ttc.programs.primitives.scores.RRF_K`). Rocchio and the residual use no
+encoder call, so the cost is LexicalHybridRRF's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.library.channels import mask_for
+from embedding_ttc.programs.library.granularity import unit_rows
+from embedding_ttc.programs.library.lexical_channels import HybridBackbone, crossround_lexical
+from embedding_ttc.programs.primitives.feedback import query_residual, rocchio
+from embedding_ttc.programs.primitives.scores import Mask, Scores, median_split, rrf
+
+RESIDUAL_MIN_NORM = 0.1
+"""Below this norm the query residual is deemed empty and round 3 falls back to round 1
+(the paper's threshold; the residual of a unit query is below it when the query is within
+about 5.7 degrees of the positive centroid)."""
+
+
+def side_means(D: Matrix, side: Mask) -> NDArray[np.float64]:
+    """Per query, the mean embedding of the documents marked in ``side`` (zero if none)."""
+    weights = side.astype(np.float64)
+    counts = weights.sum(axis=1, keepdims=True)
+    sums = weights @ np.asarray(D, dtype=np.float64)
+    out: NDArray[np.float64] = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+    return out
+
+
+class CrossRoundRRF:
+    """RRF across an initial, a Rocchio and a query-residual round of multi-channel RRF."""
+
+    name = "CrossRoundRRF"
+
+    def rounds(
+        self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context
+    ) -> tuple[Scores, Scores, Scores]:
+        """The three rounds' fused scores ``(R1, R2, R3)``, for inspection and tests."""
+        mask = mask_for(ctx, S)
+        backbone = HybridBackbone.build(D, ctx, mask)
+        lexical = crossround_lexical(ctx)
+
+        def fused(queries: Matrix) -> Scores:
+            return rrf([*backbone.scores(queries, mask), *lexical], mask)
+
+        r1 = fused(Q)
+        above, below = median_split(r1, mask)
+        positive = side_means(D, above)
+        r2 = fused(rocchio(Q, positive, side_means(D, below)))
+        residual = query_residual(Q, positive)
+        empty = np.linalg.norm(residual, axis=1, keepdims=True) < RESIDUAL_MIN_NORM
+        r3 = np.where(empty, r1, fused(np.where(empty, Q, unit_rows(residual))))
+        return r1, r2, r3.astype(np.float32)
+
+    def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
+        """Return ``RRF(R1, R2, R3)`` over each query's candidates."""
+        return rrf(list(self.rounds(Q, D, S, ctx)), mask_for(ctx, S))

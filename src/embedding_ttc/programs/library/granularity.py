@@ -1,0 +1,171 @@
+"""Sub-document channels shared by the granularity programs and the hybrid backbone.
+
+Sentences (SentMaxSim, paper App. "SentMaxSim"), paragraphs (AdaptGranularity) and consecutive
+sentence pairs (CoverageTriple) are encoded once per corpus as index-time work through
+:func:`~embedding_ttc.programs.library.channels.encode_chunks` (at most
+:data:`~embedding_ttc.programs.primitives.chunking.MAX_CHUNKS_PER_DOC` chunks per document) and
+pooled back to documents with ColBERT's MaxSim (Khattab & Zaharia 2020) or TopMeanSim.
+
+:class:`CoverageChannels` holds the document side of CoverageTriple's eight channels. It is
+built once and scores any query matrix, so LexicalHybridRRF and CrossRoundRRF reuse it, the
+latter with its refined queries at no extra encoder cost.
+
+Debiasing (CoverageTriple: "all channels are debiased by subtracting their respective
+embedding centroids before similarity computation"), our reading: each channel has one
+centroid, the mean of its document-side embeddings (its chunks, its 128-token documents, or
+``D``) over the documents that some query of the call ranks. The centroid is subtracted from
+both sides, queries and chunks, which are then re-normalised, so a channel's similarity is the
+cosine about the centroid. Two alternatives were rejected: without re-normalising, moving the
+chunks by a constant shifts every chunk's similarity to a query by the same ``q · mu`` and no
+ranking changes; and centring queries on the *query* centroid degenerates with few queries
+(one query becomes the zero vector, two become antipodal), which a shortlist batch or a small
+task can hand a program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from embedding_ttc.encoders.base import PASSAGE
+from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.library.channels import (
+    ChunkChannel,
+    encode_chunks,
+    encode_documents,
+)
+from embedding_ttc.programs.primitives.chunking import (
+    sentence_pairs,
+    split_paragraphs,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.feedback import NORM_EPS
+from embedding_ttc.programs.primitives.late import maxsim, topmeansim
+from embedding_ttc.programs.primitives.scores import Mask, Scores
+
+TOPIC_MAX_LENGTH = 128
+"""Token budget of CoverageTriple's topic channel ("128-token truncation" in the paper)."""
+
+
+def _pairs(text: str) -> list[str]:
+    return sentence_pairs(split_sentences(text))
+
+
+SPLITTERS: dict[str, Callable[[str], Sequence[str]]] = {
+    "sentence": split_sentences,
+    "pair": _pairs,
+    "paragraph": split_paragraphs,
+}
+"""The three granularities of CoverageTriple, finest first."""
+
+
+def encode_granularity(ctx: Context, granularity: str) -> ChunkChannel:
+    """Split every document at ``granularity`` (a key of :data:`SPLITTERS`) and encode it."""
+    return encode_chunks(ctx, SPLITTERS[granularity])
+
+
+def maxsim_scores(Q: Matrix, channel: ChunkChannel, mask: Mask | None) -> Scores:
+    """Each document's best chunk cosine with each query (ColBERT MaxSim at chunk level)."""
+    chunks = channel.chunks
+    return maxsim(Q, channel.embeddings, chunks.owner, chunks.n_docs, mask=mask)
+
+
+def topmeansim_scores(Q: Matrix, channel: ChunkChannel, mask: Mask | None) -> Scores:
+    """Mean cosine of each document's chunks above the query's median chunk cosine."""
+    chunks = channel.chunks
+    return topmeansim(Q, channel.embeddings, chunks.owner, chunks.n_docs, mask=mask)
+
+
+def unit_rows(X: NDArray[np.floating]) -> Matrix:
+    """L2-normalised rows as float32; a row of norm at most ``NORM_EPS`` becomes zero."""
+    x = np.asarray(X, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    out: NDArray[np.float64] = np.divide(x, norms, out=np.zeros_like(x), where=norms > NORM_EPS)
+    return out.astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Centred:
+    """Document-side embeddings moved to their centroid and re-normalised.
+
+    Attributes:
+        embeddings: ``(n, d)`` rows ``unit(x - centroid)``.
+        centroid: ``(d,)`` mean of the rows in play (zero when none is).
+
+    """
+
+    embeddings: Matrix
+    centroid: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, X: Matrix, in_play: NDArray[np.bool_]) -> Centred:
+        """Centre ``X`` on the mean of its rows where ``in_play`` is True."""
+        x = np.asarray(X, dtype=np.float64)
+        centroid = x[in_play].mean(axis=0) if in_play.any() else np.zeros(x.shape[1])
+        return cls(unit_rows(x - centroid), centroid)
+
+    def queries(self, Q: Matrix) -> Matrix:
+        """The queries about the same centroid, re-normalised."""
+        return unit_rows(np.asarray(Q, dtype=np.float64) - self.centroid)
+
+
+def docs_in_play(mask: Mask | None, n_docs: int) -> NDArray[np.bool_]:
+    """Documents that at least one query of the call ranks (all when there is no mask)."""
+    if mask is None:
+        return np.ones(n_docs, dtype=np.bool_)
+    return np.asarray(mask.any(axis=0), dtype=np.bool_)
+
+
+@dataclass(frozen=True)
+class CoverageChannels:
+    """The document side of CoverageTriple's channels, each centred on its centroid.
+
+    Channels, in the order :meth:`scores` returns them: MaxSim and TopMeanSim for sentences,
+    sentence pairs and paragraphs; the topic channel (documents encoded at
+    :data:`TOPIC_MAX_LENGTH` tokens); the full-document channel (``D``, i.e. ``S`` about the
+    corpus centroid).
+
+    Attributes:
+        chunks: per granularity of :data:`SPLITTERS`, its chunks with centred embeddings.
+        chunk_centres: per granularity, the centring of its chunk embeddings.
+        topic: the centred 128-token document embeddings.
+        documents: the centred base document embeddings ``D``.
+
+    """
+
+    chunks: tuple[ChunkChannel, ...]
+    chunk_centres: tuple[Centred, ...]
+    topic: Centred
+    documents: Centred
+
+    @classmethod
+    def build(cls, D: Matrix, ctx: Context, mask: Mask | None) -> CoverageChannels:
+        """Encode the three granularities and the topic channel (index time); centre all."""
+        in_play = docs_in_play(mask, D.shape[0])
+        chunks: list[ChunkChannel] = []
+        centres: list[Centred] = []
+        for granularity in SPLITTERS:
+            raw = encode_granularity(ctx, granularity)
+            centre = Centred.of(raw.embeddings, in_play[raw.chunks.owner])
+            chunks.append(ChunkChannel(raw.chunks, centre.embeddings))
+            centres.append(centre)
+        topic = encode_documents(ctx, PASSAGE, TOPIC_MAX_LENGTH)
+        return cls(
+            chunks=tuple(chunks),
+            chunk_centres=tuple(centres),
+            topic=Centred.of(topic, in_play),
+            documents=Centred.of(D, in_play),
+        )
+
+    def scores(self, Q: Matrix, mask: Mask | None) -> list[Scores]:
+        """The eight channel matrices for queries ``Q`` (no encoder call)."""
+        out: list[Scores] = []
+        for channel, centre in zip(self.chunks, self.chunk_centres, strict=True):
+            q = centre.queries(Q)
+            out += [maxsim_scores(q, channel, mask), topmeansim_scores(q, channel, mask)]
+        for centre in (self.topic, self.documents):
+            out.append(centre.queries(Q) @ centre.embeddings.T)
+        return out

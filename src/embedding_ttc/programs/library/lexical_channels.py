@@ -1,0 +1,78 @@
+"""Encoder-free lexical channels and the embedding backbone of the hybrid RRF programs.
+
+The lexical channels (no encoder call) of LexicalHybridRRF (paper App. "LexicalHybridRRF"):
+BM25-style IDF-weighted word overlap (Okapi BM25, Robertson et al. 1995, through
+:class:`~embedding_ttc.programs.primitives.lexical.BM25`) and word-bigram overlap; and the two
+that CrossRoundRRF (App. "CrossRoundRRF") adds: query-term coverage ratio and rare-term IDF.
+Document statistics (IDF, average length) are taken over the documents the program is handed
+(``ctx.doc_texts``: the corpus, or in shortlist mode the batch's union of shortlists).
+
+:class:`HybridBackbone` holds the embedding channels both programs fuse. The paper gives
+LexicalHybridRRF a cost of c = 3.9 although its lexical channels cost nothing: it inherits
+the channels of the cheaper frontier programs. We take CoverageTriple's eight channels
+(c = 3.7) and BidirZScore's bidirectional channel (+|D| encodes, 0.2 on the paper's suite:
+3.7 + 0.2 = 3.9); SentMaxSim's and AdaptGranularity's MaxSim channels are among
+CoverageTriple's. The cosine ``S`` enters through CoverageTriple's full-document channel
+(``S`` about the corpus centroid) and through the bidirectional channel. The backbone scores
+any query matrix without encoding, so CrossRoundRRF re-scores its refined queries for free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.library.bidir_zscore import bidirectional_scores, reversed_documents
+from embedding_ttc.programs.library.granularity import CoverageChannels
+from embedding_ttc.programs.primitives.lexical import (
+    BM25,
+    bigram_overlap,
+    query_term_coverage,
+    rare_term_idf,
+)
+from embedding_ttc.programs.primitives.scores import Mask, Scores
+
+
+def bm25_scores(ctx: Context) -> Scores:
+    """Okapi BM25 of every query against every document of the call (no encoder call)."""
+    return BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+
+
+def hybrid_lexical(ctx: Context) -> list[Scores]:
+    """LexicalHybridRRF's two lexical channels: BM25 and word-bigram overlap."""
+    return [bm25_scores(ctx), bigram_overlap(ctx.query_texts, ctx.doc_texts)]
+
+
+def crossround_lexical(ctx: Context) -> list[Scores]:
+    """CrossRoundRRF's four: BM25, bigram overlap, query-term coverage, rare-term IDF."""
+    return [
+        *hybrid_lexical(ctx),
+        query_term_coverage(ctx.query_texts, ctx.doc_texts),
+        rare_term_idf(ctx.query_texts, ctx.doc_texts),
+    ]
+
+
+@dataclass(frozen=True)
+class HybridBackbone:
+    """The document side of the hybrid programs' nine embedding channels.
+
+    Attributes:
+        coverage: CoverageTriple's eight channels (index-time encodes).
+        documents: the base document embeddings ``D``.
+        reversed_documents: the documents under ``retrieval.query`` (BidirZScore).
+
+    """
+
+    coverage: CoverageChannels
+    documents: Matrix
+    reversed_documents: Matrix
+
+    @classmethod
+    def build(cls, D: Matrix, ctx: Context, mask: Mask | None) -> HybridBackbone:
+        """Encode every document-side channel once (index-time work)."""
+        return cls(CoverageChannels.build(D, ctx, mask), D, reversed_documents(ctx))
+
+    def scores(self, Q: Matrix, mask: Mask | None) -> list[Scores]:
+        """The nine embedding channels for queries ``Q`` (``Q Dᵀ`` is ``S`` for the base ``Q``)."""
+        bidir = bidirectional_scores(Q @ self.documents.T, Q @ self.reversed_documents.T, mask)
+        return [*self.coverage.scores(Q, mask), bidir]

@@ -1,0 +1,224 @@
+"""BidirZScore, SentMaxSim, AdaptGranularity and CoverageTriple on hand-built tasks.
+
+Every program runs through ``run_programs`` with the honest ``HashingEncoder`` fake (a bag of
+words: texts that share words land close together), and its scores are compared with the
+formula worked out here with numpy, or with a ranking that the formula implies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from embedding_ttc.encoders.base import PASSAGE, QUERY
+from embedding_ttc.evaluation.evaluate import run_programs
+from embedding_ttc.programs.base import Program
+from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.library.channels import mask_for
+from embedding_ttc.programs.library.granularity import Centred, CoverageChannels
+from embedding_ttc.programs.primitives.chunking import (
+    sentence_pairs,
+    split_paragraphs,
+    split_sentences,
+)
+from embedding_ttc.tasks.task import RetrievalTask
+from library_support import direct_call
+
+from fakes import HashingEncoder
+
+BURIED = (
+    "The river flooded the valley in spring. Farmers moved their cattle uphill. "
+    "The mayor opened a shelter downtown. Volcanic ash darkens the glacier. "
+    "Schools closed for a week. Engineers inspected every bridge. Prices of grain rose. "
+    "Trains ran late on the coast line. A new museum opened in the capital. "
+    "Fishermen repaired their nets in the harbour. Tourists crowded the market square."
+)
+DECOY = "Volcanic ash covers the glacier."  # 4 of the query's 5 words, in a short text
+
+
+def buried_task() -> RetrievalTask:
+    """One query whose exact sentence is buried in an 11-sentence document."""
+    return RetrievalTask(
+        name="buried",
+        doc_ids=["buried", "decoy", "bread", "rates"],
+        doc_titles=[""] * 4,
+        doc_bodies=[
+            BURIED,
+            DECOY,
+            "Bake bread with flour and water. Knead the dough.",
+            "Interest rates rose again. Inflation stayed high.",
+        ],
+        query_ids=["q"],
+        query_texts=["volcanic ash darkens the glacier"],
+        qrels={"q": {"buried": 1}},
+    )
+
+
+def pool_task(tiny: RetrievalTask) -> RetrievalTask:
+    """The tiny task as a reranking task: each query ranks only its pool."""
+    pools = {"q1": ["d1", "d2", "d3"], "q2": ["d2", "d3", "d4", "d5"], "q3": ["d1", "d5"]}
+    return RetrievalTask(**{**tiny.__dict__, "name": "tiny-pool", "pools": pools})
+
+
+def scores(program: Program, task: RetrievalTask, encoder: HashingEncoder):
+    """The program's full score matrix (NaN off-pool) and its result record."""
+    run = next(run_programs([program], task, encoder))
+    out = np.full((task.n_queries, task.n_docs), np.nan)
+    for i, (cand, values) in enumerate(run.rows):
+        out[i, slice(None) if cand is None else cand] = values
+    return out, run.result
+
+
+def masked_zscore(x: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
+    """Population z-score along ``axis`` over the masked entries, 0 elsewhere (by hand)."""
+    count = mask.sum(axis=axis, keepdims=True)
+    mean = np.where(mask, x, 0.0).sum(axis=axis, keepdims=True) / count
+    std = np.sqrt(np.where(mask, (x - mean) ** 2, 0.0).sum(axis=axis, keepdims=True) / count)
+    return np.where(mask & (std > 1e-6), (x - mean) / np.where(std > 0, std, 1.0), 0.0)
+
+
+def maxsim_by_hand(q: np.ndarray, doc_chunks: list[np.ndarray]) -> np.ndarray:
+    return np.array([(chunks @ q).max() for chunks in doc_chunks])
+
+
+# --- BidirZScore -----------------------------------------------------------------------------
+
+
+def test_bidir_zscore_is_the_sum_of_column_zscores_by_hand(tiny_task):
+    encoder = HashingEncoder(dim=32, two_views=True)
+    out, _ = scores(get_program("BidirZScore"), tiny_task, encoder)
+
+    Q = encoder.encode(tiny_task.query_texts, view=QUERY)
+    D = encoder.encode(tiny_task.doc_texts, view=PASSAGE)
+    D_q = encoder.encode(tiny_task.doc_texts, view=QUERY)  # each document "as if a query"
+    S, S_rev = Q @ D.T, Q @ D_q.T
+    z = (S - S.mean(axis=0)) / S.std(axis=0) + (S_rev - S_rev.mean(axis=0)) / S_rev.std(axis=0)
+    np.testing.assert_allclose(out, z, atol=1e-5)
+    assert not np.allclose(S, S_rev)  # the two views differ, so the channels do too
+
+
+def test_bidir_zscore_column_statistics_are_over_the_queries_that_rank_the_document(tiny_task):
+    task = pool_task(tiny_task)
+    encoder = HashingEncoder(dim=32, two_views=True)
+    out, _ = scores(get_program("BidirZScore"), task, encoder)
+
+    index = {d: j for j, d in enumerate(task.doc_ids)}
+    mask = np.zeros((task.n_queries, task.n_docs), dtype=bool)
+    for i, q in enumerate(task.query_ids):
+        mask[i, [index[d] for d in task.pools[q]]] = True
+    Q = encoder.encode(task.query_texts, view=QUERY)
+    S = Q @ encoder.encode(task.doc_texts, view=PASSAGE).T
+    S_rev = Q @ encoder.encode(task.doc_texts, view=QUERY).T
+    z = masked_zscore(S, mask, axis=0) + masked_zscore(S_rev, mask, axis=0)
+    np.testing.assert_allclose(out[mask], z[mask], atol=1e-5)
+    # d4 is ranked by q2 alone: one query has no spread, so its z-score is 0.
+    assert out[1, index["d4"]] == 0.0
+
+
+def test_bidir_zscore_costs_one_query_view_encode_per_document(tiny_task):
+    _, p0 = scores(get_program("P0"), tiny_task, HashingEncoder())
+    _, result = scores(get_program("BidirZScore"), tiny_task, HashingEncoder())
+    assert result.cost.texts["program/index/retrieval.query"] == tiny_task.n_docs
+    assert result.cost.program_calls == tiny_task.n_docs
+    assert result.cost.query_calls == p0.cost.query_calls == tiny_task.n_queries
+    n_base = tiny_task.n_docs + tiny_task.n_queries
+    assert result.cost.cost_ratio == pytest.approx((n_base + tiny_task.n_docs) / n_base)
+
+
+# --- SentMaxSim ------------------------------------------------------------------------------
+
+
+def test_sent_maxsim_finds_the_document_whose_one_matching_sentence_is_buried():
+    task, encoder = buried_task(), HashingEncoder(dim=64)
+    cosine, p0 = scores(get_program("P0"), task, encoder)
+    out, result = scores(get_program("SentMaxSim"), task, encoder)
+
+    # Whole-document cosine prefers the short decoy: the buried sentence is diluted.
+    assert cosine[0, 1] > cosine[0, 0]
+    assert p0.ndcg_at_10 < 1.0
+    # The buried sentence is the query itself (cosine 1); the decoy's best is its only one.
+    assert out[0, 0] == pytest.approx(1.0, abs=1e-5)
+    assert out[0, 1] == pytest.approx(cosine[0, 1], abs=1e-5)
+    assert result.ndcg_at_10 == pytest.approx(1.0)
+    # Index-time cost: one passage-view encode per sentence, nothing per query.
+    n_sentences = sum(len(split_sentences(text)) for text in task.doc_texts)
+    assert result.cost.texts["program/index/retrieval.passage"] == n_sentences
+    assert result.cost.query_calls == task.n_queries
+
+
+# --- AdaptGranularity ------------------------------------------------------------------------
+
+
+def test_adapt_granularity_is_the_max_of_the_row_zscored_maxsim_channels():
+    task, encoder = buried_task(), HashingEncoder(dim=64)
+    out, result = scores(get_program("AdaptGranularity"), task, encoder)
+
+    q = encoder.encode(task.query_texts, view=QUERY)[0]
+    channels = []
+    for split in (split_paragraphs, split_sentences):
+        chunks = [encoder.encode(split(text), view=PASSAGE) for text in task.doc_texts]
+        channels.append(masked_zscore(maxsim_by_hand(q, chunks)[None], np.ones((1, 4), bool), 1))
+    np.testing.assert_allclose(out, np.maximum(*channels), atol=1e-5)
+    assert result.ndcg_at_10 == pytest.approx(1.0)  # the sentence channel carries the match
+    n_chunks = sum(len(split_paragraphs(t)) + len(split_sentences(t)) for t in task.doc_texts)
+    assert result.cost.texts["program/index/retrieval.passage"] == n_chunks
+
+
+# --- CoverageTriple --------------------------------------------------------------------------
+
+
+def test_coverage_triple_encodes_three_granularities_and_a_topic_view_at_index_time():
+    task, encoder = buried_task(), HashingEncoder(dim=64)
+    out, result = scores(get_program("CoverageTriple"), task, encoder)
+    assert np.all(np.isfinite(out))
+    # The eight z-scored channels sum to zero over a query's candidates.
+    assert out.sum() == pytest.approx(0.0, abs=1e-4)
+    expected = sum(
+        len(split_sentences(t)) + len(sentence_pairs(split_sentences(t))) + len(split_paragraphs(t))
+        for t in task.doc_texts
+    )
+    expected += task.n_docs  # the topic channel: documents at 128 tokens
+    assert result.cost.texts == {
+        "base/index/retrieval.passage": task.n_docs,
+        "base/query/retrieval.query": task.n_queries,
+        "program/index/retrieval.passage": expected,
+    }
+
+
+def test_centring_uses_only_documents_in_play_and_moves_both_sides():
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [-5.0, -5.0]], dtype=np.float32)
+    in_play = np.array([True, True, False])  # the third row is no query's candidate
+    centred = Centred.of(X, in_play)
+    np.testing.assert_allclose(centred.centroid, [0.5, 0.5])
+    s = np.sqrt(0.5)
+    np.testing.assert_allclose(centred.embeddings[:2], [[s, -s], [-s, s]], atol=1e-6)
+    # A query at the centroid itself becomes the zero vector (it favours no document).
+    q = np.array([[0.5, 0.5], [1.0, 0.0]], dtype=np.float32)
+    np.testing.assert_allclose(centred.queries(q), [[0.0, 0.0], [s, -s]], atol=1e-6)
+
+
+def cosine_about_centroid(Q: np.ndarray, X: np.ndarray, in_play: list[int]) -> np.ndarray:
+    """Cosine of ``Q - mu`` and ``X - mu``, ``mu`` the mean of the rows of X in play."""
+    mu = X[in_play].mean(axis=0)
+    Qc, Xc = Q - mu, X - mu
+    Qc /= np.linalg.norm(Qc, axis=1, keepdims=True)
+    Xc /= np.linalg.norm(Xc, axis=1, keepdims=True)
+    return Qc @ Xc.T
+
+
+@pytest.mark.parametrize("in_play", [[0, 1, 2, 3, 4], [0, 4]])
+def test_coverage_triple_document_channels_are_cosines_about_the_in_play_centroid(
+    tiny_task, in_play
+):
+    # With every query ranking d1 and d5 only, d2..d4 are out of play: they leave the centroid.
+    encoder = HashingEncoder(dim=32)
+    candidates = None if len(in_play) == 5 else (np.array(in_play),) * 3
+    Q, D, S, ctx, _ = direct_call(tiny_task, encoder, candidates)
+    mask = mask_for(ctx, S)
+    channels = CoverageChannels.build(D, ctx, mask).scores(Q, mask)
+    assert len(channels) == 8
+
+    topic = encoder.encode(tiny_task.doc_texts, view=PASSAGE, max_length=128)
+    for channel, X in ((channels[6], topic), (channels[7], D)):
+        expected = cosine_about_centroid(Q, X, in_play)
+        np.testing.assert_allclose(channel[:, in_play], expected[:, in_play], atol=1e-5)
