@@ -22,9 +22,9 @@ from embedding_ttc.programs.primitives.chunking import (
     split_sentences,
 )
 from embedding_ttc.tasks.task import RetrievalTask
-from library_support import direct_call
 
 from fakes import HashingEncoder
+from library_support import direct_call
 
 BURIED = (
     "The river flooded the valley in spring. Farmers moved their cattle uphill. "

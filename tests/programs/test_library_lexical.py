@@ -25,9 +25,9 @@ from embedding_ttc.programs.primitives.lexical import (
 )
 from embedding_ttc.programs.primitives.scores import RRF_K, rrf
 from embedding_ttc.tasks.task import RetrievalTask
-from library_support import direct_call
 
 from fakes import HashingEncoder
+from library_support import direct_call
 
 
 def scores(program: Program, task: RetrievalTask, encoder: HashingEncoder):

@@ -11,17 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import load_encoder
-from embedding_ttc.encoders.meter import Meter, MeteredEncoder
 from embedding_ttc.evaluation.evaluate import evaluate
-from embedding_ttc.programs.base import Context
 from embedding_ttc.programs.catalog import PROGRAMS, get_program
 from embedding_ttc.tasks.catalog import load_task
 from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder
+from library_support import direct_call
 
 NAMES = [*PROGRAMS.names(), "Rocchio:K=2,beta=0.3", "SoftCentroid:K=2,alpha=0.7,tau=0.1"]
 
@@ -57,28 +55,6 @@ def full_task() -> RetrievalTask:
     return RetrievalTask(**{**task.__dict__, "name": "contract-full", "pools": None})
 
 
-def context(task: RetrievalTask, encoder, candidates) -> tuple[np.ndarray, np.ndarray, Context]:
-    meter = Meter()
-    metered = MeteredEncoder(encoder, meter)
-    D = metered.encode(task.doc_texts, view=PASSAGE)
-    Q = metered.encode(list(task.query_texts), view=QUERY)
-
-    def encode_fn(texts, view=QUERY, dim=None, max_length=None):
-        return metered.encode(list(texts), view=view, dim=dim, max_length=max_length)
-
-    ctx = Context(
-        encode_fn=encode_fn,
-        query_texts=tuple(task.query_texts),
-        doc_texts=tuple(task.doc_texts),
-        query_ids=tuple(task.query_ids),
-        doc_ids=tuple(task.doc_ids),
-        candidates=candidates,
-        views_collapsed=encoder.info.collapsed,
-        index_time=lambda: meter.scope(side="index"),
-    )
-    return Q, D, ctx
-
-
 def pool_candidates(task: RetrievalTask) -> tuple[np.ndarray, ...]:
     index = {d: i for i, d in enumerate(task.doc_ids)}
     return tuple(np.array([index[d] for d in task.pools[q]]) for q in task.query_ids)
@@ -90,8 +66,7 @@ def test_contract_with_fake_encoders(name, two_views):
     task = pool_task()
     encoder = HashingEncoder(dim=48, two_views=two_views)
     cands = pool_candidates(task)
-    Q, D, ctx = context(task, encoder, cands)
-    S = Q @ D.T
+    Q, D, S, ctx, _meter = direct_call(task, encoder, cands)
     copies = (Q.copy(), D.copy(), S.copy())
     program = get_program(name)
     out = program(Q, D, S, ctx)
