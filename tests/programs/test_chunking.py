@@ -87,9 +87,21 @@ from embedding_ttc.programs.primitives.chunking import (
         ),
         pytest.param(
             "Title\nFirst line. Second\r\n\n  third  ",
-            ["Title", "First line.", "Second", "third"],
-            id="newlines-are-hard-breaks",
+            ["Title\nFirst line.", "Second", "third"],
+            id="blank-lines-split-single-line-breaks-do-not",
         ),
+        pytest.param(
+            "The company reported net\nincome of $5 million in\n2018. Revenue grew.",
+            ["The company reported net\nincome of $5 million in\n2018.", "Revenue grew."],
+            id="pdf-line-breaks-inside-a-sentence",
+        ),
+        pytest.param(
+            "Net income\n \n$\n \n5,363\n \n(370)\n\nDepreciation\n \n1,488",
+            ["Net income\n \n$\n \n5,363\n \n(370)", "Depreciation\n \n1,488"],
+            id="letterless-cells-join-the-row-before",
+        ),
+        pytest.param("12\n\n$ 3\n\nTotal. 7", ["12\n\n$ 3\n\nTotal. 7"], id="leading-letterless"),
+        pytest.param("1.\n\n2.", ["1.\n\n2."], id="no-letter-at-all"),
         pytest.param("no terminator here", ["no terminator here"], id="no-terminator"),
         pytest.param("สวัสดีครับ ผมชื่อสมชาย", ["สวัสดีครับ ผมชื่อสมชาย"], id="thai-no-terminator"),
         pytest.param("", [], id="empty"),
@@ -105,10 +117,16 @@ def test_split_paragraphs_prefers_blank_line_blocks() -> None:
     assert split_paragraphs(text) == ["First para, line one.\nLine two.", "Second para.", "Third."]
 
 
-def test_split_paragraphs_falls_back_to_lines() -> None:
+def test_split_paragraphs_single_line_breaks_stay_inside() -> None:
     assert split_paragraphs("Line one. Still one.\n  Line two.\n") == [
-        "Line one. Still one.",
-        "Line two.",
+        "Line one. Still one.\n  Line two."
+    ]
+
+
+def test_split_paragraphs_letterless_blocks_join_the_block_before() -> None:
+    assert split_paragraphs("Revenue\n\n 5,363 \n\nCosts rose.") == [
+        "Revenue\n\n 5,363",
+        "Costs rose.",
     ]
 
 

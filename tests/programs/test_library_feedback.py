@@ -19,8 +19,9 @@ from embedding_ttc.evaluation.evaluate import evaluate
 from embedding_ttc.programs.base import Context
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.programs.library.consensus_rocchio import consensus_split
-from embedding_ttc.programs.library.expansion import Pipeline, contrast, lexical_channels
+from embedding_ttc.programs.library.expansion import Pipeline, contrast
 from embedding_ttc.programs.library.fisher_stability import fisher_scores
+from embedding_ttc.programs.library.lexical_channels import hybrid_lexical
 from embedding_ttc.programs.library.rocchio import Rocchio
 from embedding_ttc.programs.library.soft_centroid import SoftCentroid
 from embedding_ttc.programs.p0 import P0
@@ -370,7 +371,8 @@ def test_bm25_statistics_ignore_documents_no_query_ranks():
     def channels(decoy: str) -> tuple[np.ndarray, np.ndarray]:
         task = decoy_task(decoy, pools=True)
         _, _, _, ctx, _ = make_context(task, HashingEncoder(dim=8), pool_candidates(task))
-        return lexical_channels(ctx, task.n_docs)
+        bm25, bigram = hybrid_lexical(ctx)
+        return bm25, bigram
 
     (bm25_a, bigram_a), (bm25_b, bigram_b) = channels(DECOY_MATCHING), channels(DECOY_UNRELATED)
     np.testing.assert_array_equal(bm25_a, bm25_b)

@@ -40,8 +40,9 @@ Choices where the paper is silent (all global, never tuned per task):
   means the same for every encoder's score scale, and it keeps the number of rounds per query
   constant, so RRF sums stay comparable across queries.
 * **Candidates.** Anchors, centroids and statistics are taken over each query's candidates;
-  BM25's corpus statistics over the union of all queries' candidates (the whole corpus when
-  every query ranks every document), so a document no query ranks cannot move any score.
+  BM25's corpus statistics (IDF, average length) over every document the program is handed,
+  as in LexicalHybridRRF (:mod:`~embedding_ttc.programs.library.lexical_channels`): they are
+  index-time statistics of the corpus, the same ones a deployed index stores.
 * **Collapsed views.** When the encoder's views share one realisation
   (``ctx.views_collapsed``), an encode that would repeat one already made (documents under
   ``retrieval.query``, queries under ``retrieval.passage``, one expansion under several views)
@@ -71,6 +72,7 @@ from embedding_ttc.programs.library.channels import (
     expand_queries,
     mask_for,
 )
+from embedding_ttc.programs.library.lexical_channels import hybrid_lexical
 from embedding_ttc.programs.primitives.anchors import QUARTER, top_portion
 from embedding_ttc.programs.primitives.chunking import split_sentences
 from embedding_ttc.programs.primitives.feedback import (
@@ -80,7 +82,6 @@ from embedding_ttc.programs.primitives.feedback import (
     rocchio,
 )
 from embedding_ttc.programs.primitives.late import maxsim
-from embedding_ttc.programs.primitives.lexical import BM25, bigram_overlap
 from embedding_ttc.programs.primitives.scores import Mask, median_split, rrf, top_k_indices
 
 RESIDUAL_MIN_NORM: float = 0.1
@@ -335,36 +336,6 @@ def contrast(positive: Matrix, negative: Matrix) -> Matrix:
     return unit_rows(np.where(short, pos, diff), positive)
 
 
-def lexical_channels(ctx: Context, n_docs: int) -> tuple[Matrix, Matrix]:
-    """BM25 and word-bigram overlap (*LexicalHybridRRF*), no encoder call.
-
-    BM25 is fitted on the union of the queries' candidates (every document when
-    ``ctx.candidates`` is ``None``), so its IDF and average length never see a document no
-    query ranks; other columns score 0.
-
-    Args:
-        ctx: the program context.
-        n_docs: number of documents (columns).
-
-    Returns:
-        ``(bm25, bigram)``, each ``float32`` ``(n_q, n_docs)``.
-
-    """
-    if ctx.candidates is None:
-        cols = np.arange(n_docs, dtype=np.intp)
-    else:
-        parts = [np.asarray(c, dtype=np.intp) for c in ctx.candidates]
-        cols = np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.intp)
-    n_q = len(ctx.query_texts)
-    bm25 = np.zeros((n_q, n_docs), dtype=np.float32)
-    bigram = np.zeros((n_q, n_docs), dtype=np.float32)
-    if cols.size:
-        texts = [ctx.doc_texts[int(j)] for j in cols]
-        bm25[:, cols] = BM25.fit(texts).scores(ctx.query_texts)
-        bigram[:, cols] = bigram_overlap(ctx.query_texts, texts)
-    return bm25, bigram
-
-
 def side_centroids(D: Matrix, side: Mask) -> Matrix:
     """Per query, the normalised centroid of the documents marked in its row of ``side``."""
     if side.shape[0] == 0:
@@ -379,7 +350,7 @@ def add_backbone(p: Pipeline) -> None:
         p: the pipeline (normally empty).
 
     """
-    bm25, bigram = lexical_channels(p.ctx, p.n_docs)
+    bm25, bigram = hybrid_lexical(p.ctx)
     _, late = p.query_channels(p.Q)
     dense = p.S.astype(np.float32)  # a copy of the cosine S
     reverse = (p.Q @ p.documents(QUERY).T).astype(np.float32)

@@ -4,8 +4,10 @@ The lexical channels (no encoder call) of LexicalHybridRRF (paper App. "LexicalH
 BM25-style IDF-weighted word overlap (Okapi BM25, Robertson et al. 1995, through
 :class:`~embedding_ttc.programs.primitives.lexical.BM25`) and word-bigram overlap; and the two
 that CrossRoundRRF (App. "CrossRoundRRF") adds: query-term coverage ratio and rare-term IDF.
-Document statistics (IDF, average length) are taken over the documents the program is handed
-(``ctx.doc_texts``: the corpus, or in shortlist mode the batch's union of shortlists).
+Document statistics (IDF, average length) are taken over the documents some query ranks: the
+union of the queries' candidates on a pool task, otherwise every document the program is handed
+(``ctx.doc_texts``: the corpus, or in shortlist mode the batch's union of shortlists). So a
+document no query ranks cannot move any score; its columns score 0.
 
 :class:`HybridBackbone` holds the embedding channels both programs fuse. The paper gives
 LexicalHybridRRF a cost of c = 3.9 although its lexical channels cost nothing: it inherits
@@ -19,7 +21,11 @@ any query matrix without encoding, so CrossRoundRRF re-scores its refined querie
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
 
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.bidir_zscore import bidirectional_scores, reversed_documents
@@ -33,22 +39,45 @@ from embedding_ttc.programs.primitives.lexical import (
 from embedding_ttc.programs.primitives.scores import Mask, Scores
 
 
+def ranked_columns(ctx: Context) -> NDArray[np.intp]:
+    """The documents some query ranks: the union of the candidates, else every document."""
+    if ctx.candidates is None:
+        return np.arange(len(ctx.doc_texts), dtype=np.intp)
+    parts = [np.asarray(c, dtype=np.intp) for c in ctx.candidates]
+    return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.intp)
+
+
+def _over_ranked(ctx: Context, channel: Callable[[Sequence[str], Sequence[str]], Scores]) -> Scores:
+    """``channel(queries, docs)`` over the ranked documents, 0 in the other columns."""
+    cols = ranked_columns(ctx)
+    if cols.size == len(ctx.doc_texts):
+        return channel(ctx.query_texts, ctx.doc_texts).astype(np.float32, copy=False)
+    out = np.zeros((len(ctx.query_texts), len(ctx.doc_texts)), dtype=np.float32)
+    if cols.size:
+        out[:, cols] = channel(ctx.query_texts, [ctx.doc_texts[int(j)] for j in cols])
+    return out
+
+
+def _bm25(queries: Sequence[str], docs: Sequence[str]) -> Scores:
+    return BM25.fit(docs).scores(queries)
+
+
 def bm25_scores(ctx: Context) -> Scores:
-    """Okapi BM25 of every query against every document of the call (no encoder call)."""
-    return BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    """Okapi BM25 of every query against the ranked documents (no encoder call)."""
+    return _over_ranked(ctx, _bm25)
 
 
 def hybrid_lexical(ctx: Context) -> list[Scores]:
     """LexicalHybridRRF's two lexical channels: BM25 and word-bigram overlap."""
-    return [bm25_scores(ctx), bigram_overlap(ctx.query_texts, ctx.doc_texts)]
+    return [bm25_scores(ctx), _over_ranked(ctx, bigram_overlap)]
 
 
 def crossround_lexical(ctx: Context) -> list[Scores]:
     """CrossRoundRRF's four: BM25, bigram overlap, query-term coverage, rare-term IDF."""
     return [
         *hybrid_lexical(ctx),
-        query_term_coverage(ctx.query_texts, ctx.doc_texts),
-        rare_term_idf(ctx.query_texts, ctx.doc_texts),
+        _over_ranked(ctx, query_term_coverage),
+        _over_ranked(ctx, rare_term_idf),
     ]
 
 

@@ -9,7 +9,9 @@ granularity channels on Chinese, Japanese, Hindi, Arabic, Amharic and Armenian t
 
 Sentence rules, in order:
 
-* every line break is a hard break (``str.splitlines`` line boundaries);
+* a *blank line* (a line of only whitespace) is a hard break: it ends a paragraph;
+* a single line break is whitespace, as in the paper's ``[.!?]`` splitter: PDF and OCR text
+  breaks lines inside sentences, and a split there leaves fragments that carry no evidence;
 * a *terminator run* is one or more characters with the Unicode ``Sentence_Terminal``
   property (UAX #29: ``. ! ?``, ``。！？｡``, Devanagari ``। ॥``, Arabic ``؟ ۔``, Ethiopic
   ``። ፧``, Armenian ``։``, Myanmar ``။``, Khmer ``។`` and others) or the ellipsis ``…``,
@@ -22,7 +24,11 @@ Sentence rules, in order:
   when it contains an ideographic terminator (``。！？｡``), unless a closing bracket is
   followed by more text (``「本当？」と彼は聞いた``), or when a non-``.`` run is followed by
   a Han, Hiragana or Katakana character (``你好!我很好``);
-* so a ``.`` inside a token never splits: decimals (``3.14``), versions, URLs.
+* so a ``.`` inside a token never splits: decimals (``3.14``), versions, URLs;
+* a piece without a letter (``$``, ``5,363``, ``(370)``, ``—``) is not a sentence: it joins
+  the piece before it (or, first in the text, the piece after it). Tables extracted from PDFs
+  put each cell between blank lines; this rule turns their rows ("Net income $ 5,363 $ 4,869")
+  into the sentences.
 
 The rules err towards not splitting (``in the U.S. The`` stays one sentence): a merged
 sentence still carries its evidence into MaxSim, while a wrong split cuts it in two.
@@ -92,7 +98,9 @@ _CANDIDATE = regex.compile(
 _WIDE_TERMINATORS = frozenset("\u3002\uff01\uff1f\uff61")  # 。！？｡
 _UNSPACED_LETTER = regex.compile(r"[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\u30fc]")
 _DOTTED = regex.compile(r"(?:[\p{L}\p{M}]{1,3}\.)+[\p{L}\p{M}]{1,3}")
-_LINE = regex.compile(r"[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+")
+# A run of line breaks with only whitespace between them that contains a blank line.
+_BLANK_LINE = regex.compile(r"\R[^\S\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*\R\s*")
+_LETTER = regex.compile(r"\p{L}")
 
 
 def _is_word_char(char: str) -> bool:
@@ -117,10 +125,10 @@ def _is_abbreviation(text: str, period: int) -> bool:
     return "." in word and _DOTTED.fullmatch(word) is not None
 
 
-def _is_boundary(text: str, match: Any) -> bool:
+def _is_boundary(text: str, match: Any, block_end: int) -> bool:
     """Whether a terminator run (a ``_CANDIDATE`` match) ends a sentence; see module rules."""
     run, close, space, following = match.groups()  # positional: faster than by name
-    if not following:  # end of the line
+    if not following or match.end() + len(space) >= block_end:  # end of the block
         return True
     if space:
         if following.islower():
@@ -139,25 +147,58 @@ def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start + left, start + max(left, right)
 
 
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """Spans of the blank-line separated blocks of ``text`` (possibly blank themselves)."""
+    blocks: list[tuple[int, int]] = []
+    start = 0
+    for gap in _BLANK_LINE.finditer(text):
+        blocks.append((start, gap.start()))
+        start = gap.end()
+    blocks.append((start, len(text)))
+    return blocks
+
+
+def _join_letterless(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Merge every span without a letter into the span before it (the first into the next)."""
+    merged: list[tuple[int, int]] = []
+    pending: int | None = None  # start of leading letterless spans waiting for a successor
+    for start, end in spans:
+        if _LETTER.search(text, start, end) is not None:
+            merged.append((start if pending is None else pending, end))
+            pending = None
+        elif merged:
+            merged[-1] = (merged[-1][0], end)
+        elif pending is None:
+            pending = start
+    if pending is not None:  # no letter anywhere: one piece
+        merged.append((pending, spans[-1][1]))
+    return merged
+
+
+def _block_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Sentence spans of one block, stripped and non-empty."""
+    spans: list[tuple[int, int]] = []
+    cut = start
+    for match in _CANDIDATE.finditer(text, start, end):
+        if _is_boundary(text, match, end):
+            spans.append(_strip_span(text, cut, match.end()))
+            cut = match.end()
+    spans.append(_strip_span(text, cut, end))
+    return [(a, b) for a, b in spans if b > a]
+
+
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
     """Character spans of the sentences of ``text``, stripped, non-empty, in order."""
-    spans: list[tuple[int, int]] = []
-    for line in _LINE.finditer(text):
-        line_start, line_end = line.span()
-        cut = line_start
-        for match in _CANDIDATE.finditer(text, line_start, line_end):
-            if _is_boundary(text, match):
-                spans.append(_strip_span(text, cut, match.end()))
-                cut = match.end()
-        spans.append(_strip_span(text, cut, line_end))
-    return [(start, end) for start, end in spans if end > start]
+    spans = [s for a, b in _blocks(text) for s in _block_sentences(text, a, b)]
+    return _join_letterless(text, spans) if spans else []
 
 
 def split_sentences(text: str) -> list[str]:
     """Split a text into sentences with script-aware, rule-based boundaries.
 
-    The rules are in the module docstring. Line breaks always split; a text with no
-    terminator is one sentence; an empty or blank text gives no sentence.
+    The rules are in the module docstring. Blank lines always split, single line breaks never
+    do; a text with no terminator and no blank line is one sentence; an empty or blank text
+    gives no sentence.
 
     Args:
         text: any text, in any script.
@@ -170,13 +211,14 @@ def split_sentences(text: str) -> list[str]:
 
 
 def split_paragraphs(text: str) -> list[str]:
-    """Split a text into paragraphs, falling back from blank lines to lines to sentences.
+    """Split a text into paragraphs: blank-line blocks, else windows of sentences.
 
     Blocks separated by blank (whitespace-only) lines are paragraphs when there are at least
-    two of them. Otherwise the non-blank lines are, when there are at least two. Otherwise the
-    text is one line of prose, and its paragraphs are non-overlapping windows of
-    :data:`PARAGRAPH_SENTENCES` consecutive sentences, each taken verbatim from the text (so a
-    Chinese window keeps its sentences unspaced).
+    two of them; a block without a letter joins the block before it, as in
+    :func:`split_sentences`. Single line breaks do not separate paragraphs (PDF and OCR text
+    breaks lines inside them). Otherwise the text is one block of prose, and its paragraphs are
+    non-overlapping windows of :data:`PARAGRAPH_SENTENCES` consecutive sentences, each taken
+    verbatim from the text (so a Chinese window keeps its sentences unspaced).
 
     Args:
         text: any text, in any script.
@@ -185,19 +227,10 @@ def split_paragraphs(text: str) -> list[str]:
         The paragraphs in order, stripped of surrounding whitespace, none empty.
 
     """
-    lines = text.splitlines()
-    blocks: list[list[str]] = [[]]
-    for line in lines:
-        if line.strip():
-            blocks[-1].append(line)
-        elif blocks[-1]:
-            blocks.append([])
-    paragraphs = ["\n".join(block).strip() for block in blocks if block]
-    if len(paragraphs) >= 2:
-        return paragraphs
-    non_blank = [line.strip() for line in lines if line.strip()]
-    if len(non_blank) >= 2:
-        return non_blank
+    blocks = [_strip_span(text, a, b) for a, b in _blocks(text)]
+    blocks = _join_letterless(text, [(a, b) for a, b in blocks if b > a]) if blocks else []
+    if len(blocks) >= 2:
+        return [text[a:b] for a, b in blocks]
     spans = _sentence_spans(text)
     return [
         text[spans[i][0] : spans[min(i + PARAGRAPH_SENTENCES, len(spans)) - 1][1]]
