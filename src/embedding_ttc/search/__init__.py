@@ -1,0 +1,1 @@
+"""Agentic program search (paper §3): proposers, checks, sandbox, ledger, frontier, loop."""
