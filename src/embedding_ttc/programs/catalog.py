@@ -62,6 +62,14 @@ for _name, _target in _LIBRARY.items():
     PROGRAMS.register(_name, _lazy(_target))
 
 
+def library_modules() -> dict[str, str]:
+    """The library's program names with the dotted module each lives in (P0 included)."""
+    out = {"P0": "embedding_ttc.programs.p0"}
+    for name, target in _LIBRARY.items():
+        out[name] = f"embedding_ttc.programs.library.{target.partition(':')[0]}"
+    return out
+
+
 def register_group(name: str, members: list[str]) -> None:
     """Register a named list of (possibly parametrised) program names."""
     if name in GROUPS or name in PROGRAMS:

@@ -1,0 +1,211 @@
+"""Scoring one candidate on every discovery task (constraints 3 and 6), under a compute lock.
+
+:class:`SuiteEvaluator` holds the suite's tasks, the (cached) encoder and each task's P0
+per-query nDCG@10. :meth:`SuiteEvaluator.evaluate` runs a program once as written on every task
+(constraint 6) and returns per-task ΔnDCG@10 (mean over queries of the per-query difference
+against P0, the paper's footnote), W/T/L over tasks at ±0.001 and the suite's cost ratio
+``c = (ΣT_base + ΣT_prog) / ΣT_base`` (calls summed over tasks, as in the discovery table).
+
+Determinism (constraint 3) is checked on the smallest task, which runs first and twice: the
+two score matrices must be bit-identical. Any failure on any task ends the evaluation with
+the failure's status; nothing is averaged over a subset of the tasks.
+
+:class:`ComputeLock` keeps one evaluation at a time on a machine (an ``flock`` on a file in
+the cache directory), so two searches cannot skew each other's timings.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from embedding_ttc.encoders.base import Encoder
+from embedding_ttc.evaluation.evaluate import ProgramOutputError, ProgramRun, run_programs
+from embedding_ttc.evaluation.records import TIE_THRESHOLD, TaskResult, compare
+from embedding_ttc.programs.base import Program
+from embedding_ttc.programs.p0 import P0
+from embedding_ttc.search.interface import Status
+from embedding_ttc.search.records import TaskDelta
+from embedding_ttc.tasks.task import RetrievalTask
+
+
+class CandidateFailure(Exception):
+    """A candidate failed a check during evaluation; carries the ledger status and reason."""
+
+    def __init__(self, status: Status, reason: str) -> None:
+        super().__init__(f"{status.value}: {reason}")
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SuiteScore:
+    """An evaluated candidate's numbers over the suite."""
+
+    per_task: dict[str, TaskDelta]
+    mean_delta: float
+    wins: int
+    ties: int
+    losses: int
+    cost_ratio: float
+
+
+class ComputeLock:
+    """An exclusive, blocking, per-machine lock around evaluations (``fcntl.flock``).
+
+    Args:
+        path: the lock file (created if absent).
+        on_wait: called once, with the path, when another process holds the lock.
+
+    """
+
+    def __init__(self, path: Path, on_wait: Callable[[Path], None] | None = None) -> None:
+        self.path = path
+        self.on_wait = on_wait
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the lock for the duration of the block."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if self.on_wait is not None:
+                    self.on_wait(self.path)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def _scores(run: ProgramRun) -> list[np.ndarray]:
+    return [values for _, values in run.rows]
+
+
+class SuiteEvaluator:
+    """Scores candidates on a fixed list of tasks with one encoder.
+
+    Args:
+        tasks: the discovery tasks, in suite order.
+        encoder: the frozen encoder (wrap it in a cache: every candidate re-reads the base
+            encoding and most program encodes repeat across candidates).
+        lock: the compute lock (``None``: no locking, for tests).
+        shortlist: rerank each query's first-stage shortlist only (``None``: full ranking).
+
+    """
+
+    def __init__(
+        self,
+        tasks: Sequence[RetrievalTask],
+        encoder: Encoder,
+        *,
+        lock: ComputeLock | None = None,
+        shortlist: int | None = None,
+    ) -> None:
+        if not tasks:
+            raise ValueError("the search needs at least one task")
+        self.tasks = tuple(tasks)
+        self.encoder = encoder
+        self.lock = lock
+        self.shortlist = shortlist
+        # The determinism check runs on the smallest task, first.
+        self._order = sorted(
+            range(len(self.tasks)),
+            key=lambda i: (self.tasks[i].n_docs * self.tasks[i].n_queries, i),
+        )
+        self._baselines: dict[str, TaskResult] = {}
+
+    @property
+    def task_names(self) -> tuple[str, ...]:
+        """The tasks' names in suite order."""
+        return tuple(t.name for t in self.tasks)
+
+    def _run(self, program: Program, task: RetrievalTask) -> ProgramRun:
+        return next(run_programs([program], task, self.encoder, shortlist=self.shortlist))
+
+    def baseline(self, task: RetrievalTask) -> TaskResult:
+        """P0 on ``task`` (computed once)."""
+        if task.name not in self._baselines:
+            self._baselines[task.name] = self._run(P0(), task).result
+        return self._baselines[task.name]
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        if self.lock is None:
+            yield
+        else:
+            with self.lock.held():
+                yield
+
+    def evaluate(self, program: Program) -> SuiteScore:
+        """Run ``program`` once on every task and score it against P0.
+
+        Raises:
+            CandidateFailure: the program failed on some task (sandbox status, invalid
+                output, or different outputs on two identical runs).
+
+        """
+        with self._locked():
+            results: dict[str, TaskResult] = {}
+            for rank, index in enumerate(self._order):
+                task = self.tasks[index]
+                run = self._attempt(program, task)
+                if rank == 0:
+                    again = self._attempt(program, task)
+                    first, second = _scores(run), _scores(again)
+                    if any(not np.array_equal(a, b) for a, b in zip(first, second, strict=True)):
+                        raise CandidateFailure(
+                            Status.REJECTED,
+                            f"deterministic: two runs on {task.name} gave different scores",
+                        )
+                results[task.name] = run.result
+            return self._score(results)
+
+    def _attempt(self, program: Program, task: RetrievalTask) -> ProgramRun:
+        try:
+            return self._run(program, task)
+        except CandidateFailure:
+            raise
+        except ProgramOutputError as exc:
+            raise CandidateFailure(Status.INVALID_OUTPUT, f"{task.name}: {exc}") from exc
+        except Exception as exc:
+            status = getattr(exc, "status", None)
+            reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
+            if isinstance(status, Status):
+                raise CandidateFailure(status, f"{task.name}: {reason}") from exc
+            raise CandidateFailure(Status.CRASHED, f"{task.name}: {reason}") from exc
+
+    def _score(self, results: dict[str, TaskResult]) -> SuiteScore:
+        per_task: dict[str, TaskDelta] = {}
+        base_calls = program_calls = 0
+        for task in self.tasks:
+            result, base = results[task.name], self.baseline(task)
+            per_task[task.name] = TaskDelta(
+                delta=compare(result, base).delta_ndcg_at_10,
+                ndcg_at_10=result.ndcg_at_10,
+                baseline_ndcg_at_10=base.ndcg_at_10,
+                cost_ratio=result.cost.cost_ratio,
+                index_calls=result.cost.index_calls,
+                query_calls=result.cost.query_calls,
+            )
+            base_calls += result.cost.base_calls
+            program_calls += result.cost.program_calls
+        deltas = [d.delta for d in per_task.values()]
+        wins = sum(1 for d in deltas if d > TIE_THRESHOLD)
+        losses = sum(1 for d in deltas if d < -TIE_THRESHOLD)
+        return SuiteScore(
+            per_task=per_task,
+            mean_delta=float(np.mean(deltas)),
+            wins=wins,
+            ties=len(deltas) - wins - losses,
+            losses=losses,
+            cost_ratio=(base_calls + program_calls) / base_calls if base_calls else 1.0,
+        )

@@ -1,0 +1,137 @@
+"""The search's memory: ``RUN_DIR/ledger.jsonl`` and the program sources beside it.
+
+Layout::
+
+    RUN_DIR/ledger.jsonl          one LedgerRecord per candidate, in generation order
+    RUN_DIR/programs/<id>.py      the source of every candidate that had one
+    RUN_DIR/search.json           the run's configuration (suite, encoder, proposer, seed ...)
+
+Write order makes a SIGKILL at any moment harmless: the source is written to a temporary
+name, fsynced and renamed first; then the record is appended as one line, flushed and fsynced.
+A generation exists exactly when its line does. On open, a final line without its newline
+(the only thing a kill can leave) is cut off, and that generation runs again; a source file
+without a line is overwritten by the re-run. Any other malformed line is an error naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.search.records import LedgerRecord
+
+LEDGER_FILE = "ledger.jsonl"
+PROGRAMS_DIR = "programs"
+
+
+class LedgerError(EmbeddingTTCError):
+    """The ledger file is malformed (not merely cut short by a kill)."""
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, fsynced, then renamed."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+class Ledger:
+    """Append-only JSONL ledger of a search run; the single source of truth.
+
+    Args:
+        run_dir: the run directory (created if absent).
+
+    """
+
+    def __init__(self, run_dir: Path | str) -> None:
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / LEDGER_FILE
+        self.programs_dir = self.run_dir / PROGRAMS_DIR
+        self.programs_dir.mkdir(parents=True, exist_ok=True)
+        self._records = list(self._load())
+
+    def _load(self) -> Iterator[LedgerRecord]:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            # A kill during the append: drop the partial line, durably, before anything else.
+            keep = data.rfind(b"\n") + 1
+            with open(self.path, "r+b") as fh:
+                fh.truncate(keep)
+                fh.flush()
+                os.fsync(fh.fileno())
+            data = data[:keep]
+        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+            if not line.strip():
+                raise LedgerError(f"{self.path}:{number}: empty line in the ledger")
+            try:
+                yield LedgerRecord.model_validate_json(line)
+            except ValidationError as exc:
+                raise LedgerError(f"{self.path}:{number}: not a ledger record: {exc}") from exc
+
+    @property
+    def records(self) -> tuple[LedgerRecord, ...]:
+        """Every record, in the order appended."""
+        return tuple(self._records)
+
+    @property
+    def last_generation(self) -> int:
+        """The highest generation recorded (-1 for an empty ledger)."""
+        return max((r.generation for r in self._records), default=-1)
+
+    def source_path(self, program_id: str) -> Path:
+        """Where a program's source lives."""
+        return self.programs_dir / f"{program_id}.py"
+
+    def save_source(self, program_id: str, source: str) -> Path:
+        """Write a candidate's source durably (before its record is appended)."""
+        path = self.source_path(program_id)
+        write_atomic(path, source)
+        return path
+
+    def source(self, record: LedgerRecord) -> str | None:
+        """A record's program source, if it had one."""
+        if record.source_path is None:
+            return None
+        return (self.run_dir / record.source_path).read_text(encoding="utf-8")
+
+    def append(self, record: LedgerRecord) -> None:
+        """Append one record as one line; flushed and fsynced before returning."""
+        if any(r.program_id == record.program_id for r in self._records):
+            raise LedgerError(f"program id {record.program_id!r} is already in {self.path}")
+        line = record.model_dump_json() + "\n"
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._records.append(record)
+
+    def write_config(self, config: dict[str, object]) -> None:
+        """Record the run's configuration (``search.json``)."""
+        write_atomic(self.run_dir / "search.json", json.dumps(config, indent=2) + "\n")
+
+    def read_config(self) -> dict[str, object] | None:
+        """The recorded configuration, if the run has one."""
+        path = self.run_dir / "search.json"
+        if not path.exists():
+            return None
+        loaded: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+        return loaded
