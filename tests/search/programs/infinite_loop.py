@@ -1,0 +1,7 @@
+"""Never returns."""
+
+
+def program(Q, D, S, ctx):
+    n = 0
+    while True:
+        n += 1

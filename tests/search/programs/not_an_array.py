@@ -1,0 +1,5 @@
+"""Returns a list of lists."""
+
+
+def program(Q, D, S, ctx):
+    return S.tolist()
