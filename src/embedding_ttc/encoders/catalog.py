@@ -31,10 +31,12 @@ from embedding_ttc.encoders.sentence_transformers import (
     embedding_dimension,
 )
 from embedding_ttc.encoders.spec import EncoderSpec
-from embedding_ttc.errors import EncoderUnavailableError
+from embedding_ttc.errors import EncoderUnavailableError, UnknownNameError
 from embedding_ttc.registry import Registry
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+#: Runtimes :func:`load_encoder` can run an encoder on.
+BACKENDS: tuple[str, ...] = ("torch", "onnx-int8")
 
 ENCODERS: Registry[EncoderSpec] = Registry("encoder")
 
@@ -226,8 +228,24 @@ def _probe_dim(model_id: str) -> int:
     return int(dim)
 
 
-def load_encoder(name: str) -> Encoder:
-    """Build the encoder registered under ``name`` (loads weights lazily where possible)."""
+def load_encoder(name: str, backend: str = "torch") -> Encoder:
+    """Build the encoder registered under ``name`` (loads weights lazily where possible).
+
+    Args:
+        name: a registry name or a Hugging Face id; ``name@onnx-int8`` is short for
+            ``backend="onnx-int8"`` (it is the name such an encoder reports).
+        backend: one of :data:`BACKENDS`: ``"torch"``, the model's own runtime, or
+            ``"onnx-int8"``, ONNX Runtime with int8 MatMul weights
+            (:class:`~embedding_ttc.encoders.onnx.OnnxInt8Encoder`, the ``onnx`` extra;
+            sentence-transformers models in a local folder, such as the default).
+
+    """
+    name, _, suffix = name.partition("@")
+    if suffix and backend not in ("torch", suffix):
+        raise ValueError(f"encoder {name}@{suffix} conflicts with backend {backend!r}")
+    backend = suffix or backend
+    if backend not in BACKENDS:
+        raise UnknownNameError(f"unknown backend {backend!r}; backends: {', '.join(BACKENDS)}")
     spec = get_spec(name)
     missing = spec.missing()
     if missing:
@@ -235,7 +253,12 @@ def load_encoder(name: str) -> Encoder:
             f"encoder {name!r} needs the Python module(s) {', '.join(missing)}; "
             "install them with: pip install 'embedding-ttc[encoders]'"
         )
-    return spec.factory()
+    encoder = spec.factory()
+    if backend == "onnx-int8":
+        from embedding_ttc.encoders.onnx import OnnxInt8Encoder
+
+        return OnnxInt8Encoder(encoder)
+    return encoder
 
 
 def available_specs() -> list[EncoderSpec]:
