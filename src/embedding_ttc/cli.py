@@ -45,13 +45,18 @@ def _progress(enabled: bool) -> Iterator[Any]:
         yield progress
 
 
-def build_encoder(name: str, cache_dir: Path | None, no_cache: bool) -> Any:
-    """Load an encoder and wrap it in the on-disk cache unless ``no_cache``."""
+def build_encoder(name: str, cache_dir: Path | None, no_cache: bool, backend: str = "torch") -> Any:
+    """Load an encoder on ``backend`` and wrap it in the on-disk cache unless ``no_cache``."""
     from embedding_ttc.encoders.cache import CachedEncoder
     from embedding_ttc.encoders.catalog import load_encoder
 
-    encoder = load_encoder(name)
+    encoder = load_encoder(name, backend)
     return encoder if no_cache else CachedEncoder(encoder, cache_dir)
+
+
+def _with_backend(name: str, backend: str) -> str:
+    """``name@backend`` for a backend other than torch (the name that encoder reports)."""
+    return name if backend == "torch" or "@" in name else f"{name}@{backend}"
 
 
 def _task_names(args: argparse.Namespace) -> list[str]:
@@ -98,9 +103,15 @@ def _evaluate_task(
     programs: list[Any],
     out: Any,
     progress: Any,
-) -> list[Any]:
-    """Run the programs (P0 first) on one task; write each result as soon as it exists."""
-    from embedding_ttc.evaluation.evaluate import run_programs
+    guarded: Sequence[Any] = (),
+) -> tuple[list[Any], list[Any]]:
+    """Run the programs (P0 first) on one task; write each result as soon as it exists.
+
+    ``guarded`` programs (program files in the sandbox) run after, one at a time: a failure
+    becomes a :class:`FailureRow` with its status and reason instead of ending the command.
+    """
+    from embedding_ttc.evaluation.evaluate import ProgramOutputError, run_programs
+    from embedding_ttc.evaluation.records import FailureRow
 
     bar = None
     if progress is not None:
@@ -126,14 +137,43 @@ def _evaluate_task(
         if out:
             out.write(run, row)
         rows.append(row)
+    failures = []
+    for program in guarded:
+        try:
+            run = next(
+                run_programs(
+                    [program],
+                    task,
+                    encoder,
+                    shortlist=args.shortlist,
+                    first_stage=args.first_stage,
+                )
+            )
+        except (EmbeddingTTCError, ProgramOutputError) as exc:
+            status = getattr(exc, "status", None)
+            failures.append(
+                FailureRow(
+                    encoder=enc_name,
+                    task=task.name,
+                    program=program.name,
+                    status=str(getattr(status, "value", status or "invalid_output")),
+                    reason=str(getattr(exc, "reason", None) or exc),
+                )
+            )
+            continue
+        row = _summary_row(enc_name, task.name, run.result, baseline)
+        if out:
+            out.write(run, row)
+        rows.append(row)
     if progress is not None:
         progress.remove_task(bar)
-    return rows
+    return rows, failures
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate programs on tasks; print a summary table or JSON records."""
     from embedding_ttc.evaluation.output import RunDirectory
+    from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import get_program, resolve_program_names
     from embedding_ttc.tasks.catalog import load_task, resolve_data_root
 
@@ -141,6 +181,19 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     tasks = _task_names(args)
     data_root = resolve_data_root(args.data_dir) if args.data_dir else None
     programs = [get_program(n) for n in (["P0"] + [p for p in program_names if p != "P0"])]
+    files: list[Any] = []
+    failures: list[Any] = []
+    if args.program_file:
+        from embedding_ttc.cli_search import program_files
+
+        files, rejected = program_files(args.program_file, data_root, tasks, args.timeout)
+        program_names += [p.name for p in files]
+        failures += [
+            FailureRow(encoder=e, task=t, program=name, status="rejected", reason=reason)
+            for e in args.encoder
+            for t in tasks
+            for name, reason in rejected
+        ]
     out = RunDirectory(args.out) if args.out else None
     if out:
         out.write_manifest(
@@ -157,15 +210,21 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     rows: list[Any] = []
     with _progress(not args.no_progress) as progress:
         for enc_name in args.encoder:
-            encoder = build_encoder(enc_name, args.cache_dir, args.no_cache)
+            encoder = build_encoder(enc_name, args.cache_dir, args.no_cache, args.backend)
+            label = _with_backend(enc_name, args.backend)
             for task_name in tasks:
                 task = load_task(task_name, data_root)
                 for w in task.warnings:
                     console.print(f"[yellow]{task_name}: {w}[/yellow]")
-                done = _evaluate_task(args, enc_name, encoder, task, programs, out, progress)
+                done, failed = _evaluate_task(
+                    args, label, encoder, task, programs, out, progress, files
+                )
                 rows += [r for r in done if r.program in program_names]
+                failures += failed
     if args.json:
-        print(json.dumps([r.model_dump() for r in rows], indent=2))
+        print(json.dumps([r.model_dump() for r in [*rows, *failures]], indent=2))
+    for f in failures:
+        console.print(f"[red]{f.program} on {f.task}: {f.status}: {f.reason}[/red]")
     _print_table(rows, console if args.json else _console(stderr=False))
     if len(tasks) > 1:
         _discovery_tables(rows, out, console if args.json else _console(stderr=False))
@@ -302,7 +361,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     report = run_bench(
         suite=args.suite,
-        encoder_name=args.encoder,
+        encoder_name=_with_backend(args.encoder, args.backend),
         data_dir=args.data_dir,
         tasks=args.task,
         log=lambda line: print(line, flush=True),
@@ -313,8 +372,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
+    from embedding_ttc.encoders.catalog import BACKENDS, DEFAULT_ENCODER
 
+    backend_help = "runtime: torch (default) or onnx-int8 (needs the onnx extra)"
     parser = argparse.ArgumentParser(
         prog="embedding-ttc",
         description="Test-time compute for frozen embedding models: evaluate programs over a "
@@ -332,6 +392,20 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--suite", help="suite name (discovery, heldout, scale, smoke)")
     ev.add_argument(
         "--program", action="append", help="program name, or 'all'; repeatable (default P0)"
+    )
+    ev.add_argument(
+        "--program-file",
+        action="append",
+        type=Path,
+        metavar="PATH",
+        help="a program file (def program(Q, D, S, ctx)): checked, then run in the sandbox; "
+        "repeatable",
+    )
+    ev.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="wall-time limit in seconds of a program file on one task (default 600)",
     )
     ev.add_argument(
         "--data-dir",
@@ -363,6 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache", action="store_true", help="do not read or write the embedding cache"
     )
     ev.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ev.add_argument("--backend", choices=BACKENDS, default="torch", help=backend_help)
     ev.set_defaults(func=cmd_evaluate)
 
     ts = sub.add_parser("tasks", help="list tasks (with statistics) and suites")
@@ -382,7 +457,12 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--task", action="append", help="restrict to these tasks of the suite")
     be.add_argument("--encoder", default=DEFAULT_ENCODER)
     be.add_argument("--data-dir", type=Path)
+    be.add_argument("--backend", choices=BACKENDS, default="torch", help=backend_help)
     be.set_defaults(func=cmd_bench)
+
+    from embedding_ttc.cli_search import add_search_commands
+
+    add_search_commands(sub)
     return parser
 
 

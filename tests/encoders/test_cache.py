@@ -79,3 +79,20 @@ def test_two_processes_share_a_cache(tmp_path: Path):
     final = CachedEncoder(HashingEncoder(dim=16), tmp_path)
     assert final.encode(TEXTS, view="retrieval.query").tobytes() == outs[0]
     assert final.stats.hits == 20
+
+
+def test_views_with_the_same_realisation_share_entries(tmp_path: Path):
+    inner = HashingEncoder(dim=16)  # one shared encoding: every view is the same
+    enc = CachedEncoder(inner, tmp_path)
+    first = enc.encode(["a", "b"], view="retrieval.passage")
+    again = enc.encode(["a", "b"], view="text-matching")
+    np.testing.assert_array_equal(first, again)
+    assert enc.stats.misses == 2 and enc.stats.hits == 2
+
+
+def test_views_with_different_prompts_do_not_share(tmp_path: Path):
+    enc = CachedEncoder(HashingEncoder(dim=16, two_views=True), tmp_path)
+    enc.encode(["a"], view="retrieval.passage")
+    enc.encode(["a"], view="retrieval.query")  # "query: " prompt: a different encoding
+    enc.encode(["a"], view="text-matching")  # same prompt as the query view: a hit
+    assert enc.stats.misses == 2 and enc.stats.hits == 1

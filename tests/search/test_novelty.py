@@ -30,7 +30,7 @@ def program(Q, D, S, ctx):
     return zs(S) + zs(moved @ D.T)
 '''
 
-RENAMED = '''
+RENAMED = """
 import numpy as np
 
 TOPK = 5  # a different constant and different names: the same structure
@@ -47,7 +47,7 @@ def program(queries, docs, scores, context):
     q2 = queries + 0.7 * c
     q2 /= np.linalg.norm(q2, axis=1, keepdims=True)
     return standardise(scores) + standardise(q2 @ docs.T)
-'''
+"""
 
 EXTENDED = BASE.replace(
     "    return zs(S) + zs(moved @ D.T)",

@@ -6,6 +6,8 @@ A :class:`TaskResult` is what :func:`~embedding_ttc.evaluation.evaluate.evaluate
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
@@ -117,6 +119,8 @@ class SummaryRow(_Record):
     """The flat record ``evaluate --json`` prints, one per (encoder, task, program)."""
 
     schema_version: int = SCHEMA_VERSION
+    status: Literal["ok"] = "ok"
+    reason: str = ""
     encoder: str
     task: str
     program: str
@@ -134,3 +138,18 @@ class SummaryRow(_Record):
     forward_seconds: float
     algebra_seconds: float
     total_seconds: float
+
+
+class FailureRow(_Record):
+    """The record of a program that produced no result on a task (metrics only when ok).
+
+    ``status`` is one of the search statuses (``rejected``, ``timeout``, ``memory``,
+    ``crashed``, ``invalid_output``) and ``reason`` says what happened.
+    """
+
+    schema_version: int = SCHEMA_VERSION
+    encoder: str
+    task: str
+    program: str
+    status: str
+    reason: str

@@ -1,0 +1,207 @@
+"""The ``search`` and ``frontier`` commands: thin wiring of the search's collaborators."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc.errors import EmbeddingTTCError
+
+DEFAULT_PROPOSER = "structural"
+
+
+class RunMismatchError(EmbeddingTTCError):
+    """``search`` was pointed at a run directory made with other settings."""
+
+
+def _config(args: argparse.Namespace, tasks: list[str]) -> dict[str, object]:
+    """The settings a run directory is tied to (a resume must match them)."""
+    return {
+        "schema_version": 1,
+        "suite": args.suite,
+        "tasks": tasks,
+        "encoder": args.encoder,
+        "proposer": args.proposer,
+        "model": args.model,
+        "seed": args.seed,
+        "shortlist": args.shortlist,
+    }
+
+
+def _check_resume(recorded: dict[str, object] | None, config: dict[str, object]) -> None:
+    if recorded is None:
+        return
+    diff = [k for k in config if recorded.get(k) != config[k]]
+    if diff:
+        detail = ", ".join(f"{k}: run has {recorded.get(k)!r}, asked {config[k]!r}" for k in diff)
+        raise RunMismatchError(
+            f"the run directory was made with other settings ({detail}); "
+            "use a new --run-dir or the same options to resume"
+        )
+
+
+def _proposer(args: argparse.Namespace) -> Any:
+    from embedding_ttc.search.proposers.catalog import make_proposer
+
+    options: dict[str, object] = {"seed": args.seed}
+    if args.model:
+        options["model"] = args.model
+    if args.base_url:
+        options["base_url"] = args.base_url
+    if args.llm_model:
+        options["model_path"] = args.llm_model
+    return make_proposer(args.proposer, **options)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Run or resume an agentic program search; print the frontier at the end."""
+    from embedding_ttc.cli import build_encoder
+    from embedding_ttc.encoders.cache import default_cache_dir
+    from embedding_ttc.search.checks import check_source
+    from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
+    from embedding_ttc.search.frontier import Frontier, render_frontier
+    from embedding_ttc.search.ledger import Ledger
+    from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
+    from embedding_ttc.search.novelty import library_structures
+    from embedding_ttc.search.records import LedgerRecord
+    from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+    from embedding_ttc.tasks.catalog import (
+        available_task_names,
+        load_task,
+        resolve_data_root,
+        suite_tasks,
+    )
+
+    data_root = resolve_data_root(args.data_dir)
+    task_names = list(args.task or suite_tasks(args.suite))
+    ledger = Ledger(args.run_dir)
+    config = _config(args, task_names)
+    _check_resume(ledger.read_config(), config)
+    ledger.write_config(config)
+    console = _console()
+    if ledger.records:
+        console.print(
+            f"resuming {args.run_dir}: {len(ledger.records)} records, "
+            f"last generation {ledger.last_generation}"
+        )
+    tasks = [load_task(name, data_root) for name in task_names]
+    encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache)
+    lock_dir = args.cache_dir or default_cache_dir()
+    lock = ComputeLock(
+        Path(lock_dir) / "compute.lock",
+        on_wait=lambda p: console.print(f"waiting for another evaluation to finish ({p})"),
+    )
+    known_tasks = set(available_task_names(data_root)) | set(task_names)
+    limits = SandboxLimits(wall_seconds=args.timeout, memory_bytes=args.memory_gb * 2**30)
+    loop = SearchLoop(
+        proposer=_proposer(args),
+        checker=lambda source: check_source(source, task_names=known_tasks),
+        sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
+        evaluator=SuiteEvaluator(tasks, encoder, lock=lock, shortlist=args.shortlist),
+        ledger=ledger,
+        seed=args.seed,
+        top_k=args.top_k,
+        registered=library_structures(),
+    )
+
+    def on_record(record: LedgerRecord, front: Frontier) -> None:
+        best = front.best.mean_delta if front.best and front.best.mean_delta else 0.0
+        if record.status == "ok":
+            outcome = f"ok Δ={record.mean_delta:+.4f} c={record.cost_ratio:.2f}"
+        else:
+            outcome = f"{record.status.value}: {record.reason[:100]}"
+        console.print(
+            f"gen {record.generation}/{args.generations} · {record.program_id} {outcome} · "
+            f"best {best:+.4f} · frontier {len(front.pareto)} · {record.seconds:.1f} s"
+        )
+
+    front = loop.run(
+        Budget(
+            args.generations,
+            wall_seconds=args.max_hours * 3600 if args.max_hours else None,
+            llm_usd=args.max_usd,
+        ),
+        LoopEvents(on_record=on_record, on_stop=lambda why: console.print(f"stopped: {why}")),
+    )
+    print(render_frontier(front, len(ledger.records)))
+    return 0
+
+
+def cmd_frontier(args: argparse.Namespace) -> int:
+    """Print the frontier of a run directory, derived from its ledger."""
+    from embedding_ttc.search.frontier import frontier, frontier_json, render_frontier
+    from embedding_ttc.search.ledger import LEDGER_FILE, Ledger
+
+    if not (Path(args.run_dir) / LEDGER_FILE).exists():
+        raise EmbeddingTTCError(f"no {LEDGER_FILE} in {args.run_dir}: not a search run directory")
+    ledger = Ledger(args.run_dir)
+    front = frontier(ledger.records)
+    if args.json:
+        print(json.dumps(frontier_json(front), indent=2))
+    else:
+        print(render_frontier(front, len(ledger.records)))
+    return 0
+
+
+def program_files(
+    paths: list[Path], data_root: Path | None, tasks: list[str], timeout: float
+) -> tuple[list[Any], list[tuple[str, str]]]:
+    """Load program files for ``evaluate``: sandboxed programs, and (name, reason) rejections."""
+    from embedding_ttc.search.checks import ProgramRejected
+    from embedding_ttc.search.sandbox import SandboxLimits, load_program_file
+    from embedding_ttc.tasks.catalog import available_task_names, resolve_data_root
+
+    known = set(available_task_names(resolve_data_root(data_root))) | set(tasks)
+    programs: list[Any] = []
+    rejected: list[tuple[str, str]] = []
+    for path in paths:
+        try:
+            limits = SandboxLimits(wall_seconds=timeout)
+            programs.append(load_program_file(path, limits=limits, task_names=known))
+        except ProgramRejected as exc:
+            rejected.append((path.stem, exc.reason))
+    return programs, rejected
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def add_search_commands(sub: Any) -> None:
+    """Add ``search`` and ``frontier`` to the subcommand parser."""
+    from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
+
+    se = sub.add_parser("search", help="agentic program search (propose, check, evaluate, record)")
+    se.add_argument("--suite", default="discovery", help="the discovery suite (default discovery)")
+    se.add_argument("--task", action="append", help="tasks instead of the suite; repeatable")
+    se.add_argument(
+        "--proposer",
+        default=DEFAULT_PROPOSER,
+        help="structural (no LLM), openai, anthropic or llama-cpp",
+    )
+    se.add_argument("--generations", type=int, default=20, help="last generation to run (G)")
+    se.add_argument("--run-dir", type=Path, required=True, help="ledger and program sources")
+    se.add_argument("--encoder", default=DEFAULT_ENCODER)
+    se.add_argument("--model", help="LLM model name (openai, anthropic)")
+    se.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, llama.cpp)")
+    se.add_argument("--llm-model", type=Path, help="GGUF file for --proposer llama-cpp")
+    se.add_argument("--seed", type=int, default=0)
+    se.add_argument("--top-k", type=int, default=5, help="frontier programs shown with source")
+    se.add_argument("--timeout", type=float, default=600.0, help="seconds per program per task")
+    se.add_argument("--memory-gb", type=int, default=8, help="memory limit of a program")
+    se.add_argument("--max-hours", type=float, help="wall-time budget")
+    se.add_argument("--max-usd", type=float, help="LLM spending budget")
+    se.add_argument("--shortlist", type=int, metavar="K", help="rerank first-stage top K only")
+    se.add_argument("--data-dir", type=Path)
+    se.add_argument("--cache-dir", type=Path)
+    se.add_argument("--no-cache", action="store_true")
+    se.set_defaults(func=cmd_search)
+
+    fr = sub.add_parser("frontier", help="the frontier of a search run, from its ledger")
+    fr.add_argument("run_dir", type=Path)
+    fr.add_argument("--json", action="store_true")
+    fr.set_defaults(func=cmd_frontier)

@@ -1,0 +1,271 @@
+"""The agentic search loop (paper §3, Algorithm 1): propose, check, evaluate, record.
+
+For g = 1..G: the proposer reads the state derived from the ledger (history and the top-k
+frontier with sources) and writes one program; the program is saved, checked statically
+(constraints 1, 2 and 4), compared with every registered program (constraint 5), run in the
+sandbox on every discovery task (constraints 3 and 6), and its record is appended to the
+ledger. Generation 0 is P0, so the registry and the frontier start at ``{P0}`` as in the paper.
+
+The loop builds none of its collaborators: the proposer, the static checker, the sandbox
+factory, the evaluator and the ledger are passed in. Every failure of a candidate (no code,
+a rejected construct, a near-duplicate, a timeout, a crash, invalid output, a proposer error)
+becomes a record with a status and a reason, and the loop goes on.
+
+Resume: the ledger is the only state. Re-running continues at ``last generation + 1``; a
+generation killed before its line was written runs again from the start.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from embedding_ttc.programs.base import Program
+from embedding_ttc.search.evaluator import CandidateFailure, SuiteEvaluator
+from embedding_ttc.search.frontier import Frontier, frontier
+from embedding_ttc.search.interface import Status
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.novelty import closest, fingerprint, structure
+from embedding_ttc.search.proposers.base import Proposer, ProposerError
+from embedding_ttc.search.records import (
+    FrontierProgram,
+    LedgerRecord,
+    Proposal,
+    SearchState,
+    TaskDelta,
+    Usage,
+)
+
+P0_SOURCE = '''\
+"""P0: the cosine baseline. Returns S unchanged (as a new matrix)."""
+
+
+def program(Q, D, S, ctx):
+    return S.copy()
+'''
+
+Checker = Callable[[str], object]
+"""Static checks: returns, or raises an exception with a ``reason`` attribute."""
+SandboxFactory = Callable[[str, str], Program]
+"""``(source, program_id) -> Program`` that runs the source contained."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When the loop stops: whichever limit is reached first (``None``: no limit).
+
+    Attributes:
+        generations: the last generation to run (G).
+        wall_seconds: no new generation starts after this much time in this process.
+        llm_usd: no new generation starts once the ledger's LLM spending reaches this.
+
+    """
+
+    generations: int
+    wall_seconds: float | None = None
+    llm_usd: float | None = None
+
+
+@dataclass
+class LoopEvents:
+    """Callbacks for live progress (all optional)."""
+
+    on_record: Callable[[LedgerRecord, Frontier], None] | None = None
+    on_stop: Callable[[str], None] | None = None
+
+
+@dataclass
+class SearchLoop:
+    """Algorithm 1 over passed-in collaborators.
+
+    Attributes:
+        proposer: writes one program per generation.
+        checker: static checks of a source.
+        sandbox: turns a checked source into a contained program.
+        evaluator: scores a program on every discovery task.
+        ledger: the run's memory.
+        seed: the run's seed (given to the proposer through the state).
+        top_k: how many frontier programs the proposer sees with their source.
+        registered: structures of programs registered outside the ledger (the library).
+
+    """
+
+    proposer: Proposer
+    checker: Checker
+    sandbox: SandboxFactory
+    evaluator: SuiteEvaluator
+    ledger: Ledger
+    seed: int = 0
+    top_k: int = 5
+    registered: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def state(self, generation: int) -> SearchState:
+        """What the proposer sees before writing ``generation``."""
+        records = self.ledger.records
+        front = frontier(records).top(self.top_k)
+        programs = []
+        for record in front:
+            source = self.ledger.source(record)
+            if source is not None:
+                programs.append(FrontierProgram(record, source))
+        return SearchState(
+            generation=generation,
+            history=records,
+            frontier=tuple(programs),
+            tasks=self.evaluator.task_names,
+            seed=self.seed,
+        )
+
+    def _structures(self) -> dict[str, tuple[str, ...]]:
+        out = dict(self.registered)
+        for record in self.ledger.records:
+            if record.status != Status.OK:
+                continue
+            source = self.ledger.source(record)
+            if source is not None:
+                out[record.program_id] = structure(source)
+        return out
+
+    def _p0(self) -> LedgerRecord:
+        """Generation 0: P0, the root of the registry and the frontier."""
+        path = self.ledger.save_source("g0000-P0", P0_SOURCE)
+        per_task = {}
+        for task in self.evaluator.tasks:
+            base = self.evaluator.baseline(task)
+            per_task[task.name] = TaskDelta(
+                delta=0.0,
+                ndcg_at_10=base.ndcg_at_10,
+                baseline_ndcg_at_10=base.ndcg_at_10,
+                cost_ratio=1.0,
+                index_calls=base.cost.index_calls,
+                query_calls=base.cost.query_calls,
+            )
+        return LedgerRecord(
+            generation=0,
+            program_id="g0000-P0",
+            status=Status.OK,
+            per_task_delta={k: 0.0 for k in per_task},
+            per_task=per_task,
+            mean_delta=0.0,
+            ties=len(per_task),
+            cost_ratio=1.0,
+            novelty="the cosine baseline",
+            proposer="library",
+            source_path=str(path.relative_to(self.ledger.run_dir)),
+            fingerprint=fingerprint(structure(P0_SOURCE)),
+        )
+
+    def run_generation(self, generation: int) -> LedgerRecord:
+        """Propose, check and evaluate one candidate; append and return its record."""
+        started = time.perf_counter()
+        program_id = f"g{generation:04d}"
+        try:
+            proposal = self.proposer.propose(self.state(generation))
+        except ProposerError as exc:
+            usage = exc.usage or Usage(model="")
+            record = LedgerRecord(
+                generation=generation,
+                program_id=program_id,
+                status=Status.PROPOSER_ERROR,
+                reason=str(exc)[:2000],
+                proposer=self.proposer.name,
+                model=usage.model,
+                tokens_in=usage.tokens_in,
+                tokens_out=usage.tokens_out,
+                llm_seconds=usage.seconds,
+                cost_usd=usage.cost_usd,
+                seconds=time.perf_counter() - started,
+            )
+            self.ledger.append(record)
+            return record
+        fields = self._judge(proposal, program_id)
+        record = LedgerRecord(
+            generation=generation,
+            program_id=program_id,
+            parent_id=proposal.parent_id,
+            novelty=proposal.novelty,
+            hypothesis=proposal.hypothesis,
+            proposer=proposal.proposer,
+            model=proposal.usage.model,
+            tokens_in=proposal.usage.tokens_in + sum(a.tokens_in for a in proposal.attempts),
+            tokens_out=proposal.usage.tokens_out + sum(a.tokens_out for a in proposal.attempts),
+            llm_seconds=proposal.usage.seconds + sum(a.seconds for a in proposal.attempts),
+            cost_usd=proposal.usage.cost_usd,
+            seconds=time.perf_counter() - started,
+            attempts=[
+                {
+                    "status": a.status.value,
+                    "reason": a.reason,
+                    "tokens_in": a.tokens_in,
+                    "tokens_out": a.tokens_out,
+                    "seconds": a.seconds,
+                }
+                for a in proposal.attempts
+            ],
+            **fields,
+        )
+        self.ledger.append(record)
+        return record
+
+    def _judge(self, proposal: Proposal, program_id: str) -> dict[str, Any]:
+        """Checks and evaluation of one proposal: the record's status and metric fields."""
+        if proposal.source is None or not proposal.source.strip():
+            return {"status": Status.REJECTED, "reason": "parse: the reply contains no program"}
+        path = self.ledger.save_source(program_id, proposal.source)
+        out: dict[str, Any] = {"source_path": str(path.relative_to(self.ledger.run_dir))}
+        try:
+            self.checker(proposal.source)
+        except Exception as exc:
+            reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
+            return {**out, "status": Status.REJECTED, "reason": str(reason)}
+        try:
+            shape = structure(proposal.source)
+        except SyntaxError as exc:
+            return {**out, "status": Status.REJECTED, "reason": f"parse: {exc}"}
+        out["fingerprint"] = fingerprint(shape)
+        near = closest(shape, self._structures())
+        if near.duplicate:
+            reason = f"novel: near-duplicate of {near.name} (similarity {near.similarity:.3f})"
+            return {**out, "status": Status.REJECTED, "reason": reason}
+        try:
+            score = self.evaluator.evaluate(self.sandbox(proposal.source, program_id))
+        except CandidateFailure as exc:
+            return {**out, "status": exc.status, "reason": exc.reason[:4000]}
+        return {
+            **out,
+            "status": Status.OK,
+            "per_task": score.per_task,
+            "per_task_delta": {k: v.delta for k, v in score.per_task.items()},
+            "mean_delta": score.mean_delta,
+            "wins": score.wins,
+            "ties": score.ties,
+            "losses": score.losses,
+            "cost_ratio": score.cost_ratio,
+        }
+
+    def run(self, budget: Budget, events: LoopEvents | None = None) -> Frontier:
+        """Run (or resume) the search until a budget is reached; return the frontier."""
+        events = events or LoopEvents()
+        started = time.monotonic()
+        if not self.ledger.records:
+            record = self._p0()
+            self.ledger.append(record)
+            if events.on_record:
+                events.on_record(record, frontier(self.ledger.records))
+        reason = f"reached generation {budget.generations}"
+        for generation in range(self.ledger.last_generation + 1, budget.generations + 1):
+            if budget.wall_seconds is not None and time.monotonic() - started > budget.wall_seconds:
+                reason = f"wall-time budget of {budget.wall_seconds:g} s spent"
+                break
+            spent = sum(r.cost_usd for r in self.ledger.records)
+            if budget.llm_usd is not None and spent >= budget.llm_usd:
+                reason = f"LLM budget of ${budget.llm_usd:g} spent (${spent:.2f})"
+                break
+            record = self.run_generation(generation)
+            if events.on_record:
+                events.on_record(record, frontier(self.ledger.records))
+        if events.on_stop:
+            events.on_stop(reason)
+        return frontier(self.ledger.records)

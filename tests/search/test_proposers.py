@@ -1,0 +1,608 @@
+"""Proposers: LLM backends against a canned HTTP server, llama.cpp through a fake module, the
+registry-wide contract, and the structural proposer's determinism, novelty and validity."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+import types
+from functools import cache
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError, UnknownNameError
+from embedding_ttc.search.interface import Status
+from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, fingerprint, similarity, structure
+from embedding_ttc.search.prompt import render_prompt
+from embedding_ttc.search.proposers import (
+    PROPOSERS,
+    Proposer,
+    ProposerConfigError,
+    ProposerError,
+    make_proposer,
+)
+from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
+from embedding_ttc.search.proposers.base import price_usd, resolve_parent
+from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
+from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.proposers.structural import (
+    BASE_GENOME,
+    CHANNELS,
+    FUSIONS,
+    NORMALISATIONS,
+    REFINEMENTS,
+    Genome,
+    StructuralProposer,
+    genome_from_source,
+    render_program,
+)
+from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from embedding_ttc.tasks.task import RetrievalTask
+
+from .canned_server import CannedServer, Reply, hang, http_error, malformed_json
+from .test_prompt import small_state
+from fakes import HashingEncoder
+from library_support import direct_call
+
+PROGRAM = '''\
+"""Blend: S plus its column z-score.
+
+Novelty: adds a per-document z-score to the cosine.
+Hypothesis: hubs lose their head start on every task.
+Parent: g1
+"""
+
+from embedding_ttc.programs.primitives.scores import zscore_cols
+
+
+def program(Q, D, S, ctx):
+    return S + zscore_cols(S)
+'''
+REPLY = "Root cause: g0002 read a file.\n\n```python\n" + PROGRAM + "```\nDone.\n"
+
+LLM_ENV = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "EMBEDDING_TTC_OPENAI_BASE_URL",
+    "EMBEDDING_TTC_OPENAI_MODEL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_llm_environment(monkeypatch: pytest.MonkeyPatch):
+    """No real key or endpoint from the developer's shell may leak into a test."""
+    for name in LLM_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture()
+def server():
+    with CannedServer() as canned:
+        yield canned
+
+
+def openai_proposer(server: CannedServer, **options) -> OpenAIProposer:
+    defaults = {"model": "canned", "base_url": server.openai_base_url, "api_key": "test-key"}
+    return OpenAIProposer(**{**defaults, "timeout": 5.0, "max_retries": 0, **options})
+
+
+# --------------------------------------------------------------------------------------------
+# OpenAI-compatible backend
+
+
+def test_openai_valid_reply(server):
+    state = small_state()
+    server.enqueue(Reply(REPLY, tokens_in=1500, tokens_out=400, model="gpt-4o-2024-08-06"))
+    proposal = openai_proposer(server, model="gpt-4o").propose(state)
+    assert proposal.source == PROGRAM
+    assert proposal.novelty == "adds a per-document z-score to the cosine."
+    assert proposal.hypothesis == "hubs lose their head start on every task."
+    assert proposal.parent_id == "g0001"  # "g1" resolved against the history
+    assert proposal.proposer == "openai" and proposal.raw_reply == REPLY
+    usage = proposal.usage
+    assert (usage.model, usage.tokens_in, usage.tokens_out) == ("gpt-4o-2024-08-06", 1500, 400)
+    assert usage.cost_usd == pytest.approx((1500 * 2.50 + 400 * 10.00) / 1e6)
+    assert usage.seconds > 0
+    assert server.prompts == [render_prompt(state)]
+    (request,) = server.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["authorization"] == "Bearer test-key"
+    body = request.body
+    assert body["model"] == "gpt-4o" and body["messages"][0]["role"] == "user"
+    assert body["max_tokens"] > 0 and body["seed"] == state.generation  # a local server
+    assert "temperature" not in body and "max_completion_tokens" not in body
+
+
+def test_openai_prose_without_code_is_a_proposal_without_source(server):
+    server.enqueue(Reply("I would try Rocchio feedback.\nNovelty: feedback rounds."))
+    proposal = openai_proposer(server).propose(small_state())
+    assert proposal.source is None
+    assert proposal.novelty == "feedback rounds."
+    assert proposal.usage.tokens_in == 1234
+
+
+def test_openai_retries_a_500_then_succeeds(server):
+    server.enqueue(http_error(500), Reply(REPLY))
+    proposal = openai_proposer(server, max_retries=2).propose(small_state())
+    assert proposal.source == PROGRAM
+    assert len(server.requests) == 2
+
+
+def test_openai_persistent_500_is_a_proposer_error(server):
+    server.enqueue(*[http_error(500)] * 3)
+    with pytest.raises(ProposerError, match="500") as info:
+        openai_proposer(server, max_retries=2).propose(small_state())
+    assert len(server.requests) == 3
+    assert info.value.usage is not None and info.value.usage.model == "canned"
+    assert isinstance(info.value, EmbeddingTTCError)
+
+
+def test_openai_rate_limit_after_retries_is_a_proposer_error(server):
+    server.enqueue(*[http_error(429, "rate limited")] * 2)
+    with pytest.raises(ProposerError, match="rate limited"):
+        openai_proposer(server, max_retries=1).propose(small_state())
+
+
+def test_openai_hanging_server_times_out(server):
+    server.enqueue(hang(30))
+    started = time.monotonic()
+    with pytest.raises(ProposerError, match="Timeout") as info:
+        openai_proposer(server, timeout=0.3).propose(small_state())
+    assert time.monotonic() - started < 5
+    assert info.value.usage is not None and info.value.usage.seconds >= 0.3
+
+
+def test_openai_malformed_json_is_a_proposer_error(server):
+    server.enqueue(malformed_json())
+    with pytest.raises(ProposerError):
+        openai_proposer(server).propose(small_state())
+
+
+def test_openai_empty_reply_is_a_proposer_error_with_usage(server):
+    server.enqueue(Reply("   ", tokens_in=10, tokens_out=0))
+    with pytest.raises(ProposerError, match="empty") as info:
+        openai_proposer(server).propose(small_state())
+    assert info.value.usage is not None and info.value.usage.tokens_in == 10
+
+
+def test_openai_estimates_tokens_when_the_server_reports_none(server):
+    server.enqueue(Reply(REPLY, usage=False))
+    usage = openai_proposer(server).propose(small_state()).usage
+    assert usage.tokens_in == pytest.approx(len(render_prompt(small_state())) / 4, abs=1)
+    assert usage.tokens_out == pytest.approx(len(REPLY) / 4, abs=1)
+    assert usage.cost_usd == 0.0  # an unknown (local) model has no price
+
+
+def test_openai_sends_temperature_when_set(server):
+    server.enqueue(Reply(REPLY))
+    openai_proposer(server, temperature=0.3, max_tokens=777, seed=10).propose(small_state())
+    body = server.requests[0].body
+    assert body["temperature"] == 0.3 and body["max_tokens"] == 777 and body["seed"] == 13
+
+
+def test_openai_environment_fallbacks(server, monkeypatch):
+    monkeypatch.setenv("EMBEDDING_TTC_OPENAI_BASE_URL", server.openai_base_url)
+    monkeypatch.setenv("EMBEDDING_TTC_OPENAI_MODEL", "env-model")
+    server.enqueue(Reply(REPLY))
+    proposer = OpenAIProposer(timeout=5.0, max_retries=0)  # no key: a local server needs none
+    assert proposer.propose(small_state()).source == PROGRAM
+    request = server.requests[0]
+    assert request.body["model"] == "env-model"
+    assert request.headers["authorization"] == "Bearer not-needed"
+
+
+def test_openai_configuration_errors():
+    with pytest.raises(ProposerConfigError, match="model"):
+        OpenAIProposer(base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ProposerConfigError, match="OPENAI_API_KEY"):
+        OpenAIProposer(model="gpt-4o")
+
+
+# --------------------------------------------------------------------------------------------
+# Anthropic backend
+
+
+def anthropic_proposer(server: CannedServer, **options) -> AnthropicProposer:
+    defaults = {"base_url": server.url, "api_key": "test-key", "timeout": 5.0, "max_retries": 0}
+    return AnthropicProposer(**{**defaults, **options})
+
+
+def test_anthropic_valid_reply(server):
+    state = small_state()
+    server.enqueue(Reply(REPLY, tokens_in=2000, tokens_out=500, model="claude-opus-4-6"))
+    proposal = anthropic_proposer(server).propose(state)
+    assert proposal.source == PROGRAM and proposal.proposer == "anthropic"
+    usage = proposal.usage
+    assert (usage.model, usage.tokens_in, usage.tokens_out) == ("claude-opus-4-6", 2000, 500)
+    assert usage.cost_usd == pytest.approx((2000 * 5.0 + 500 * 25.0) / 1e6)
+    (request,) = server.requests
+    assert request.path == "/v1/messages"
+    assert request.body["model"] == "claude-opus-4-6" and request.body["max_tokens"] > 0
+    assert "temperature" not in request.body
+    assert server.prompts == [render_prompt(state)]
+
+
+def test_anthropic_temperature_and_placeholder_key(server):
+    server.enqueue(Reply(REPLY))
+    AnthropicProposer(base_url=server.url, temperature=0.5, max_retries=0).propose(small_state())
+    assert server.requests[0].body["temperature"] == 0.5
+
+
+def test_anthropic_failures_are_proposer_errors(server):
+    server.enqueue(http_error(500), malformed_json())
+    proposer = anthropic_proposer(server)
+    with pytest.raises(ProposerError, match="500"):
+        proposer.propose(small_state())
+    with pytest.raises(ProposerError):
+        proposer.propose(small_state())
+
+
+# --------------------------------------------------------------------------------------------
+# llama.cpp backend (the package is not installed here: an honest fake module stands in)
+
+
+class FakeLlama:
+    """Records what the proposer asks of ``llama_cpp.Llama``; answers with a canned reply."""
+
+    instances: ClassVar[list[FakeLlama]] = []
+
+    def __init__(self, model_path: str, **kwargs) -> None:
+        self.model_path = model_path
+        self.kwargs = kwargs
+        self.calls: list[dict] = []
+        FakeLlama.instances.append(self)
+
+    def create_chat_completion(self, messages, **kwargs):
+        self.calls.append({"messages": messages, **kwargs})
+        return {
+            "choices": [{"message": {"role": "assistant", "content": REPLY}}],
+            "usage": {"prompt_tokens": 900, "completion_tokens": 300, "total_tokens": 1200},
+        }
+
+    def tokenize(self, text: bytes, add_bos: bool = True) -> list[int]:
+        return list(range(len(text.split())))
+
+
+@pytest.fixture()
+def fake_llama_cpp(monkeypatch):
+    FakeLlama.instances = []
+    module = types.ModuleType("llama_cpp")
+    module.Llama = FakeLlama
+    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+    return module
+
+
+def test_llama_cpp_missing_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes the import fail
+    with pytest.raises(MissingExtraError, match=r"llama-cpp-python.*embedding-ttc\[local-llm\]"):
+        LlamaCppProposer(tmp_path / "model.gguf")
+
+
+def test_llama_cpp_missing_model_file(fake_llama_cpp, tmp_path):
+    with pytest.raises(ProposerConfigError, match="does not exist"):
+        LlamaCppProposer(tmp_path / "absent.gguf")
+
+
+def test_llama_cpp_with_a_fake_module(fake_llama_cpp, tmp_path):
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF")
+    proposer = LlamaCppProposer(path, n_ctx=4096, n_threads=2, max_tokens=512, seed=5)
+    state = small_state()
+    first = proposer.propose(state)
+    proposer.propose(state)
+    (llm,) = FakeLlama.instances  # loaded once per proposer
+    assert llm.model_path == str(path)
+    assert llm.kwargs == {"n_ctx": 4096, "n_threads": 2, "seed": 5, "verbose": False}
+    call = llm.calls[0]
+    assert call["messages"] == [{"role": "user", "content": render_prompt(state)}]
+    assert call["max_tokens"] == 512 and call["seed"] == 5 + state.generation
+    assert first.source == PROGRAM and first.proposer == "llama-cpp"
+    assert (first.usage.model, first.usage.tokens_in, first.usage.tokens_out) == (
+        "tiny.gguf",
+        900,
+        300,
+    )
+    assert first.usage.cost_usd == 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# The registry and its contract
+
+
+def build(name: str, server: CannedServer, tmp_path: Path) -> Proposer:
+    if name == "structural":
+        return make_proposer(name, seed=3)
+    if name == "openai":
+        server.enqueue(Reply(REPLY))
+        return make_proposer(
+            name, model="canned", base_url=server.openai_base_url, max_retries=0, seed=3
+        )
+    if name == "anthropic":
+        server.enqueue(Reply(REPLY))
+        return make_proposer(name, base_url=server.url, max_retries=0, seed=3)
+    if name == "llama-cpp":
+        path = tmp_path / "tiny.gguf"
+        path.write_bytes(b"GGUF")
+        return make_proposer(name, model_path=path, seed=3)
+    raise AssertionError(f"add {name!r} to the contract test")
+
+
+@pytest.mark.parametrize("name", PROPOSERS.names())
+def test_proposer_contract(name, server, tmp_path, fake_llama_cpp):
+    proposer = build(name, server, tmp_path)
+    assert isinstance(proposer, Proposer)
+    assert proposer.name == name
+    proposal = proposer.propose(small_state())
+    assert proposal.proposer == name
+    assert proposal.source is not None and "def program(" in proposal.source
+    structure(proposal.source)  # parses
+    usage = proposal.usage
+    assert usage.model and usage.seconds >= 0 and usage.cost_usd >= 0
+    if name != "structural":
+        assert usage.tokens_in > 0 and usage.tokens_out > 0
+    else:
+        assert usage.tokens_in == usage.tokens_out == 0
+
+
+def test_registry_names_and_suggestions():
+    assert PROPOSERS.names() == ["structural", "openai", "anthropic", "llama-cpp"]
+    with pytest.raises(UnknownNameError, match="openai"):
+        make_proposer("opneai")
+
+
+def test_price_table():
+    assert price_usd("gpt-4o-mini", 1_000_000, 1_000_000) == pytest.approx(0.75)
+    assert price_usd("claude-sonnet-4-5-20250929", 1_000_000, 0) == pytest.approx(3.0)
+    assert price_usd("openai/gpt-4.1", 0, 1_000_000) == pytest.approx(8.0)
+    assert price_usd("qwen2.5-coder:32b", 10**6, 10**6) == 0.0
+    assert price_usd("claude-opus-4-7", 10**6, 10**6) == 0.0  # unlisted, not guessed
+
+
+def test_resolve_parent():
+    state = small_state()
+    assert resolve_parent("g0001", state) == "g0001"
+    assert resolve_parent("G0001", state) == "g0001"
+    assert resolve_parent("g1", state) == "g0001"
+    assert resolve_parent("P0", state) == "g0000-P0"
+    assert resolve_parent("g0042", state) == "g0042"  # unknown: kept as written
+    assert resolve_parent(None, state) is None
+
+
+# --------------------------------------------------------------------------------------------
+# The structural proposer
+
+P0_SOURCE = '"""P0: the cosine baseline."""\n\n\ndef program(Q, D, S, ctx):\n    return S.copy()\n'
+TASKS = ("alpha", "beta")
+
+
+def p0_record() -> LedgerRecord:
+    return LedgerRecord(
+        generation=0,
+        program_id="g0000-P0",
+        status=Status.OK,
+        mean_delta=0.0,
+        cost_ratio=1.0,
+        ties=2,
+        proposer="library",
+        fingerprint=fingerprint(structure(P0_SOURCE)),
+    )
+
+
+def fake_mean_delta(source: str) -> float:
+    """A deterministic stand-in for an evaluation: a score in [-0.01, 0.03) from the source."""
+    h = int.from_bytes(hashlib.blake2b(source.encode(), digest_size=4).digest(), "big")
+    return -0.01 + 0.04 * h / 2**32
+
+
+def state_at(generation: int, records: list[LedgerRecord], sources: dict[str, str]):
+    ok = [r for r in records if r.status == Status.OK]
+    best = sorted(ok, key=lambda r: -(r.mean_delta or 0.0))[:5]
+    frontier = tuple(FrontierProgram(r, sources[r.program_id]) for r in best)
+    return SearchState(generation, tuple(records), frontier, TASKS, seed=11)
+
+
+@cache
+def simulated_run(generations: int = 30) -> tuple[tuple[SearchState, str], ...]:
+    """A search of ``generations`` structural proposals, each 'evaluated' by a fake score."""
+    records = [p0_record()]
+    sources = {"g0000-P0": P0_SOURCE}
+    proposer = StructuralProposer(seed=1)
+    out = []
+    for generation in range(1, generations + 1):
+        state = state_at(generation, records, sources)
+        proposal = proposer.propose(state)
+        assert proposal.source is not None
+        program_id = f"g{generation:04d}"
+        sources[program_id] = proposal.source
+        records.append(
+            LedgerRecord(
+                generation=generation,
+                program_id=program_id,
+                parent_id=proposal.parent_id,
+                status=Status.OK,
+                mean_delta=fake_mean_delta(proposal.source),
+                cost_ratio=1.5,
+                novelty=proposal.novelty,
+                hypothesis=proposal.hypothesis,
+                proposer=proposal.proposer,
+                fingerprint=fingerprint(structure(proposal.source)),
+            )
+        )
+        out.append((state, proposal.source))
+    return tuple(out)
+
+
+def test_structural_is_deterministic():
+    state = state_at(1, [p0_record()], {"g0000-P0": P0_SOURCE})
+    one = StructuralProposer(seed=4).propose(state)
+    two = StructuralProposer(seed=4).propose(state)
+    assert one.source == two.source and one.novelty == two.novelty
+    later_state, _ = simulated_run()[12]
+    assert (
+        StructuralProposer(seed=1).propose(later_state).source
+        == StructuralProposer(seed=1).propose(later_state).source
+    )
+
+
+def test_structural_generation_one_is_the_base_genome():
+    state = state_at(1, [p0_record()], {"g0000-P0": P0_SOURCE})
+    proposal = StructuralProposer().propose(state)
+    assert genome_from_source(proposal.source) == BASE_GENOME
+    assert proposal.parent_id == "g0000-P0"
+    assert proposal.usage.model == "structural" and proposal.usage.tokens_in == 0
+
+
+def test_structural_different_generations_give_different_sources():
+    history = [p0_record()]
+    sources = {"g0000-P0": P0_SOURCE}
+    first = StructuralProposer().propose(state_at(1, history, sources)).source
+    second = StructuralProposer().propose(state_at(2, history, sources)).source
+    assert first != second
+    run_sources = [source for _, source in simulated_run()]
+    assert len(set(run_sources)) == len(run_sources)
+
+
+def test_structural_mutates_the_best_frontier_genome_and_stays_novel():
+    run = simulated_run()
+    earlier: list[tuple[str, ...]] = [structure(P0_SOURCE)]
+    for state, source in run:
+        genome = genome_from_source(source)
+        assert genome is not None
+        shape = structure(source)
+        assert max(similarity(shape, other) for other in earlier) < NOVELTY_THRESHOLD
+        earlier.append(shape)
+        parents = [p for p in state.frontier if genome_from_source(p.source) is not None]
+        if state.generation > 1 and parents:
+            assert f"Parent: {parents[0].record.program_id}" in source
+            assert genome != genome_from_source(parents[0].source)
+
+
+def test_structural_recovers_tried_genomes_from_the_history():
+    state, source = simulated_run()[5]
+    proposal = StructuralProposer(seed=1).propose(state)
+    assert proposal.source == source
+    tags = [r.novelty for r in state.history if "[genome " in r.novelty]
+    assert len(tags) == 5
+
+
+def test_genome_forms_round_trip():
+    genome = Genome.make(
+        {"prf_vprf": "both", "dense": "none", "para_topmean": "col"}, "wsum", 2, "vprf"
+    )
+    assert genome.names == ("dense", "para_topmean", "prf_vprf")  # catalogue order
+    assert Genome.from_key(genome.key()) == genome
+    assert Genome.from_json(genome.to_json()) == genome
+    assert genome_from_source(render_program(genome)) == genome
+    assert genome_from_source(P0_SOURCE) is None
+    assert Genome.make({"dense": "row", "bm25": "row"}, "rrf", 0, "vprf") == BASE_GENOME
+
+
+@pytest.mark.parametrize(
+    "channels, fusion, rounds",
+    [
+        ({"dense": "row"}, "rrf", 0),
+        ({"dense": "row", "nope": "row"}, "rrf", 0),
+        ({"dense": "row", "bm25": "sideways"}, "rrf", 0),
+        ({"dense": "row", "bm25": "row"}, "max", 0),
+        ({"dense": "row", "bm25": "row"}, "rrf", 3),
+    ],
+)
+def test_genome_validation(channels, fusion, rounds):
+    with pytest.raises(ValueError):
+        Genome.make(channels, fusion, rounds)
+
+
+def systematic_genomes() -> list[Genome]:
+    """Every channel, normalisation, fusion, refinement and round count at least once."""
+    names = list(CHANNELS)
+    genomes = []
+    for i, name in enumerate(names):
+        partner = names[(i + 7) % len(names)]
+        genomes.append(
+            Genome.make(
+                {name: NORMALISATIONS[i % 4], partner: NORMALISATIONS[(i + 1) % 4]},
+                FUSIONS[i % 3],
+                i % 3,
+                REFINEMENTS[(i // 3) % 3],
+            )
+        )
+    for j, (fusion, refine) in enumerate((f, r) for f in FUSIONS for r in REFINEMENTS):
+        chosen = names[j % 5 :: 4][:5]
+        genomes.append(Genome.make(dict.fromkeys(chosen, NORMALISATIONS[j % 4]), fusion, 2, refine))
+    return genomes
+
+
+DOCS = [
+    "Cats sleep most of the day. They purr when content.\n\nA cat naps in the sun.",
+    "Interest rates rose again. Inflation stayed high. Markets fell sharply on the news.",
+    "Bake bread with flour and water. Knead the dough. Let it rise overnight.",
+    "The court held that the statute applies. The appeal was dismissed.",
+    "Dogs bark at strangers. A dog needs daily walks. Puppies chew shoes.",
+    "Solar panels convert light.",
+    "A decoy about cats, rates, bread, courts, dogs and solar power at once.",
+]
+QUERIES = ["why do cats sleep so much", "inflation and interest rates", "how to bake bread"]
+
+
+def synthetic_task() -> RetrievalTask:
+    ids = [f"d{i}" for i in range(len(DOCS))]
+    return RetrievalTask(
+        name="structural-synthetic",
+        doc_ids=ids,
+        doc_titles=[""] * len(ids),
+        doc_bodies=DOCS,
+        query_ids=["q1", "q2", "q3"],
+        query_texts=QUERIES,
+        qrels={"q1": {"d0": 1}, "q2": {"d1": 1}, "q3": {"d2": 1}},
+    )
+
+
+CANDIDATES = (np.array([0, 1, 4]), np.array([1, 3, 5, 0]), np.array([2, 0, 5]))
+
+
+def emitted_sources() -> list[tuple[str, str]]:
+    sources = [(g.key(), render_program(g)) for g in systematic_genomes()]
+    sources += [(f"run-{i}", s) for i, (_, s) in enumerate(simulated_run())]
+    return sources
+
+
+def test_structural_programs_are_valid():
+    sources = emitted_sources()
+    assert len(sources) >= 40
+    task = synthetic_task()
+    encoder = HashingEncoder(dim=32, two_views=True)
+    for candidates in (None, CANDIDATES):
+        Q, D, S, ctx, _meter = direct_call(task, encoder, candidates)
+        copies = (Q.copy(), D.copy(), S.copy())
+        for label, source in sources:
+            namespace: dict = {}
+            exec(compile(source, f"<structural {label}>", "exec"), namespace)
+            program = namespace["program"]
+            out = program(Q, D, S, ctx)
+            assert isinstance(out, np.ndarray) and out is not S, label
+            assert out.shape == S.shape and out.dtype == np.float32, label
+            assert np.all(np.isfinite(out)), label
+            np.testing.assert_array_equal(out, program(Q, D, S, ctx), err_msg=label)
+            for before, after in zip(copies, (Q, D, S), strict=True):
+                np.testing.assert_array_equal(before, after, err_msg=label)
+            if candidates is not None:
+                mask = np.zeros(S.shape, dtype=bool)
+                for row, cand in enumerate(candidates):
+                    mask[row, cand] = True
+                assert np.all(out[~mask] == 0.0), label
+
+
+def test_structural_programs_pass_the_static_checks():
+    checks = pytest.importorskip("embedding_ttc.search.checks")
+    for label, source in emitted_sources():
+        try:
+            checks.check_source(source, task_names=["structural-synthetic", *TASKS])
+        except Exception as exc:  # pragma: no cover - the message is the point
+            pytest.fail(f"{label}: {exc}")
