@@ -536,3 +536,14 @@ def test_load_program_file_reports_unreadable_files(tmp_path: Path) -> None:
 def test_limits_are_validated(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="must be positive"):
         SandboxLimits(**kwargs)
+
+
+def test_numpy_functions_that_import_submodules_lazily_still_run(call: tuple[Any, ...]) -> None:
+    # np.median reaches numpy.ma from inside numpy; the child must have it loaded beforehand.
+    source = (
+        "import numpy as np\n\n\ndef program(Q, D, S, ctx):\n"
+        "    return S - np.median(S, axis=1, keepdims=True)\n"
+    )
+    Q, D, S, ctx, _ = call
+    out = SandboxedProgram(source, "median")(Q, D, S, ctx)
+    np.testing.assert_array_equal(out, in_process(source, Q, D, S, ctx))

@@ -361,6 +361,9 @@ def _isolate_network() -> bool:
         return False
 
 
+NUMPY_LAZY_SUBMODULES = ("numpy.ma", "numpy.linalg", "numpy.fft", "numpy.polynomial")
+
+
 def _preload(tree: ast.Module) -> None:
     """Import, before containment, every module the program can reach by name.
 
@@ -375,6 +378,10 @@ def _preload(tree: ast.Module) -> None:
 
     from embedding_ttc.search.checks import import_aliases, module_allowed, qualified_name
 
+    # numpy imports these on first use from inside its own functions (np.median reaches
+    # numpy.ma), where no attribute chain of the program names them.
+    for module in NUMPY_LAZY_SUBMODULES:
+        importlib.import_module(module)
     aliases = import_aliases(tree)
     names: set[str] = set(aliases.values())
     used: set[str] = set()
