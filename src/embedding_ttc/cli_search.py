@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from embedding_ttc.errors import EmbeddingTTCError
+
+if TYPE_CHECKING:
+    from embedding_ttc.encoders.base import Encoder
+    from embedding_ttc.search.ledger import Ledger
+    from embedding_ttc.search.precheck import PrecheckResult
+    from embedding_ttc.search.sandbox import SandboxLimits
+
+    Precheck = Callable[[str], PrecheckResult]
 
 DEFAULT_PROPOSER = "structural"
 
@@ -18,7 +29,7 @@ class RunMismatchError(EmbeddingTTCError):
 
 def _config(args: argparse.Namespace, tasks: list[str]) -> dict[str, object]:
     """The settings a run directory is tied to (a resume must match them)."""
-    return {
+    config: dict[str, object] = {
         "schema_version": 1,
         "suite": args.suite,
         "tasks": tasks,
@@ -28,6 +39,50 @@ def _config(args: argparse.Namespace, tasks: list[str]) -> dict[str, object]:
         "seed": args.seed,
         "shortlist": args.shortlist,
     }
+    drafting = _drafting(args)
+    if drafting is not None:  # absent otherwise, so older run directories still resume
+        config["drafting"] = dataclasses.asdict(drafting)
+    return config
+
+
+@dataclass(frozen=True)
+class DraftingOptions:
+    """How the LLM proposer drafts (see :mod:`embedding_ttc.search.proposers.drafting`)."""
+
+    drafts: int
+    repair_rounds: int
+    prompt: Literal["full", "compact"]
+    context_tokens: int
+    precheck: bool
+
+
+def _drafting(args: argparse.Namespace) -> DraftingOptions | None:
+    """The drafting settings (defaults resolved per proposer), or ``None`` when off.
+
+    ``llama-cpp`` drafts by default (3 drafts, 1 repair round, the compact prompt, the
+    pre-check); the other LLM proposers only when an option asks for it.
+    """
+    local = args.proposer == "llama-cpp"
+    drafts = args.drafts if args.drafts is not None else (3 if local else 1)
+    repairs = args.repair_rounds if args.repair_rounds is not None else (1 if local else 0)
+    prompt: Literal["full", "compact"] = args.prompt or ("compact" if local else "full")
+    active = drafts > 1 or repairs > 0 or prompt == "compact" or args.precheck is True
+    if not active:
+        return None
+    if args.proposer == "structural":
+        raise EmbeddingTTCError(
+            "--drafts, --repair-rounds, --prompt and --precheck need an LLM proposer "
+            "(openai, anthropic or llama-cpp), not structural"
+        )
+    if drafts < 1 or repairs < 0:
+        raise EmbeddingTTCError("--drafts must be at least 1 and --repair-rounds at least 0")
+    return DraftingOptions(
+        drafts=drafts,
+        repair_rounds=repairs,
+        prompt=prompt,
+        context_tokens=args.context_tokens,
+        precheck=args.precheck is not False,
+    )
 
 
 def _check_resume(recorded: dict[str, object] | None, config: dict[str, object]) -> None:
@@ -42,8 +97,11 @@ def _check_resume(recorded: dict[str, object] | None, config: dict[str, object])
         )
 
 
-def _proposer(args: argparse.Namespace) -> Any:
+def _proposer(args: argparse.Namespace, precheck: Precheck | None = None) -> Any:
+    """The proposer; wrapped in a drafting proposer when drafting is on (:func:`_drafting`)."""
+    from embedding_ttc.search.proposers.base import ChatBackend
     from embedding_ttc.search.proposers.catalog import make_proposer
+    from embedding_ttc.search.proposers.drafting import DraftingProposer
 
     options: dict[str, object] = {"seed": args.seed}
     if args.model:
@@ -52,7 +110,55 @@ def _proposer(args: argparse.Namespace) -> Any:
         options["base_url"] = args.base_url
     if args.llm_model:
         options["model_path"] = args.llm_model
-    return make_proposer(args.proposer, **options)
+    if args.proposer == "llama-cpp":
+        # One thread: on a busy two-core machine llama.cpp generates faster with 1 than 2.
+        options["n_threads"] = args.llm_threads or 1
+    proposer = make_proposer(args.proposer, **options)
+    drafting = _drafting(args)
+    if drafting is None:
+        return proposer
+    if not isinstance(proposer, ChatBackend):
+        raise EmbeddingTTCError(f"the {args.proposer} proposer has no chat seam to draft with")
+    return DraftingProposer(
+        proposer,
+        drafts=drafting.drafts,
+        repair_rounds=drafting.repair_rounds,
+        precheck=precheck if drafting.precheck else None,
+        prompt=drafting.prompt,
+        context_tokens=drafting.context_tokens,
+        fix_imports=drafting.precheck,  # the mechanical repair goes with the pre-check
+    )
+
+
+def _precheck(
+    checker: Callable[[str], object],
+    library: dict[str, tuple[str, ...]],
+    ledger: Ledger,
+    limits: SandboxLimits,
+    encoder: Encoder,
+) -> Precheck:
+    """The drafting pre-check over the loop's own checker, registry, limits and encoder.
+
+    The registered structures are read from the ledger at each call (as the loop does), plus
+    the compact prompt's worked examples, so a copy of an example is sent back for repair.
+    """
+    from embedding_ttc.search.compact_prompt import example_structures
+    from embedding_ttc.search.precheck import precheck, precheck_limits, registered_structures
+    from embedding_ttc.search.sandbox import SandboxedProgram
+
+    short = precheck_limits(limits)
+
+    def check(source: str) -> PrecheckResult:
+        registered = registered_structures(ledger, {**library, **example_structures()})
+        return precheck(
+            source,
+            checker=checker,
+            registered=registered,
+            sandbox_factory=lambda src, name: SandboxedProgram(src, name, short),
+            encoder=encoder,
+        )
+
+    return check
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -95,15 +201,20 @@ def cmd_search(args: argparse.Namespace) -> int:
     )
     known_tasks = set(available_task_names(data_root)) | set(task_names)
     limits = SandboxLimits(wall_seconds=args.timeout, memory_bytes=args.memory_gb * 2**30)
+    library = library_structures()
+
+    def checker(source: str) -> object:
+        return check_source(source, task_names=known_tasks)
+
     loop = SearchLoop(
-        proposer=_proposer(args),
-        checker=lambda source: check_source(source, task_names=known_tasks),
+        proposer=_proposer(args, _precheck(checker, library, ledger, limits, encoder)),
+        checker=checker,
         sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
         evaluator=SuiteEvaluator(tasks, encoder, lock=lock, shortlist=args.shortlist),
         ledger=ledger,
         seed=args.seed,
         top_k=args.top_k,
-        registered=library_structures(),
+        registered=library,
     )
 
     def on_record(record: LedgerRecord, front: Frontier) -> None:
@@ -188,7 +299,52 @@ def add_search_commands(sub: Any) -> None:
     se.add_argument("--encoder", default=DEFAULT_ENCODER)
     se.add_argument("--model", help="LLM model name (openai, anthropic)")
     se.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, llama.cpp)")
-    se.add_argument("--llm-model", type=Path, help="GGUF file for --proposer llama-cpp")
+    se.add_argument(
+        "--llm-model",
+        help="for --proposer llama-cpp: a GGUF file, or a packaged model name "
+        "(qwen2.5-coder-1.5b, the default; qwen2.5-coder-0.5b)",
+    )
+    se.add_argument(
+        "--llm-threads",
+        type=int,
+        metavar="N",
+        help="CPU threads of llama-cpp (default 1: faster than 2 on a busy two-core machine)",
+    )
+    se.add_argument(
+        "--drafts",
+        type=int,
+        metavar="N",
+        help="drafts per generation, the first that passes the pre-check wins "
+        "(default 3 for llama-cpp, else 1)",
+    )
+    se.add_argument(
+        "--repair-rounds",
+        type=int,
+        metavar="N",
+        help="repair turns per failed draft: its error goes back to the model "
+        "(default 1 for llama-cpp, else 0)",
+    )
+    se.add_argument(
+        "--prompt",
+        choices=("full", "compact"),
+        help="the full prompt, or the compact one with helpers, two examples and a directive "
+        "(default compact for llama-cpp, else full)",
+    )
+    se.add_argument(
+        "--context-tokens",
+        type=int,
+        default=3000,
+        metavar="N",
+        help="token budget of the compact prompt (default 3000)",
+    )
+    se.add_argument(
+        "--precheck",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="check each draft on a tiny synthetic task before the evaluation, after repairing "
+        "its helper imports (on whenever drafting is: llama-cpp by default, or any drafting "
+        "option); --no-precheck turns both off",
+    )
     se.add_argument("--seed", type=int, default=0)
     se.add_argument("--top-k", type=int, default=5, help="frontier programs shown with source")
     se.add_argument("--timeout", type=float, default=600.0, help="seconds per program per task")

@@ -22,7 +22,12 @@ import time
 
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.search.prompt import render_prompt
-from embedding_ttc.search.proposers.base import ProposerError, price_usd, proposal_from_reply
+from embedding_ttc.search.proposers.base import (
+    ChatReply,
+    ProposerError,
+    price_usd,
+    proposal_from_reply,
+)
 from embedding_ttc.search.records import Proposal, SearchState, Usage
 
 DEFAULT_MODEL = "claude-opus-4-6"
@@ -97,13 +102,18 @@ class AnthropicProposer:
         """Render the prompt, ask the model once, and parse its reply."""
         top_k = len(state.frontier) if self.top_k is None else self.top_k
         prompt = render_prompt(state, top_k=top_k)
+        reply = self.chat([{"role": "user", "content": prompt}], seed=self.seed + state.generation)
+        return proposal_from_reply(reply.text, usage=reply.usage, proposer=self.name, state=state)
+
+    def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
+        """One Messages API request (the API takes no seed; ``seed`` is ignored)."""
         extra = {"temperature": self.temperature} if self.temperature is not None else None
         started = time.perf_counter()
         try:
             response = self._client.messages.create(
                 model=self.model,
                 max_tokens=self.max_tokens,
-                messages=[{"role": "user", "content": prompt}],
+                messages=messages,  # type: ignore[arg-type]
                 extra_body=extra,
             )
         except self._errors as exc:  # API, connection, timeout, malformed JSON, credentials
@@ -124,4 +134,4 @@ class AnthropicProposer:
             seconds=seconds,
             cost_usd=price_usd(answered, tokens_in, tokens_out),
         )
-        return proposal_from_reply(reply, usage=usage, proposer=self.name, state=state)
+        return ChatReply(reply, usage)

@@ -10,14 +10,16 @@ outcomes are kept apart (house style: status apart from metrics):
   malformed answer, empty reply): :class:`ProposerError`, carrying what the call cost so far;
   the loop records it as ``Status.PROPOSER_ERROR`` and goes on.
 
-This module also holds what every LLM backend shares: the price table, and turning a reply
-into a ``Proposal`` (:func:`proposal_from_reply`).
+This module also holds what every LLM backend shares: the lower-level :class:`ChatBackend`
+seam (one chat request, used by wrappers such as the drafting proposer), the price table, and
+turning a reply into a ``Proposal`` (:func:`proposal_from_reply`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from embedding_ttc.errors import EmbeddingTTCError
@@ -38,6 +40,39 @@ class Proposer(Protocol):
 
     def propose(self, state: SearchState) -> Proposal:
         """Write one program for ``state.generation``.
+
+        Raises:
+            ProposerError: when no usable reply could be obtained.
+
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One chat reply: the assistant's text and what the request cost."""
+
+    text: str
+    usage: Usage
+
+
+@runtime_checkable
+class ChatBackend(Protocol):
+    """One chat request to an LLM (the seam below ``propose``, for wrapping proposers).
+
+    Attributes:
+        name: the backend's name as registered (``"openai"``, ``"llama-cpp"`` ...).
+
+    """
+
+    name: str
+
+    def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
+        """Send ``messages`` (``role``/``content`` dicts) and return the reply.
+
+        Args:
+            messages: the conversation, ``user`` and ``assistant`` turns alternating.
+            seed: the sampling seed (sent where the backend accepts one).
 
         Raises:
             ProposerError: when no usable reply could be obtained.

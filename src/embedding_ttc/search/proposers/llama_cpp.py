@@ -25,6 +25,7 @@ from embedding_ttc.llm.gguf import DEFAULT_LLM, MODELS
 from embedding_ttc.llm.gguf import model_path as packaged_model_path
 from embedding_ttc.search.prompt import render_prompt
 from embedding_ttc.search.proposers.base import (
+    ChatReply,
     ProposerConfigError,
     ProposerError,
     proposal_from_reply,
@@ -96,14 +97,24 @@ class LlamaCppProposer:
         """Render the prompt, generate one reply locally, and parse it."""
         top_k = len(state.frontier) if self.top_k is None else self.top_k
         prompt = render_prompt(state, top_k=top_k)
+        reply = self.chat([{"role": "user", "content": prompt}], seed=self.seed + state.generation)
+        return proposal_from_reply(reply.text, usage=reply.usage, proposer=self.name, state=state)
+
+    def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
+        """One local chat completion.
+
+        llama.cpp keeps the tokens of the previous call in its KV cache and reuses their
+        longest common prefix, so a conversation continued, or a prompt whose head stays the
+        same, is read only from where it differs.
+        """
         model = self.model_path.name
         started = time.perf_counter()
         try:
             response = self._llm.create_chat_completion(
-                messages=[{"role": "user", "content": prompt}],
+                messages=messages,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
-                seed=self.seed + state.generation,
+                seed=seed,
             )
             reply = str(response["choices"][0]["message"]["content"] or "")
         except (ValueError, RuntimeError, KeyError, IndexError, TypeError) as exc:
@@ -114,16 +125,18 @@ class LlamaCppProposer:
         reported = response.get("usage") or {}
         tokens_in = reported.get("prompt_tokens")
         tokens_out = reported.get("completion_tokens")
+        prompt = "\n".join(m["content"] for m in messages)
         usage = Usage(
             model=model,
-            tokens_in=int(tokens_in) if tokens_in is not None else self._count(prompt),
-            tokens_out=int(tokens_out) if tokens_out is not None else self._count(reply),
+            tokens_in=int(tokens_in) if tokens_in is not None else self.count_tokens(prompt),
+            tokens_out=int(tokens_out) if tokens_out is not None else self.count_tokens(reply),
             seconds=seconds,
             cost_usd=0.0,
         )
-        return proposal_from_reply(reply, usage=usage, proposer=self.name, state=state)
+        return ChatReply(reply, usage)
 
-    def _count(self, text: str) -> int:
+    def count_tokens(self, text: str) -> int:
+        """The number of tokens of ``text`` under the model's tokenizer."""
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.search.prompt import render_prompt
 from embedding_ttc.search.proposers.base import (
+    ChatReply,
     ProposerConfigError,
     ProposerError,
     estimate_tokens,
@@ -128,6 +129,11 @@ class OpenAIProposer:
         """Render the prompt, ask the model once, and parse its reply."""
         top_k = len(state.frontier) if self.top_k is None else self.top_k
         prompt = render_prompt(state, top_k=top_k)
+        reply = self.chat([{"role": "user", "content": prompt}], seed=self.seed + state.generation)
+        return proposal_from_reply(reply.text, usage=reply.usage, proposer=self.name, state=state)
+
+    def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
+        """One chat-completions request (the seed goes to local servers only)."""
         # Only the options that are set are sent: every server accepts their absence.
         options: dict[str, Any] = {}
         if self.temperature is not None:
@@ -136,12 +142,12 @@ class OpenAIProposer:
             options["max_completion_tokens"] = self.max_tokens
         else:
             options["max_tokens"] = self.max_tokens
-            options["seed"] = self.seed + state.generation
+            options["seed"] = seed
         started = time.perf_counter()
         try:
             response = self._client.chat.completions.create(
                 model=self.model,
-                messages=[{"role": "user", "content": prompt}],
+                messages=messages,  # type: ignore[arg-type]
                 **options,
             )
         except self._errors as exc:  # API, connection, timeout, malformed JSON (ValueError)
@@ -155,6 +161,7 @@ class OpenAIProposer:
         reported = getattr(response, "usage", None)
         tokens_in = getattr(reported, "prompt_tokens", None)
         tokens_out = getattr(reported, "completion_tokens", None)
+        prompt = "\n".join(m["content"] for m in messages)
         tokens_in = int(tokens_in) if tokens_in is not None else estimate_tokens(prompt)
         tokens_out = int(tokens_out) if tokens_out is not None else estimate_tokens(reply)
         usage = Usage(
@@ -166,4 +173,4 @@ class OpenAIProposer:
         )
         if not choices:
             raise ProposerError("the server returned no choices", usage)
-        return proposal_from_reply(reply, usage=usage, proposer=self.name, state=state)
+        return ChatReply(reply, usage)

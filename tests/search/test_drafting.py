@@ -1,0 +1,489 @@
+"""The drafting proposer through the canned server: repair, best-of-N, attempts and usage, and
+two generations of the real loop on a real task.
+
+The chat backend is the OpenAI-compatible proposer talking to ``canned_server.py``; the
+pre-check runs the real sandbox with the seeded fake encoder (the end-to-end test uses the
+packaged ``tokenlearn-static-64`` encoder for both the pre-check and the evaluation).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from embedding_ttc.cli_search import DraftingOptions, _drafting, add_search_commands
+from embedding_ttc.encoders.catalog import load_encoder
+from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.search.checks import check_source
+from embedding_ttc.search.compact_prompt import choose_directive, example_structures
+from embedding_ttc.search.evaluator import SuiteEvaluator
+from embedding_ttc.search.interface import Status
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.loop import Budget, SearchLoop
+from embedding_ttc.search.novelty import library_structures
+from embedding_ttc.search.precheck import (
+    PrecheckResult,
+    precheck,
+    precheck_limits,
+    registered_structures,
+)
+from embedding_ttc.search.prompt import render_prompt
+from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
+from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
+from embedding_ttc.search.proposers.drafting import DraftingProposer, fix_imports, repair_hint
+from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
+from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+from embedding_ttc.tasks.catalog import load_task
+
+from .canned_server import CannedServer, Reply, http_error
+from .test_prompt import small_state
+from .test_proposers import FakeLlama, fake_llama_cpp  # noqa: F401 (a fixture)
+from fakes import HashingEncoder
+
+LIMITS = precheck_limits(SandboxLimits(wall_seconds=600, memory_bytes=2 * 2**30))
+
+
+def fence(code: str) -> str:
+    return f"Here is the program.\n\n```python\n{code}```\n"
+
+
+BROKEN = '''\
+"""Novelty: standardises S twice.
+Hypothesis: double standardisation removes hubs."""
+import numpy as np
+
+
+def program(Q, D, S, ctx):
+    return zscore(S)
+'''
+
+BROKEN_SHAPE = """\
+import numpy as np
+
+
+def program(Q, D, S, ctx):
+    return S[:, :2].copy()
+"""
+
+FIXED = '''\
+"""Novelty: adds the column z-score of S to its row z-score.
+Hypothesis: removing hubs and query difficulty together helps every task."""
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_cols, zscore_rows
+
+
+def program(Q, D, S, ctx):
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
+    return (zscore_rows(S, mask) + 0.3 * zscore_cols(S, mask)).astype("float32")
+'''
+
+OTHER = '''\
+"""Novelty: squares the cosine of the best half of the dimensions.
+Hypothesis: a sharper score separates near ties."""
+import numpy as np
+
+
+def program(Q, D, S, ctx):
+    half = Q.shape[1] // 2
+    Qh = Q[:, :half] / (np.linalg.norm(Q[:, :half], axis=1, keepdims=True) + 1e-6)
+    Dh = D[:, :half] / (np.linalg.norm(D[:, :half], axis=1, keepdims=True) + 1e-6)
+    coarse = Qh @ Dh.T
+    return (S + 0.5 * coarse * np.abs(coarse)).astype(np.float32)
+'''
+
+
+@pytest.fixture(scope="module")
+def check():
+    encoder = HashingEncoder(dim=32, seed=0)
+    registered = {**library_structures(), **example_structures()}
+
+    def run(source: str) -> PrecheckResult:
+        return precheck(
+            source,
+            checker=check_source,
+            registered=registered,
+            sandbox_factory=lambda src, name: SandboxedProgram(src, name, LIMITS),
+            encoder=encoder,
+        )
+
+    return run
+
+
+@pytest.fixture()
+def server():
+    with CannedServer() as canned:
+        yield canned
+
+
+def backend(server: CannedServer, seed: int = 0) -> OpenAIProposer:
+    return OpenAIProposer(
+        model="canned", base_url=server.openai_base_url, max_retries=0, timeout=10, seed=seed
+    )
+
+
+@pytest.mark.usefixtures("fake_llama_cpp")
+def test_every_llm_backend_has_the_chat_seam(server, tmp_path):
+    messages = [
+        {"role": "user", "content": "write a program"},
+        {"role": "assistant", "content": "draft"},
+        {"role": "user", "content": "fix it"},
+    ]
+    server.enqueue(Reply("openai says hi", 11, 3), Reply("anthropic says hi", 12, 4))
+    openai = backend(server)
+    anthropic = AnthropicProposer(base_url=server.url, max_retries=0)
+    for chat_backend, text in ((openai, "openai says hi"), (anthropic, "anthropic says hi")):
+        assert isinstance(chat_backend, ChatBackend)
+        reply = chat_backend.chat(messages, seed=42)
+        assert reply.text == text and reply.usage.tokens_in > 0
+    assert [r.body["messages"] for r in server.requests] == [messages, messages]
+    assert server.requests[0].body["seed"] == 42
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF")
+    llama = LlamaCppProposer(path, seed=1)
+    assert isinstance(llama, ChatBackend)
+    reply = llama.chat(messages, seed=42)
+    (fake,) = FakeLlama.instances
+    assert fake.calls[0]["messages"] == messages and fake.calls[0]["seed"] == 42
+    assert reply.usage.tokens_in == 900 and llama.count_tokens("a b c") == 3
+
+
+def test_a_broken_draft_is_repaired(server, check):
+    server.enqueue(Reply(fence(BROKEN), 100, 40), Reply(fence(FIXED), 300, 50))
+    proposer = DraftingProposer(backend(server), drafts=1, repair_rounds=1, precheck=check)
+    state = small_state()
+    proposal = proposer.propose(state)
+    assert proposal.source == FIXED
+    assert proposal.novelty.startswith("adds the column z-score")
+    (attempt,) = proposal.attempts
+    assert attempt.status == Status.CRASHED
+    assert attempt.reason.startswith("draft 1: synthetic task (full corpus")
+    assert "NameError: name 'zscore' is not defined" in attempt.reason
+    assert (attempt.tokens_in, attempt.tokens_out) == (100, 40)
+    first, repair = server.requests
+    assert [m["role"] for m in repair.body["messages"]] == ["user", "assistant", "user"]
+    assert repair.body["messages"][0] == first.body["messages"][0]  # the same prompt
+    assert repair.body["messages"][1]["content"] == fence(BROKEN)
+
+
+def test_the_repair_prompt_holds_the_error_traceback_and_program(server, check):
+    server.enqueue(Reply(fence(BROKEN)), Reply(fence(FIXED)))
+    DraftingProposer(backend(server), drafts=1, repair_rounds=1, precheck=check).propose(
+        small_state()
+    )
+    text = server.prompts[1]
+    assert text is not None
+    assert "NameError: name 'zscore' is not defined" in text
+    assert "Traceback (innermost last):" in text and "return zscore(S)" in text
+    assert BROKEN.rstrip() in text
+    assert "Fix this program; return the whole file" in text
+
+
+def test_all_drafts_fail_and_the_last_draft_is_returned(server, check):
+    replies = [fence(BROKEN), fence(BROKEN_SHAPE), fence(BROKEN), fence(BROKEN_SHAPE)]
+    server.enqueue(*(Reply(r) for r in replies))
+    proposer = DraftingProposer(backend(server), drafts=2, repair_rounds=1, precheck=check)
+    proposal = proposer.propose(small_state())
+    assert proposal.source == BROKEN_SHAPE  # the last draft, for the loop to judge
+    assert proposal.raw_reply == replies[-1]
+    # Every call but the returned one is an attempt (the loop adds the proposal's own usage).
+    assert len(proposal.attempts) == len(replies) - 1
+    assert [a.reason.split(":")[0] for a in proposal.attempts] == [
+        "draft 1",
+        "draft 1 repair 1",
+        "draft 2",
+    ]
+    assert [a.status for a in proposal.attempts] == [
+        Status.CRASHED,
+        Status.INVALID_OUTPUT,
+        Status.CRASHED,
+    ]
+
+
+def test_best_of_n_returns_the_first_passing_draft(server, check):
+    server.enqueue(Reply(fence(BROKEN)), Reply(fence(FIXED)), Reply(fence(OTHER)))
+    proposer = DraftingProposer(backend(server, seed=5), drafts=3, repair_rounds=0, precheck=check)
+    proposal = proposer.propose(small_state())
+    assert proposal.source == FIXED
+    assert len(proposal.attempts) == 1
+    assert server.pending == 1  # the third draft was never asked for
+    # Each draft is a fresh conversation with its own seed; the first keeps seed + generation.
+    seeds = [r.body["seed"] for r in server.requests]
+    assert seeds[0] == 5 + small_state().generation and len(set(seeds)) == 2
+    assert all(len(r.body["messages"]) == 1 for r in server.requests)
+
+
+def test_usage_is_summed_over_every_call(server, check):
+    model = "gpt-4o-mini"  # a priced model, so the cost adds up too
+    calls = [(1000, 200), (1500, 300), (1800, 250)]
+    texts = [fence(BROKEN), fence(BROKEN_SHAPE), fence(FIXED)]
+    server.enqueue(*(Reply(t, i, o, model=model) for t, (i, o) in zip(texts, calls, strict=True)))
+    proposer = DraftingProposer(backend(server), drafts=2, repair_rounds=1, precheck=check)
+    proposal = proposer.propose(small_state())
+    assert proposal.source == FIXED
+    total_in = proposal.usage.tokens_in + sum(a.tokens_in for a in proposal.attempts)
+    total_out = proposal.usage.tokens_out + sum(a.tokens_out for a in proposal.attempts)
+    assert (total_in, total_out) == (4300, 750)
+    expected_cost = sum(price_usd(model, i, o) for i, o in calls)
+    assert proposal.usage.cost_usd == pytest.approx(expected_cost)
+    seconds = proposal.usage.seconds + sum(a.seconds for a in proposal.attempts)
+    assert seconds > 0
+
+
+def test_a_failed_call_is_an_attempt_and_drafting_goes_on(server, check):
+    server.enqueue(http_error(500, "model overloaded"), Reply(fence(FIXED)))
+    proposer = DraftingProposer(backend(server), drafts=2, repair_rounds=1, precheck=check)
+    proposal = proposer.propose(small_state())
+    assert proposal.source == FIXED
+    (attempt,) = proposal.attempts
+    assert attempt.status == Status.PROPOSER_ERROR and "model overloaded" in attempt.reason
+
+
+def test_every_call_failing_is_a_proposer_error(server, check):
+    server.enqueue(http_error(500, "down"), http_error(500, "still down"))
+    proposer = DraftingProposer(backend(server), drafts=2, repair_rounds=1, precheck=check)
+    with pytest.raises(ProposerError, match="every call failed") as caught:
+        proposer.propose(small_state())
+    assert caught.value.usage is not None and caught.value.usage.seconds > 0
+
+
+def test_without_precheck_only_parsing_counts(server):
+    server.enqueue(Reply("I would rather explain the idea in prose."), Reply(fence(BROKEN)))
+    proposer = DraftingProposer(backend(server), drafts=1, repair_rounds=1, precheck=None)
+    proposal = proposer.propose(small_state())
+    assert proposal.source == BROKEN  # it runs badly, but that is the loop's to find out
+    (attempt,) = proposal.attempts
+    assert attempt.reason == "draft 1: parse: the reply contains no program"
+    assert "contained no program" in (server.prompts[1] or "")
+
+
+def test_missing_claims_come_from_the_directive(server):
+    bare = "def program(Q, D, S, ctx):\n    return S * 2.0\n"
+    server.enqueue(Reply(fence(bare)))
+    state = small_state()
+    proposal = DraftingProposer(backend(server), drafts=1, repair_rounds=0).propose(state)
+    directive = choose_directive(state)
+    assert (proposal.novelty, proposal.hypothesis) == (directive.novelty, directive.hypothesis)
+
+
+def test_the_prompt_holds_the_directive_in_either_style(server):
+    state = small_state()
+    directive = choose_directive(state)
+    server.enqueue(Reply(fence(FIXED)), Reply(fence(FIXED)))
+    DraftingProposer(backend(server), drafts=1, repair_rounds=0, prompt="compact").propose(state)
+    DraftingProposer(backend(server), drafts=1, repair_rounds=0, prompt="full").propose(state)
+    compact, full = server.prompts
+    assert compact is not None and full is not None
+    assert directive.text in compact and "## Helpers" in compact
+    assert full.startswith(render_prompt(state)) and directive.text in full
+
+
+MISPLACED = '''\
+"""Novelty: the best sentence of each document, fused with S."""
+from embedding_ttc.programs.primitives.scores import candidate_mask, maxsim
+from embedding_ttc.programs.primitives.chunking import chunk_documents, split_sentences
+
+
+def program(Q, D, S, ctx):
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
+    chunks = chunk_documents(ctx.doc_texts, split_sentences, max_chunks_per_doc=4)
+    with ctx.index_time():
+        C = ctx.encode_fn(chunks.texts, view="retrieval.passage")
+    best = maxsim(Q, C, chunks.owner, len(ctx.doc_texts), mask=mask)
+    return (zscore_rows(S, mask) + zscore_rows(best, mask)).astype(np.float32)
+'''
+
+
+def test_fix_imports_moves_and_adds_helper_imports():
+    fixed, notes = fix_imports(MISPLACED)
+    assert notes == (
+        "maxsim is imported from embedding_ttc.programs.primitives.late",
+        "added: import numpy as np",
+        "added: from embedding_ttc.programs.primitives.scores import zscore_rows",
+    )
+    lines = fixed.splitlines()
+    assert lines[0].startswith('"""Novelty')  # the docstring stays first
+    assert lines[1:3] == [
+        "import numpy as np",
+        "from embedding_ttc.programs.primitives.scores import zscore_rows",
+    ]
+    assert "from embedding_ttc.programs.primitives.scores import candidate_mask" in lines
+    assert "from embedding_ttc.programs.primitives.late import maxsim" in lines
+    check_source(fixed)
+    assert fix_imports(fixed) == (fixed, ())  # nothing left to fix
+    assert fix_imports(FIXED) == (FIXED, ())
+    assert fix_imports("def program(Q, D, S, ctx)\n") == ("def program(Q, D, S, ctx)\n", ())
+
+
+def test_fixed_imports_save_a_repair_call(server, check):
+    server.enqueue(*(Reply(fence(MISPLACED)) for _ in range(3)))
+    on = DraftingProposer(backend(server), drafts=1, repair_rounds=1, precheck=check)
+    proposal = on.propose(small_state())
+    assert proposal.attempts == () and proposal.source is not None
+    assert "primitives.late import maxsim" in proposal.source
+    off = DraftingProposer(
+        backend(server), drafts=1, repair_rounds=1, precheck=check, fix_imports=False
+    )
+    proposal = off.propose(small_state())
+    assert proposal.source == MISPLACED
+    (attempt,) = proposal.attempts
+    assert "cannot import name 'maxsim'" in attempt.reason
+    assert "primitives.late import maxsim" in (server.prompts[-1] or "")  # the hint
+    assert server.pending == 0
+
+
+def test_repair_hints():
+    undefined = PrecheckResult(
+        False, Status.CRASHED, "x: NameError: name 'zscore_rows' is not defined"
+    )
+    assert "from embedding_ttc.programs.primitives.scores import zscore_rows" in repair_hint(
+        undefined
+    )
+    wrong = PrecheckResult(
+        False,
+        Status.REJECTED,
+        "cannot import name 'maxsim' from 'embedding_ttc.programs.primitives.scores'",
+    )
+    assert "primitives.late import maxsim" in repair_hint(wrong)
+    shape = PrecheckResult(False, Status.INVALID_OUTPUT, "returned shape (5, 3), expected (5, 12)")
+    assert "S.shape" in repair_hint(shape)
+    assert repair_hint(PrecheckResult(False, Status.TIMEOUT, "too slow")) == ""
+
+
+def test_invalid_settings():
+    with pytest.raises(ValueError, match="drafts"):
+        DraftingProposer(object(), drafts=0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="repair_rounds"):
+        DraftingProposer(object(), repair_rounds=-1)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLI's defaults
+
+
+def search_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_search_commands(parser.add_subparsers())
+    return parser.parse_args(["search", "--run-dir", "x", *argv])
+
+
+def test_cli_drafting_defaults():
+    assert _drafting(search_args("--proposer", "llama-cpp")) == DraftingOptions(
+        drafts=3, repair_rounds=1, prompt="compact", context_tokens=3000, precheck=True
+    )
+    assert _drafting(search_args("--proposer", "openai")) is None
+    assert _drafting(search_args("--proposer", "structural")) is None
+    assert _drafting(search_args("--proposer", "openai", "--drafts", "2")) == DraftingOptions(
+        drafts=2, repair_rounds=0, prompt="full", context_tokens=3000, precheck=True
+    )
+    options = _drafting(search_args("--proposer", "llama-cpp", "--no-precheck", "--drafts", "1"))
+    assert options is not None and not options.precheck and options.drafts == 1
+    assert _drafting(search_args("--proposer", "anthropic", "--precheck")) is not None
+    with pytest.raises(EmbeddingTTCError, match="need an LLM proposer"):
+        _drafting(search_args("--proposer", "structural", "--prompt", "compact"))
+
+
+# ---------------------------------------------------------------------------------------------
+# End to end
+
+
+def test_two_generations_of_the_loop_record_the_attempts(tmp_path: Path, shared_datasets):
+    encoder = load_encoder("tokenlearn-static-64")
+    task = load_task("aila_statutes", shared_datasets)
+    ledger = Ledger(tmp_path)
+    library = library_structures()
+
+    def checker(source: str) -> object:
+        return check_source(source, task_names={task.name})
+
+    def check(source: str) -> PrecheckResult:
+        return precheck(
+            source,
+            checker=checker,
+            registered=registered_structures(ledger, {**library, **example_structures()}),
+            sandbox_factory=lambda src, name: SandboxedProgram(src, name, LIMITS),
+            encoder=encoder,
+        )
+
+    replies = [
+        Reply(fence(BROKEN), 900, 100),  # generation 1: fails the pre-check...
+        Reply(fence(FIXED), 1000, 120),  # ...and its repair passes
+        Reply(fence(FIXED.replace("0.3", "0.7")), 1100, 130),  # generation 2: a copy of g0001
+        Reply(fence(OTHER), 1200, 140),  # the repair
+    ]
+    limits = SandboxLimits(wall_seconds=60, memory_bytes=2 * 2**30)
+    with CannedServer(replies) as server:
+        loop = SearchLoop(
+            proposer=DraftingProposer(backend(server), drafts=1, repair_rounds=1, precheck=check),
+            checker=checker,
+            sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
+            evaluator=SuiteEvaluator([task], encoder),
+            ledger=ledger,
+            registered=library,
+        )
+        loop.run(Budget(generations=2))
+        assert server.pending == 0
+    records = Ledger(tmp_path).records
+    assert [(r.generation, r.status) for r in records] == [
+        (0, Status.OK),
+        (1, Status.OK),
+        (2, Status.OK),
+    ]
+    g1, g2 = records[1], records[2]
+    assert (tmp_path / (g1.source_path or "")).read_text() == FIXED
+    assert [a["status"] for a in g1.attempts] == ["crashed"]
+    assert "NameError" in str(g1.attempts[0]["reason"])
+    assert (g1.tokens_in, g1.tokens_out) == (1900, 220)
+    assert g1.proposer == "openai" and g1.llm_seconds > 0
+    assert [a["status"] for a in g2.attempts] == ["rejected"]
+    assert "near-duplicate of g0001" in str(g2.attempts[0]["reason"])
+    assert (g2.tokens_in, g2.tokens_out) == (2300, 270)
+    assert g2.per_task_delta.keys() == {"aila_statutes"}
+
+
+def test_the_search_command_wires_drafting(tmp_path: Path, shared_datasets, capsys):
+    from embedding_ttc.cli import main
+
+    run_dir = tmp_path / "run"
+    with CannedServer([Reply(fence(BROKEN)), Reply(fence(FIXED))]) as server:
+        code = main(
+            [
+                "search",
+                "--proposer",
+                "openai",
+                "--model",
+                "canned",
+                "--base-url",
+                server.openai_base_url,
+                "--task",
+                "aila_statutes",
+                "--generations",
+                "1",
+                "--encoder",
+                "tokenlearn-static-64",
+                "--run-dir",
+                str(run_dir),
+                "--data-dir",
+                str(shared_datasets),
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                "--drafts",
+                "2",
+                "--prompt",
+                "compact",
+            ]
+        )
+        prompts = server.prompts
+    assert code == 0, capsys.readouterr().err
+    g1 = Ledger(run_dir).records[1]
+    assert g1.status == Status.OK and len(g1.attempts) == 1
+    assert prompts[0] is not None and "## Helpers" in prompts[0]
+    config = Ledger(run_dir).read_config()
+    assert config is not None and config["drafting"] == {
+        "drafts": 2,
+        "repair_rounds": 0,
+        "prompt": "compact",
+        "context_tokens": 3000,
+        "precheck": True,
+    }
