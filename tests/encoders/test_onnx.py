@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from embedding_ttc.cli import build_parser, main
+from embedding_ttc.encoders import catalog
 from embedding_ttc.encoders import onnx as onnx_backend
 from embedding_ttc.encoders.base import PASSAGE, QUERY, finish
 from embedding_ttc.encoders.cache import CachedEncoder
@@ -217,26 +218,20 @@ def test_pool_matches_hand_computed_values() -> None:
     np.testing.assert_allclose(both[0], [1.0, 2.0, 4.0 / np.sqrt(2), 6.0 / np.sqrt(2)])
 
 
-def test_cli_backend_option(int8, shared_datasets, capsys) -> None:
+def test_cli_passes_the_backend_to_load_encoder(shared_datasets, capsys, monkeypatch) -> None:
     args = build_parser().parse_args(["bench", "--backend", "onnx-int8"])
     assert args.backend == "onnx-int8"
     with pytest.raises(SystemExit):
         build_parser().parse_args(["evaluate", "--backend", "tensorrt"])
-    code = main(
-        [
-            "evaluate",
-            "--task",
-            "aila_statutes",
-            "--data-dir",
-            str(shared_datasets),
-            "--backend",
-            "onnx-int8",
-            "--no-cache",
-            "--no-progress",
-            "--json",
-        ]
-    )
-    assert code == 0
+    calls = []
+
+    def fake_load_encoder(name, backend="torch"):
+        calls.append((name, backend))
+        return HashingEncoder()  # the plumbing is under test here, not the model
+
+    monkeypatch.setattr(catalog, "load_encoder", fake_load_encoder)
+    argv = ["evaluate", "--task", "aila_statutes", "--data-dir", str(shared_datasets)]
+    code = main([*argv, "--backend", "onnx-int8", "--no-cache", "--no-progress", "--json"])
+    assert code == 0 and calls == [(DEFAULT_ENCODER, "onnx-int8")]
     (row,) = json.loads(capsys.readouterr().out)
     assert row["encoder"] == "all-MiniLM-L6-v2@onnx-int8" and row["program"] == "P0"
-    assert 0.0 < row["ndcg_at_10"] <= 1.0
