@@ -463,6 +463,12 @@ def build_parser() -> argparse.ArgumentParser:
     from embedding_ttc.cli_search import add_search_commands
 
     add_search_commands(sub)
+
+    from embedding_ttc.cli_analysis import add_analysis_commands
+    from embedding_ttc.cli_deploy import add_deploy_commands
+
+    add_analysis_commands(sub)
+    add_deploy_commands(sub)
     return parser
 
 

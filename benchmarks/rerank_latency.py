@@ -1,0 +1,190 @@
+"""Per-query latency of deployed programs, and BidirZScore deployed against batch mode.
+
+**Latency** (default): for each program's index of one task, queries one at a time through
+:meth:`Reranker.search_scores` (dense first stage, then the program) over shortlists of 100 and
+1,000 documents. Per query: query-time encoder calls (texts sent to the live encoder: the query
+itself plus any the program encodes), ms in the encoder, ms in the program's algebra (and text
+work: chunking, BM25), the total, and its ratio to the first stage alone (query encode + dense
+top-K over ``D``). The query encoder is uncached, so encoding time is real.
+
+**Batch vs deployed** (``--batch-vs-deployed``): nDCG@10 of BidirZScore on ``scifact`` and
+``cranfield`` in batch mode (the evaluate path, ``--shortlist 100``: per-column z-scores over
+shortlist batches of 64 queries) and deployed (each query alone over the same 100 candidates,
+with the index's 64 reference queries appended for the statistics), on the queries that are not
+in the reference sample. Also shown: a query alone without reference rows (every column
+z-score is 0, the ranking degenerates) and the evaluate path without a shortlist.
+
+Indexes are built under ``--work`` when missing (``<task>-<encoder>-<program>``, the layout of
+``embedding-ttc index build --task T --encoder E --program P --out ...``), with the on-disk
+embedding cache.
+
+    .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --queries 30
+    .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --batch-vs-deployed
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from embedding_ttc.cli_deploy import set_threads
+from embedding_ttc.deploy.index import DEFAULT_REFERENCE_SIZE, Document, Index, sample_texts
+from embedding_ttc.deploy.reranker import Reranker
+from embedding_ttc.encoders.base import QUERY
+from embedding_ttc.encoders.cache import CachedEncoder
+from embedding_ttc.encoders.catalog import DEFAULT_ENCODER, load_encoder
+from embedding_ttc.evaluation.evaluate import run_programs
+from embedding_ttc.evaluation.ranking import TaskRanker
+from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.tasks.catalog import load_task
+
+PROGRAMS = ("P0", "BidirZScore", "SentMaxSim", "LexicalHybridRRF", "SoftCentroid")
+
+
+def ensure_index(
+    work: Path, task_name: str, encoder_name: str, program: str, docs: int | None = None
+) -> Path:
+    """The index directory, built (as ``index build --task`` builds it) if missing.
+
+    With ``docs``, only the task's first ``docs`` documents are indexed (``-first{docs}``).
+    """
+    suffix = f"-first{docs}" if docs else ""
+    out = work / f"{task_name}-{encoder_name}-{program}{suffix}"
+    if (out / "manifest.json").exists():
+        return out
+    task = load_task(task_name)
+    corpus = [
+        Document(i, t, b)
+        for i, t, b in zip(task.doc_ids, task.doc_titles, task.doc_bodies, strict=True)
+    ][:docs]
+    queries = sample_texts(task.query_texts, DEFAULT_REFERENCE_SIZE, 0)
+    print(f"building {out.name} ...", flush=True)
+    started = time.perf_counter()
+    Index.build(
+        out,
+        corpus,
+        encoder=CachedEncoder(load_encoder(encoder_name)),
+        program=program,
+        reference_queries=queries,
+        reference_source=f"{len(queries)} of the queries of {task_name} (seed 0)",
+        source=f"task:{task_name}{suffix}",
+    )
+    print(f"built {out.name} in {time.perf_counter() - started:.0f} s", flush=True)
+    return out
+
+
+def first_stage_alone(reranker: Reranker, query: str, n: int) -> float:
+    """Seconds for the first stage by itself: encode the query, dense top-``n`` over ``D``."""
+    start = time.perf_counter()
+    reranker.first_stage([query], n, "dense")
+    return time.perf_counter() - start
+
+
+def latency(args: argparse.Namespace) -> None:
+    task = load_task(args.task)
+    queries = list(task.query_texts[: args.queries])
+    live = load_encoder(args.encoder)  # uncached: query encoding time is real
+    live.encode(["warm up"], view=QUERY)
+    header = (
+        f"{'program':18s} {'shortlist':>9s} {'enc calls':>9s} {'encode ms':>9s} "
+        f"{'algebra ms':>10s} {'total ms':>9s} {'1st stage ms':>12s} {'ratio':>6s}"
+    )
+    corpus = f"first {args.docs} documents of {args.task}" if args.docs else args.task
+    print(f"\nper query, mean over {len(queries)} queries; index: {corpus} ({args.encoder})")
+    print(header)
+    print("-" * len(header))
+    for program in args.programs:
+        index = Index.load(ensure_index(args.work, args.task, args.encoder, program, args.docs))
+        reranker = Reranker(index, live)
+        reranker.search_scores(queries[:1], 10, "dense", 100)  # warm up
+        for size in args.sizes:
+            rows = []
+            for query in queries:
+                base = first_stage_alone(reranker, query, size)
+                start = time.perf_counter()
+                scored = reranker.search_scores([query], 10, "dense", size)
+                reranker.top(scored, 10)
+                total = time.perf_counter() - start
+                s = scored.stats
+                calls = s.query_encodes + s.program_encodes
+                rows.append((calls, s.encode_seconds, s.algebra_seconds, total, base))
+                assert s.index_misses == 0, "the index lacks document-side texts"
+            mean = [statistics.fmean(col) for col in zip(*rows, strict=True)]
+            print(
+                f"{program:18s} {size:9d} {mean[0]:9.1f} {1e3 * mean[1]:9.1f} "
+                f"{1e3 * mean[2]:10.1f} {1e3 * mean[3]:9.1f} {1e3 * mean[4]:12.1f} "
+                f"{mean[3] / mean[4]:6.1f}"
+            )
+
+
+def batch_vs_deployed(args: argparse.Namespace) -> None:
+    program = get_program("BidirZScore")
+    print("\nBidirZScore nDCG@10: batch mode (evaluate) vs deployed (reference rows)")
+    header = (
+        f"{'task':10s} {'held-out q':>10s} {'full':>7s} {'batch@100':>9s} "
+        f"{'deployed':>8s} {'delta':>7s} {'alone':>7s} {'P0@100':>7s}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name in args.ndcg_tasks:
+        task = load_task(name)
+        index_dir = ensure_index(args.work, name, args.encoder, "BidirZScore")
+        reranker = Reranker.load(index_dir)  # the cached encoder, as the build used
+        encoder = reranker.encoder
+        assert reranker.index.reference is not None
+        reference = set(reranker.index.reference.texts)
+        held = [i for i, q in enumerate(task.query_texts) if q not in reference]
+        ranker = TaskRanker(task)
+        full = next(run_programs([program], task, encoder))
+        batch, p0 = run_programs(
+            [program, get_program("P0")], task, encoder, shortlist=args.shortlist
+        )
+        deployed_rows = list(batch.rows)
+        alone_rows = list(batch.rows)
+        for i in held:
+            cand = batch.rows[i][0]
+            assert cand is not None
+            ids = [task.doc_ids[j] for j in cand]
+            scored = reranker.score([task.query_texts[i]], [ids])
+            deployed_rows[i] = (scored.candidates[0], scored.scores[0])
+            lone = reranker.score([task.query_texts[i]], [ids], joint=True)
+            alone_rows[i] = (lone.candidates[0], lone.scores[0])
+
+        f, b, d, a, p = (
+            float(np.mean(ranker.ndcg_rows(rows)[held]))
+            for rows in (full.rows, batch.rows, deployed_rows, alone_rows, p0.rows)
+        )
+        print(
+            f"{name:10s} {len(held):10d} {f:7.4f} {b:9.4f} {d:8.4f} {d - b:+7.4f} {a:7.4f} {p:7.4f}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, required=True, help="folder of the indexes")
+    parser.add_argument("--task", default="scifact")
+    parser.add_argument("--encoder", default=DEFAULT_ENCODER)
+    parser.add_argument("--programs", nargs="+", default=list(PROGRAMS))
+    parser.add_argument("--sizes", nargs="+", type=int, default=[100, 1000])
+    parser.add_argument("--queries", type=int, default=30, help="queries timed per row")
+    parser.add_argument("--docs", type=int, help="index only the task's first N documents")
+    parser.add_argument("--batch-vs-deployed", action="store_true")
+    parser.add_argument("--ndcg-tasks", nargs="+", default=["scifact", "cranfield"])
+    parser.add_argument("--shortlist", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    args = parser.parse_args(argv)
+    set_threads(args.threads)
+    if args.batch_vs_deployed:
+        batch_vs_deployed(args)
+    else:
+        latency(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,159 @@
+"""Load test of ``embedding-ttc serve`` on loopback: latency percentiles and throughput.
+
+For each program (default P0, SoftCentroid, LexicalHybridRRF) the index of one task is served
+by a child process (``python -m embedding_ttc.cli_deploy serve``, uncached query encoder,
+warning-level logs); after a short warm-up, a bounded number of ``POST /search`` requests (the
+task's queries, cycled; ``k`` = 10, the server's dense shortlist of 100) go out from
+``--concurrency`` client threads. Printed per program: requests, errors, p50 / p95 / max
+latency and throughput. The server is then stopped with SIGTERM and must exit with status 0.
+
+``--schemathesis N`` also runs the schemathesis CLI (every check, N examples per operation)
+against the first program's server and reports whether it found a server error.
+
+Indexes are taken from (or built under) ``--work``, as in ``rerank_latency.py``.
+
+    .venv/bin/python benchmarks/serve_load.py --work /tmp/deploy-bench --requests 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from rerank_latency import ensure_index
+
+from embedding_ttc.cli_deploy import set_threads
+from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
+from embedding_ttc.tasks.catalog import load_task
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def post(url: str, body: dict[str, object], timeout: float = 300.0) -> tuple[int, float]:
+    """Status code and seconds of one request."""
+    data = json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    start = time.perf_counter()
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            response.read()
+            status = response.status
+    except urllib.error.HTTPError as err:
+        status = err.code
+    return status, time.perf_counter() - start
+
+
+def start_server(index: Path, port: int, threads: int) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "embedding_ttc.cli_deploy", "serve", str(index)]
+    cmd += ["--port", str(port), "--no-cache", "--log-level", "warning"]
+    cmd += ["--threads", str(threads)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                return proc
+        except (urllib.error.URLError, ConnectionError):
+            if proc.poll() is not None:
+                raise RuntimeError(proc.communicate()[1].decode()) from None
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("the server did not start within 300 s")
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> tuple[int, bool]:
+    """SIGTERM, then the exit status and whether stderr holds a traceback."""
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, "Traceback" in err.decode()
+
+
+def schemathesis_run(port: int, examples: int) -> None:
+    exe = shutil.which("schemathesis") or str(Path(sys.executable).with_name("schemathesis"))
+    cmd = [exe, "run", f"http://127.0.0.1:{port}/openapi.json", "--checks", "all"]
+    cmd += ["--exclude-checks", "positive_data_acceptance", "-n", str(examples), "--seed", "0"]
+    # positive_data_acceptance is left out: a schema-valid candidate id can still be unknown
+    # to the index (a 422 the schema cannot express).
+    print("$", " ".join(cmd), flush=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    tail = "\n".join(done.stdout.strip().splitlines()[-12:])
+    print(tail)
+    server_errors = "Server error" in done.stdout or "ST100" in done.stdout
+    print(f"schemathesis exit status {done.returncode}; server errors found: {server_errors}")
+
+
+def load(args: argparse.Namespace) -> None:
+    queries = list(load_task(args.task).query_texts)
+    header = (
+        f"{'program':18s} {'requests':>8s} {'errors':>6s} {'p50 ms':>8s} {'p95 ms':>8s} "
+        f"{'max ms':>8s} {'req/s':>6s} {'exit':>4s}"
+    )
+    print(f"\nPOST /search, k=10, concurrency {args.concurrency}, {args.task} queries")
+    print(header)
+    print("-" * len(header))
+    for i, program in enumerate(args.programs):
+        index = ensure_index(args.work, args.task, args.encoder, program, args.docs)
+        port = free_port()
+        proc = start_server(index, port, args.threads)
+        url = f"http://127.0.0.1:{port}/search"
+        try:
+            for q in queries[: args.concurrency]:  # warm-up
+                post(url, {"query": q, "k": 10})
+            bodies = [{"query": queries[j % len(queries)], "k": 10} for j in range(args.requests)]
+            start = time.perf_counter()
+            with ThreadPoolExecutor(args.concurrency) as pool:
+                results = list(pool.map(post, [url] * len(bodies), bodies))
+            wall = time.perf_counter() - start
+            if i == 0 and args.schemathesis:
+                schemathesis_run(port, args.schemathesis)
+        finally:
+            code, traceback = stop_server(proc)
+        times = sorted(t for _, t in results)
+        errors = sum(1 for s, _ in results if s != 200)
+        p50 = statistics.median(times)
+        p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+        print(
+            f"{program:18s} {len(results):8d} {errors:6d} {1e3 * p50:8.1f} {1e3 * p95:8.1f} "
+            f"{1e3 * times[-1]:8.1f} {len(results) / wall:6.2f} "
+            f"{code:4d}{' traceback!' if traceback else ''}",
+            flush=True,
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, required=True, help="folder of the indexes")
+    parser.add_argument("--task", default="scifact")
+    parser.add_argument("--encoder", default=DEFAULT_ENCODER)
+    parser.add_argument("--programs", nargs="+", default=["P0", "SoftCentroid", "LexicalHybridRRF"])
+    parser.add_argument("--docs", type=int, help="index only the task's first N documents")
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--schemathesis", type=int, default=0, metavar="N")
+    parser.add_argument("--threads", type=int, default=1, help="the server's torch threads")
+    args = parser.parse_args(argv)
+    set_threads(args.threads)  # for index builds in this process
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    load(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,257 @@
+"""Cells of the transfer matrix: one (encoder, task, program) record each, and their store.
+
+A :class:`Cell` holds everything the transfer tables need about one program on one task under
+one encoder: the per-query nDCG@10 of the program and of that encoder's P0 on the same
+queries, ΔnDCG@10 (the mean over queries of the per-query difference, the paper's footnote),
+the per-query W/T/L at ±0.001, the cost, the timings, and the paired bootstrap of the
+difference (:mod:`embedding_ttc.analysis.stats`).
+
+Layout of a :class:`CellStore`::
+
+    OUT/cells/<encoder>/<task>/<program>.json
+
+Each file is written to a temporary name, fsynced and renamed, so an interrupted run leaves
+whole cells only, and a re-run computes exactly the cells whose file is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES, cell_seed, paired_bootstrap
+from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.evaluation.output import safe_name
+from embedding_ttc.evaluation.records import TaskResult, compare
+
+CELL_SCHEMA_VERSION = 1
+
+
+class CellStoreError(EmbeddingTTCError):
+    """A cell file is malformed or holds another cell than its path says."""
+
+
+@dataclass(frozen=True, order=True)
+class CellKey:
+    """The address of a cell."""
+
+    encoder: str
+    task: str
+    program: str
+
+    def __str__(self) -> str:
+        return f"{self.encoder} · {self.task} · {self.program}"
+
+
+@dataclass(frozen=True)
+class BootstrapConfig:
+    """How cells are bootstrapped: resamples per cell and the base seed of every cell's stream."""
+
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BootstrapStats(_Record):
+    """The paired bootstrap of a cell's per-query differences (see ``analysis.stats``)."""
+
+    resamples: int
+    base_seed: int
+    seed: int
+    ci_low: float
+    ci_high: float
+    p_value: float
+    significant_win: bool
+    significant_loss: bool
+
+    def matches(self, config: BootstrapConfig) -> bool:
+        """Whether these statistics were made with ``config``."""
+        return self.resamples == config.resamples and self.base_seed == config.seed
+
+
+class Cell(_Record):
+    """One program on one task under one encoder, against that encoder's P0.
+
+    ``per_query`` and ``baseline_per_query`` map every query id of the task to its nDCG@10
+    under the program and under P0; ``delta_ndcg_at_10`` is the mean of their difference and
+    ``wins``/``ties``/``losses`` count queries at ±0.001. Cost fields are those of the
+    program's :class:`~embedding_ttc.evaluation.records.CostRecord` (base and program calls,
+    ``c``); timings those of its :class:`~embedding_ttc.evaluation.records.Timings`.
+    ``bootstrap`` is the paired bootstrap of the per-query differences.
+    """
+
+    schema_version: int = CELL_SCHEMA_VERSION
+    kind: Literal["transfer_cell"] = "transfer_cell"
+    encoder: str
+    encoder_revision: str
+    task: str
+    program: str
+    n_queries: int
+    ndcg_at_10: float
+    baseline_ndcg_at_10: float
+    delta_ndcg_at_10: float
+    wins: int
+    ties: int
+    losses: int
+    per_query: dict[str, float]
+    baseline_per_query: dict[str, float]
+    cost_ratio: float
+    query_time_cost_ratio: float
+    base_calls: int
+    program_calls: int
+    index_calls: int
+    query_calls: int
+    encode_seconds: float
+    forward_seconds: float
+    algebra_seconds: float
+    total_seconds: float
+    bootstrap: BootstrapStats
+
+    @property
+    def key(self) -> CellKey:
+        """The cell's address."""
+        return CellKey(self.encoder, self.task, self.program)
+
+    def differences(self) -> list[float]:
+        """Per-query program − P0, in the baseline's query order."""
+        return [self.per_query[q] - b for q, b in self.baseline_per_query.items()]
+
+    def restat(self, config: BootstrapConfig) -> Cell:
+        """The same cell with its bootstrap recomputed under ``config`` (no re-evaluation)."""
+        stats = bootstrap_stats(self.key, self.differences(), config)
+        return self.model_copy(update={"bootstrap": stats})
+
+
+def bootstrap_stats(
+    key: CellKey, differences: list[float], config: BootstrapConfig
+) -> BootstrapStats:
+    """Run the paired bootstrap of one cell with its own seed."""
+    seed = cell_seed(config.seed, key.encoder, key.task, key.program)
+    result = paired_bootstrap(differences, resamples=config.resamples, seed=seed)
+    return BootstrapStats(
+        resamples=result.resamples,
+        base_seed=config.seed,
+        seed=seed,
+        ci_low=result.ci_low,
+        ci_high=result.ci_high,
+        p_value=result.p_value,
+        significant_win=result.significant_win,
+        significant_loss=result.significant_loss,
+    )
+
+
+def make_cell(
+    encoder: str, result: TaskResult, baseline: TaskResult, config: BootstrapConfig
+) -> Cell:
+    """The cell of ``result`` against ``baseline`` (P0 on the same task and encoder).
+
+    ``encoder`` is the name the matrix asked for (the result records the encoder's own).
+    """
+    cmp = compare(result, baseline)
+    key = CellKey(encoder, result.task.name, result.program)
+    per_query = dict(result.per_query)
+    base = dict(baseline.per_query)
+    return Cell(
+        encoder=encoder,
+        encoder_revision=result.encoder.revision,
+        task=result.task.name,
+        program=result.program,
+        n_queries=len(base),
+        ndcg_at_10=result.ndcg_at_10,
+        baseline_ndcg_at_10=baseline.ndcg_at_10,
+        delta_ndcg_at_10=cmp.delta_ndcg_at_10,
+        wins=cmp.wins,
+        ties=cmp.ties,
+        losses=cmp.losses,
+        per_query=per_query,
+        baseline_per_query=base,
+        cost_ratio=result.cost.cost_ratio,
+        query_time_cost_ratio=result.cost.query_time_cost_ratio,
+        base_calls=result.cost.base_calls,
+        program_calls=result.cost.program_calls,
+        index_calls=result.cost.index_calls,
+        query_calls=result.cost.query_calls,
+        encode_seconds=result.timings.encode_seconds,
+        forward_seconds=result.timings.forward_seconds,
+        algebra_seconds=result.timings.algebra_seconds,
+        total_seconds=result.timings.total_seconds,
+        bootstrap=bootstrap_stats(key, [per_query[q] - b for q, b in base.items()], config),
+    )
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, fsynced, then renamed."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+class CellStore:
+    """Cells on disk under ``root/cells``; a cell exists exactly when its file does."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self.dir = self.root / "cells"
+
+    def path(self, key: CellKey) -> Path:
+        """Where the cell ``key`` lives."""
+        return (
+            self.dir
+            / safe_name(key.encoder)
+            / safe_name(key.task)
+            / f"{safe_name(key.program)}.json"
+        )
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, CellKey) and self.path(key).is_file()
+
+    def write(self, cell: Cell) -> Path:
+        """Write ``cell`` atomically (replacing an older version of it)."""
+        path = self.path(cell.key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, cell.model_dump_json(indent=1) + "\n")
+        return path
+
+    def load(self, key: CellKey) -> Cell:
+        """Read the cell ``key``.
+
+        Raises:
+            FileNotFoundError: when the cell has not been computed.
+            CellStoreError: when the file is not a valid cell, or is another cell's.
+
+        """
+        path = self.path(key)
+        text = path.read_text(encoding="utf-8")
+        try:
+            cell = Cell.model_validate_json(text)
+        except ValidationError as exc:
+            raise CellStoreError(f"{path} is not a valid transfer cell: {exc}") from None
+        if cell.schema_version != CELL_SCHEMA_VERSION:
+            raise CellStoreError(
+                f"{path} has schema version {cell.schema_version}, this version reads "
+                f"{CELL_SCHEMA_VERSION}; delete it to recompute the cell"
+            )
+        if cell.key != key:
+            raise CellStoreError(f"{path} holds the cell {cell.key}, expected {key}")
+        return cell
+
+    def missing(self, keys: Iterable[CellKey]) -> list[CellKey]:
+        """The cells of ``keys`` (a plan) not yet computed, in order."""
+        return [k for k in keys if k not in self]
+
+    def present(self, keys: Iterable[CellKey]) -> Iterator[Cell]:
+        """The computed cells of ``keys``, loaded, in order."""
+        for k in keys:
+            if k in self:
+                yield self.load(k)

@@ -1,0 +1,264 @@
+"""The ``transfer`` command: thin wiring of the transfer matrix, its store and its report.
+
+``embedding-ttc transfer --suite heldout --encoders A,B,C --programs P0,SoftCentroid --out DIR``
+computes the cells missing under ``DIR/cells`` (held-out suite × encoders × programs, plus the
+discovery suite on the first encoder for the discovery column), then writes
+``DIR/tables/<section>.{md,csv,tex}`` and ``DIR/tables/report.md`` and prints the held-out
+table. Re-running the same command computes only what is still missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc import __version__
+from embedding_ttc.errors import EmbeddingTTCError
+
+NO_DISCOVERY = "none"
+
+
+def split_names(values: Sequence[str] | None) -> list[str]:
+    """Comma lists (repeatable) into names; ``Rocchio:K=3,beta=0.5`` stays one name.
+
+    A piece ``k=v`` with no ``:`` continues the parametrised name before it.
+    """
+    out: list[str] = []
+    for value in values or []:
+        for piece in (p.strip() for p in value.split(",")):
+            if not piece:
+                continue
+            if "=" in piece and ":" not in piece and out and ":" in out[-1]:
+                out[-1] += "," + piece
+            else:
+                out.append(piece)
+    return out
+
+
+def _heldout_tasks(suite: str, tasks: Sequence[str] | None) -> list[str]:
+    from embedding_ttc.tasks.catalog import suite_tasks
+
+    in_suite = suite_tasks(suite)
+    if not tasks:
+        return in_suite
+    for t in tasks:
+        if t not in in_suite:
+            print(f"embedding-ttc: note: task {t} is not in suite {suite}", file=sys.stderr)
+    return list(dict.fromkeys(tasks))
+
+
+def _progress_line(update: Any) -> str | None:
+    from embedding_ttc.analysis.cells import Cell
+    from embedding_ttc.analysis.matrix import CellFailure, GroupStarted
+
+    event = update.event
+    width = len(str(update.total))
+    count = f"[{update.done:>{width}}/{update.total}]"
+    if isinstance(event, GroupStarted):
+        job = event.job
+        return (
+            f"{count} {job.encoder} · {job.task}: encoding {event.n_texts} texts, "
+            f"then {len(job.programs)} cell(s)"
+        )
+    if isinstance(event, Cell):
+        sig = " *" if event.bootstrap.significant_win or event.bootstrap.significant_loss else ""
+        return (
+            f"{count} {event.key}  Δ={event.delta_ndcg_at_10:+.4f}{sig}  "
+            f"c={event.cost_ratio:.2f}  {event.total_seconds:.1f} s"
+        )
+    if isinstance(event, CellFailure):
+        return f"{count} FAILED {event.key}: {event.reason}"
+    return None
+
+
+def cmd_transfer(args: argparse.Namespace) -> int:
+    """Compute the missing cells of the transfer matrix, write and print the tables."""
+    from embedding_ttc.analysis.cells import BootstrapConfig, CellStore
+    from embedding_ttc.analysis.matrix import MatrixEnvironment, make_executor, plan, run_matrix
+    from embedding_ttc.analysis.tables import TransferReport
+    from embedding_ttc.programs.catalog import resolve_program_names
+    from embedding_ttc.tasks.catalog import resolve_data_root, suite_tasks
+
+    encoders = split_names(args.encoders)
+    if not encoders:
+        raise EmbeddingTTCError("name at least one encoder with --encoders A,B,C")
+    programs = resolve_program_names(split_names(args.programs))
+    oracle = resolve_program_names(split_names(args.oracle)) if args.oracle else None
+    tasks = _heldout_tasks(args.suite, args.task)
+    discovery = args.discovery_suite
+    disc_tasks = suite_tasks(discovery) if discovery and discovery != NO_DISCOVERY else []
+    disc_encoder = encoders[0] if disc_tasks else None
+    data_root = resolve_data_root(args.data_dir)
+    config = BootstrapConfig(resamples=args.bootstrap, seed=args.seed)
+
+    the_plan = plan(encoders, tasks, programs)
+    if disc_encoder is not None:
+        the_plan = the_plan + plan([disc_encoder], disc_tasks, programs)
+    out = Path(args.out)
+    store = CellStore(out)
+    _write_manifest(out, args, encoders, tasks, disc_tasks, programs, config)
+    missing = len(store.missing(the_plan))
+    print(
+        f"transfer: {len(the_plan)} cells planned, {len(the_plan) - missing} present, "
+        f"{missing} to compute ({args.executor})",
+        file=sys.stderr,
+        flush=True,
+    )
+
+    def progress(update: Any) -> None:
+        line = _progress_line(update)
+        if line and not args.no_progress:
+            print(line, file=sys.stderr, flush=True)
+
+    env = MatrixEnvironment(
+        data_root=data_root,
+        cache_dir=args.cache_dir,
+        backend=args.backend,
+        use_cache=not args.no_cache,
+    )
+    start = time.perf_counter()
+    outcome = run_matrix(
+        the_plan, store, make_executor(args.executor), progress, env=env, bootstrap=config
+    )
+    wall = time.perf_counter() - start
+    report = TransferReport.from_cells(
+        store.present(the_plan),
+        encoders=encoders,
+        tasks=tasks,
+        programs=programs,
+        discovery_encoder=disc_encoder,
+        discovery_tasks=disc_tasks,
+        oracle_programs=oracle,
+    )
+    _write_tables(out / "tables", report)
+    print(report.heldout_markdown())
+    print(
+        f"transfer: computed {len(outcome.computed)} cells in {wall:.0f} s, "
+        f"restatted {len(outcome.restatted)}, failed {len(outcome.failed)}; "
+        f"tables in {out / 'tables'}",
+        file=sys.stderr,
+    )
+    for failure in outcome.failed:
+        print(f"  failed {failure.key}: {failure.reason}", file=sys.stderr)
+    if report.missing:
+        print(
+            f"transfer: {len(report.missing)} cells missing; run the same command again to "
+            "compute them",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _write_manifest(
+    out: Path,
+    args: argparse.Namespace,
+    encoders: list[str],
+    tasks: list[str],
+    disc_tasks: list[str],
+    programs: list[str],
+    config: Any,
+) -> None:
+    from embedding_ttc.analysis.cells import CELL_SCHEMA_VERSION, write_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    body = {
+        "schema_version": CELL_SCHEMA_VERSION,
+        "kind": "transfer_manifest",
+        "command": ["embedding-ttc", *sys.argv[1:]],
+        "suite": args.suite,
+        "tasks": tasks,
+        "discovery_suite": args.discovery_suite,
+        "discovery_tasks": disc_tasks,
+        "encoders": encoders,
+        "programs": programs,
+        "bootstrap": config.resamples,
+        "seed": config.seed,
+        "executor": args.executor,
+        "embedding_ttc": __version__,
+    }
+    write_atomic(out / "transfer.json", json.dumps(body, indent=2) + "\n")
+
+
+def _write_tables(folder: Path, report: Any) -> None:
+    from embedding_ttc.analysis.cells import write_atomic
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, grid in report.sections().items():
+        write_atomic(folder / f"{name}.md", f"## {grid.title}\n\n{grid.to_markdown()}")
+        write_atomic(folder / f"{name}.csv", grid.to_csv())
+        write_atomic(folder / f"{name}.tex", grid.to_latex())
+    write_atomic(folder / "report.md", report.to_markdown())
+
+
+def add_analysis_commands(sub: Any) -> None:
+    """Add ``transfer`` to the subcommand parser."""
+    from embedding_ttc.analysis.matrix import EXECUTORS
+    from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES
+    from embedding_ttc.encoders.catalog import BACKENDS
+
+    tr = sub.add_parser(
+        "transfer",
+        help="transfer matrix: programs × encoders × held-out tasks, with bootstrap tables",
+    )
+    tr.add_argument("--suite", default="heldout", help="the held-out suite (default heldout)")
+    tr.add_argument("--task", action="append", help="only these held-out tasks; repeatable")
+    tr.add_argument(
+        "--encoders",
+        action="append",
+        required=True,
+        help="comma list of encoders; the first is the discovery encoder",
+    )
+    tr.add_argument(
+        "--programs",
+        action="append",
+        required=True,
+        help="comma list of programs, 'all' or a group (rocchio-grid); repeatable",
+    )
+    tr.add_argument(
+        "--discovery-suite",
+        default="discovery",
+        help=f"suite of the discovery column, on the first encoder ('{NO_DISCOVERY}': no column)",
+    )
+    tr.add_argument("--oracle", action="append", help="the oracle's program set (default: all)")
+    tr.add_argument("--out", type=Path, required=True, help="cells and tables go here")
+    tr.add_argument("--executor", choices=EXECUTORS, default="inprocess")
+    tr.add_argument(
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        metavar="B",
+        help=f"paired-bootstrap resamples per cell (default {DEFAULT_RESAMPLES})",
+    )
+    tr.add_argument("--seed", type=int, default=0, help="base seed of the bootstrap")
+    tr.add_argument("--data-dir", type=Path)
+    tr.add_argument("--cache-dir", type=Path)
+    tr.add_argument("--no-cache", action="store_true")
+    tr.add_argument("--backend", choices=BACKENDS, default="torch")
+    tr.add_argument("--no-progress", action="store_true", help="no per-cell progress lines")
+    tr.set_defaults(func=cmd_transfer)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the analysis commands alone (``python -m embedding_ttc.cli_analysis transfer ...``)."""
+    parser = argparse.ArgumentParser(prog="embedding-ttc")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_analysis_commands(sub)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except EmbeddingTTCError as exc:
+        print(f"embedding-ttc: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("embedding-ttc: interrupted; cells already written are complete", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""The ``index build``, ``index add`` and ``serve`` commands: thin wiring of ``deploy``.
+
+``add_deploy_commands(sub)`` adds them to the ``embedding-ttc`` parser; ``python -m
+embedding_ttc.cli_deploy`` runs them on their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc.errors import EmbeddingTTCError
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress display on stderr, fed ``(stage, done, total)``; None when disabled."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        bars: dict[str, Any] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            size = total if total > 0 else None  # 0: unknown
+            if stage not in bars:
+                bars[stage] = progress.add_task(stage, total=size)
+            progress.update(bars[stage], completed=done, total=size)
+
+        yield update
+
+
+def set_threads(n: int | None) -> None:
+    """Limit torch's intra-op threads (a busy host thrashes with many); no-op without torch."""
+    if n is None:
+        return
+    if n < 1:
+        raise EmbeddingTTCError(f"--threads must be at least 1, got {n}")
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(n)
+
+
+def _say(text: str) -> None:
+    print(f"embedding-ttc: {text}", file=sys.stderr)
+
+
+def cmd_index_build(args: argparse.Namespace) -> int:
+    """Build an index of a task's corpus or a corpus file for one program and encoder."""
+    from embedding_ttc.cli import build_encoder
+    from embedding_ttc.deploy.index import (
+        Document,
+        Index,
+        read_corpus,
+        read_queries,
+        sample_texts,
+    )
+    from embedding_ttc.deploy.split import recipe_for
+    from embedding_ttc.tasks.catalog import load_task
+
+    recipe_for(args.program)  # an unknown program fails before any loading
+    set_threads(args.threads)
+    size = args.reference_size
+    queries: list[str] = []
+    origin = ""
+    if args.task:
+        task = load_task(args.task, args.data_dir)
+        docs = [
+            Document(i, t, b)
+            for i, t, b in zip(task.doc_ids, task.doc_titles, task.doc_bodies, strict=True)
+        ]
+        source = f"task:{task.name}"
+        queries = sample_texts(task.query_texts, size, args.seed)
+        origin = f"{len(queries)} of the {task.n_queries} queries of {task.name} (seed {args.seed})"
+    else:
+        docs = read_corpus(args.corpus)
+        source = f"corpus:{args.corpus}"
+    if args.reference_queries:
+        queries = sample_texts(read_queries(args.reference_queries), size, args.seed)
+        origin = f"{len(queries)} queries of {args.reference_queries} (seed {args.seed})"
+    encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache)
+    with _progress(not args.no_progress) as progress:
+        index = Index.build(
+            args.out,
+            docs,
+            encoder=encoder,
+            program=args.program,
+            reference_queries=queries,
+            reference_source=origin,
+            source=source,
+            replace=args.force,
+            progress=progress,
+        )
+    m = index.manifest
+    ref = f"; reference queries: {m.reference.source}" if m.reference else ""
+    _say(
+        f"built {args.out}: {m.counts.documents} documents, {m.counts.store_rows} index-time "
+        f"embeddings, program {m.program.name}, encoder {m.encoder.name}{ref}"
+    )
+    return 0
+
+
+def cmd_index_add(args: argparse.Namespace) -> int:
+    """Append a corpus file's documents to an index."""
+    from embedding_ttc.cli import build_encoder
+    from embedding_ttc.deploy.index import Index, read_corpus
+
+    set_threads(args.threads)
+    index = Index.load(args.dir)
+    docs = read_corpus(args.corpus)
+    encoder = build_encoder(index.manifest.encoder.name, args.cache_dir, args.no_cache)
+    with _progress(not args.no_progress) as progress:
+        new = index.add(docs, encoder=encoder, progress=progress)
+    _say(f"added {len(docs)} documents to {args.dir}: {new.manifest.counts.documents} in all")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve an index over HTTP until SIGINT or SIGTERM."""
+    from embedding_ttc.deploy.service import create_app, require_serve_extra, serve
+
+    require_serve_extra()  # before loading a model
+    from embedding_ttc.cli import build_encoder
+    from embedding_ttc.deploy.index import Index
+    from embedding_ttc.deploy.reranker import Reranker
+
+    set_threads(args.threads)
+    index = Index.load(args.dir, verify=args.verify)
+    encoder = build_encoder(index.manifest.encoder.name, args.cache_dir, args.no_cache)
+    reranker = Reranker(index, encoder)
+    app = create_app(reranker, first_stage=args.first_stage, shortlist=args.shortlist)
+    _say(f"serving {index!r} on http://{args.host}:{args.port}")
+    serve(app, args.host, args.port, args.log_level)
+    _say("stopped")
+    return 0
+
+
+def add_deploy_commands(sub: Any) -> None:
+    """Add ``index build``, ``index add`` and ``serve`` to the subcommand parser."""
+    from embedding_ttc.deploy.index import DEFAULT_REFERENCE_SIZE
+    from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
+
+    def cache_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--cache-dir", type=Path, help="embedding cache (default: user cache)")
+        p.add_argument("--no-cache", action="store_true", help="do not use the embedding cache")
+        p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
+
+    ix = sub.add_parser("index", help="build or extend a deployed index")
+    ixsub = ix.add_subparsers(dest="index_command", required=True)
+    bu = ixsub.add_parser("build", help="build an index for one program and encoder")
+    bu.add_argument("--encoder", default=DEFAULT_ENCODER, help=f"default {DEFAULT_ENCODER}")
+    bu.add_argument("--program", default="P0", help="program name (default P0)")
+    src = bu.add_mutually_exclusive_group(required=True)
+    src.add_argument("--task", help="index this task's corpus (its queries: reference sample)")
+    src.add_argument(
+        "--corpus", type=Path, help="JSONL (_id|id, title, text) or TSV (id, title, text)"
+    )
+    bu.add_argument("--out", type=Path, required=True, help="the index directory")
+    bu.add_argument(
+        "--reference-queries",
+        type=Path,
+        help="queries (JSONL 'text' or one a line) for the reference sample of "
+        "batch-statistics programs (default: the task's, else pseudo-queries from the corpus)",
+    )
+    bu.add_argument("--reference-size", type=int, default=DEFAULT_REFERENCE_SIZE)
+    bu.add_argument("--seed", type=int, default=0, help="seed of the reference sample")
+    bu.add_argument("--force", action="store_true", help="replace an existing index at --out")
+    bu.add_argument("--data-dir", type=Path, help="folder of task folders")
+    bu.add_argument("--no-progress", action="store_true")
+    cache_options(bu)
+    bu.set_defaults(func=cmd_index_build)
+
+    ad = ixsub.add_parser("add", help="append documents to an index (no rebuild)")
+    ad.add_argument("dir", type=Path, help="the index directory")
+    ad.add_argument("--corpus", type=Path, required=True, help="the new documents")
+    ad.add_argument("--no-progress", action="store_true")
+    cache_options(ad)
+    ad.set_defaults(func=cmd_index_add)
+
+    se = sub.add_parser("serve", help="serve an index over HTTP (needs the serve extra)")
+    se.add_argument("dir", type=Path, help="the index directory")
+    se.add_argument("--host", default="127.0.0.1")
+    se.add_argument("--port", type=int, default=8000)
+    se.add_argument("--first-stage", choices=("dense", "bm25"), default="dense")
+    se.add_argument("--shortlist", type=int, default=100, help="candidates /search reranks")
+    se.add_argument("--verify", action="store_true", help="check every file's SHA-256 first")
+    se.add_argument("--log-level", default="info", help="uvicorn log level")
+    cache_options(se)
+    se.set_defaults(func=cmd_serve)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the deploy commands on their own (``python -m embedding_ttc.cli_deploy``)."""
+    parser = argparse.ArgumentParser(prog="embedding-ttc")
+    add_deploy_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except EmbeddingTTCError as exc:
+        print(f"embedding-ttc: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("embedding-ttc: interrupted; no partial index was left", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,397 @@
+"""The query-time API of a deployed program: rerank a caller's shortlist, or search.
+
+``Reranker.load(DIR)`` opens an index (:mod:`embedding_ttc.deploy.index`) and the encoder it
+names (wrapped in the on-disk cache). A query is encoded once under ``retrieval.query``; the
+program then runs over the query and its candidates, exactly as in an evaluation shortlist
+batch, with a Context whose ``encode_fn`` is served from the index
+(:class:`~embedding_ttc.deploy.split.StoreEncodeFn`): no stored document is re-encoded.
+
+What a batch of queries means (the recipe's ``batch`` kind, :mod:`embedding_ttc.deploy.split`):
+a query's scores never depend on the other queries of a call. Programs whose scores depend
+only on the query and its candidates run a batch as one program call (columns: the union of
+the candidates, each query masked to its own); the others run one call per query, with the
+index's reference query sample appended for programs with per-document statistics over the
+queries (BidirZScore's column z-scores). :meth:`Reranker.score` with ``joint=True`` instead
+runs the given queries as one program call, as the evaluation does (for parity checks).
+
+Rankings: best first; ties broken as trec_eval breaks them (descending document id), as in
+:class:`~embedding_ttc.evaluation.ranking.TaskRanker`. Calls are serialised by a lock: the
+encoders' tokenizers are not thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from embedding_ttc.deploy.index import Index
+from embedding_ttc.deploy.split import Recipe, StoreEncodeFn
+from embedding_ttc.encoders.base import QUERY, Embeddings, Encoder
+from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.evaluation.batches import SHORTLIST_BATCH, FirstStage
+from embedding_ttc.evaluation.evaluate import check_output
+from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
+from embedding_ttc.programs.base import Context, Program
+from embedding_ttc.programs.catalog import get_program
+
+Ranking = list[tuple[str, float]]
+"""``(document id, score)`` pairs, best first."""
+
+DEFAULT_SHORTLIST = 100
+
+
+class CandidateError(EmbeddingTTCError, ValueError):
+    """A candidate list is empty, names an unknown document, or names one twice.
+
+    Attributes:
+        query: the query's position in the batch.
+        position: the offending candidate's position in its list (``None`` for an empty list).
+
+    """
+
+    def __init__(self, message: str, *, query: int = 0, position: int | None = None) -> None:
+        super().__init__(message)
+        self.query = query
+        self.position = position
+
+
+@dataclass
+class CallStats:
+    """Where one call's time and encoder work went.
+
+    Attributes:
+        queries: live queries scored.
+        query_encodes: query texts encoded for the queries' own embeddings.
+        program_encodes: texts the program sent to the live encoder (query-time encodes).
+        live_calls: encoder calls, both kinds.
+        store_texts: texts the program's ``encode_fn`` served from the index.
+        index_misses: document-side texts the index lacked (encoded live; 0 normally).
+        program_calls: program invocations.
+        first_stage_seconds: query encoding plus the first stage (search only).
+        encode_seconds: seconds in the live encoder (query embeddings and program encodes).
+        program_seconds: seconds inside the program, its live encodes included.
+        program_encode_seconds: the part of ``program_seconds`` spent in the live encoder.
+
+    """
+
+    queries: int = 0
+    query_encodes: int = 0
+    program_encodes: int = 0
+    live_calls: int = 0
+    store_texts: int = 0
+    index_misses: int = 0
+    program_calls: int = 0
+    first_stage_seconds: float = 0.0
+    encode_seconds: float = 0.0
+    program_seconds: float = 0.0
+    program_encode_seconds: float = 0.0
+
+    @property
+    def algebra_seconds(self) -> float:
+        """Seconds in the program outside the encoder (its matrix algebra and text work)."""
+        return max(self.program_seconds - self.program_encode_seconds, 0.0)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Every candidate's score, per query.
+
+    Attributes:
+        candidates: per query, its candidates as index rows (ascending).
+        scores: per query, the program's score of each candidate (aligned).
+        stats: what the call cost.
+
+    """
+
+    candidates: list[NDArray[np.intp]]
+    scores: list[NDArray[np.float32]]
+    stats: CallStats = field(default_factory=CallStats)
+
+
+def _check_k(k: int, name: str = "k") -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"{name} must be a positive integer, got {k!r}")
+    return int(k)
+
+
+class Reranker:
+    """A deployed program over an index, with its encoder (thread-safe; calls serialised).
+
+    Attributes:
+        index: the loaded index.
+        encoder: the live encoder (the index's; checked).
+        program: the program, built from the name in the manifest.
+        recipe: its deployment recipe.
+
+    """
+
+    def __init__(self, index: Index, encoder: Encoder) -> None:
+        index.check_encoder(encoder.info)
+        self.index = index
+        self.encoder = encoder
+        self.program: Program = get_program(index.program)
+        self.recipe: Recipe = index.recipe
+        self._row = {doc_id: i for i, doc_id in enumerate(index.doc_ids)}
+        self._tiebreak = descending_id_rank(index.doc_ids)
+        self._lock = threading.RLock()
+
+    @classmethod
+    def load(
+        cls,
+        directory: Path | str,
+        *,
+        encoder: Encoder | None = None,
+        verify: bool = False,
+        cache_dir: Path | str | None = None,
+    ) -> Reranker:
+        """Open the index at ``directory`` with ``encoder`` (default: the one it names, cached).
+
+        Raises:
+            EncoderMismatchError: ``encoder`` is not the one the index was built with.
+            DeployError: no index there, or a corrupted one (the message names the file).
+
+        """
+        index = Index.load(directory, verify=verify)
+        return cls(index, encoder if encoder is not None else index.default_encoder(cache_dir))
+
+    def __repr__(self) -> str:
+        return f"Reranker({self.index!r})"
+
+    # --- the public calls ------------------------------------------------------------------
+
+    def rerank(self, query: str, candidate_ids: Sequence[str], k: int = 10) -> Ranking:
+        """The best ``k`` of ``candidate_ids`` for ``query`` under the program."""
+        return self.rerank_batch([query], [candidate_ids], k)[0]
+
+    def rerank_batch(
+        self, queries: Sequence[str], candidate_lists: Sequence[Sequence[str]], k: int = 10
+    ) -> list[Ranking]:
+        """:meth:`rerank` for several queries (each query's result as if it came alone)."""
+        k = _check_k(k)
+        return self.top(self.score(queries, candidate_lists), k)
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        first_stage: FirstStage = "dense",
+        shortlist: int = DEFAULT_SHORTLIST,
+    ) -> Ranking:
+        """The best ``k`` documents: the first stage's top ``max(shortlist, k)``, reranked."""
+        return self.search_batch([query], k, first_stage, shortlist)[0]
+
+    def search_batch(
+        self,
+        queries: Sequence[str],
+        k: int = 10,
+        first_stage: FirstStage = "dense",
+        shortlist: int = DEFAULT_SHORTLIST,
+    ) -> list[Ranking]:
+        """:meth:`search` for several queries."""
+        return self.top(self.search_scores(queries, k, first_stage, shortlist), _check_k(k))
+
+    def search_scores(
+        self,
+        queries: Sequence[str],
+        k: int = 10,
+        first_stage: FirstStage = "dense",
+        shortlist: int = DEFAULT_SHORTLIST,
+    ) -> Scored:
+        """First stage then :meth:`score`: every shortlisted candidate's score, with stats."""
+        n = max(_check_k(shortlist, "shortlist"), _check_k(k))
+        queries = self._check_queries(queries)
+        with self._lock:
+            stats = CallStats()
+            start = time.perf_counter()
+            Q = self._encode(queries, stats)
+            lists = [np.sort(c) for c in self._first_stage(queries, Q, n, first_stage)]
+            stats.first_stage_seconds = time.perf_counter() - start
+            return self._score(queries, lists, Q, stats, joint=False)
+
+    def first_stage(
+        self, queries: Sequence[str], n: int = DEFAULT_SHORTLIST, kind: FirstStage = "dense"
+    ) -> list[list[str]]:
+        """Each query's best ``n`` document ids (best first) under the built-in first stage."""
+        n = _check_k(n, "n")
+        queries = self._check_queries(queries)
+        with self._lock:
+            lists = self._first_stage(queries, self._encode(queries, CallStats()), n, kind)
+        return [[self.index.doc_ids[int(j)] for j in rows] for rows in lists]
+
+    def score(
+        self,
+        queries: Sequence[str],
+        candidate_lists: Sequence[Sequence[str]],
+        *,
+        joint: bool = False,
+    ) -> Scored:
+        """Score every candidate of every query (one query's scores as if it came alone).
+
+        Args:
+            queries: the query texts.
+            candidate_lists: per query, the document ids it ranks (no duplicates).
+            joint: run all the queries as one program call over the union of their
+                candidates, as an evaluation shortlist batch does: batch statistics are then
+                taken over these queries, and no reference sample is appended.
+
+        Raises:
+            CandidateError: an empty list, an unknown id, or an id given twice.
+
+        """
+        queries = self._check_queries(queries)
+        if isinstance(candidate_lists, str) or len(candidate_lists) != len(queries):
+            raise ValueError("give one candidate list per query")
+        lists = [self._rows(ids, q) for q, ids in enumerate(candidate_lists)]
+        with self._lock:
+            stats = CallStats()
+            Q = self._encode(queries, stats)
+            return self._score(queries, lists, Q, stats, joint=joint)
+
+    def top(self, scored: Scored, k: int) -> list[Ranking]:
+        """The best ``k`` of each query's scored candidates (ties: descending document id)."""
+        out = []
+        for cand, values in zip(scored.candidates, scored.scores, strict=True):
+            pos = top_k(values, self._tiebreak[cand], k)
+            out.append([(self.index.doc_ids[int(cand[p])], float(values[p])) for p in pos])
+        return out
+
+    # --- internals -------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_queries(queries: Sequence[str]) -> list[str]:
+        if isinstance(queries, str):
+            raise TypeError("queries must be a sequence of strings, not a single string")
+        out = list(queries)
+        for q in out:
+            if not isinstance(q, str):
+                raise TypeError(f"a query must be a string, got {type(q).__name__}")
+        return out
+
+    def _rows(self, ids: Sequence[str], query: int) -> NDArray[np.intp]:
+        if isinstance(ids, str):
+            raise TypeError("candidate ids must be a sequence of strings, not a single string")
+        if len(ids) == 0:
+            raise CandidateError("the candidate list is empty", query=query)
+        rows = np.empty(len(ids), dtype=np.intp)
+        for i, doc_id in enumerate(ids):
+            row = self._row.get(doc_id) if isinstance(doc_id, str) else None
+            if row is None:
+                raise CandidateError(
+                    f"unknown candidate id {doc_id!r} (not in the index)", query=query, position=i
+                )
+            rows[i] = row
+        ordered = np.sort(rows)
+        dup = np.flatnonzero(ordered[1:] == ordered[:-1])
+        if dup.size:
+            doc_id = self.index.doc_ids[int(ordered[dup[0]])]
+            position = list(ids).index(doc_id, list(ids).index(doc_id) + 1)
+            raise CandidateError(
+                f"candidate id {doc_id!r} is given twice", query=query, position=position
+            )
+        return ordered
+
+    def _encode(self, queries: list[str], stats: CallStats) -> Embeddings:
+        start = time.perf_counter()
+        Q = self.encoder.encode(queries, view=QUERY) if queries else self._empty()
+        stats.encode_seconds += time.perf_counter() - start
+        stats.queries += len(queries)
+        stats.query_encodes += len(queries)
+        stats.live_calls += 1 if queries else 0
+        return np.asarray(Q, dtype=np.float32)
+
+    def _empty(self) -> Embeddings:
+        return np.zeros((0, self.index.manifest.encoder.dim), dtype=np.float32)
+
+    def _first_stage(
+        self, queries: list[str], Q: Embeddings, n: int, kind: FirstStage
+    ) -> list[NDArray[np.intp]]:
+        if kind == "dense":
+            scores = Q @ np.asarray(self.index.documents).T
+        elif kind == "bm25":
+            scores = self.index.bm25.scores(queries)
+        else:
+            raise ValueError(f"unknown first stage {kind!r}; choose 'dense' or 'bm25'")
+        return [top_k(row, self._tiebreak, n).astype(np.intp) for row in scores]
+
+    def _score(
+        self,
+        queries: list[str],
+        lists: list[NDArray[np.intp]],
+        Q: Embeddings,
+        stats: CallStats,
+        *,
+        joint: bool,
+    ) -> Scored:
+        batch = self.recipe.batch
+        if joint:
+            groups = [list(range(len(queries)))] if queries else []
+        elif batch == "independent":
+            groups = [
+                list(range(s, min(s + SHORTLIST_BATCH, len(queries))))
+                for s in range(0, len(queries), SHORTLIST_BATCH)
+            ]
+        else:
+            groups = [[i] for i in range(len(queries))]
+        reference = not joint and batch == "reference"
+        scores: list[NDArray[np.float32]] = [np.zeros(0, np.float32)] * len(queries)
+        for group in groups:
+            rows = self._call(
+                Q[group], [queries[i] for i in group], [lists[i] for i in group], reference, stats
+            )
+            for i, values in zip(group, rows, strict=True):
+                scores[i] = values
+        return Scored(lists, scores, stats)
+
+    def _call(
+        self,
+        Q: Embeddings,
+        texts: list[str],
+        lists: list[NDArray[np.intp]],
+        reference: bool,
+        stats: CallStats,
+    ) -> list[NDArray[np.float32]]:
+        """One program call: these queries (plus the reference rows) over their candidates."""
+        cols = np.unique(np.concatenate(lists)) if len(lists) > 1 else lists[0]
+        local = None
+        if any(len(c) != len(cols) for c in lists):
+            local = tuple(np.searchsorted(cols, c).astype(np.intp) for c in lists)
+        query_ids = [f"query-{i}" for i in range(len(texts))]
+        ref = self.index.reference
+        if reference and ref is not None:
+            # The reference rows rank the same columns (``local`` is None: one live query).
+            Q = np.vstack([Q, ref.embeddings])
+            texts = [*texts, *ref.texts]
+            query_ids += [f"reference-{i}" for i in range(len(ref.texts))]
+        D = np.asarray(self.index.documents[cols], dtype=np.float32)
+        S = Q @ D.T
+        enc = StoreEncodeFn(self.index.store, self.encoder)
+        ctx = Context(
+            encode_fn=enc,
+            query_texts=tuple(texts),
+            doc_texts=tuple(self.index.doc_texts[int(j)] for j in cols),
+            query_ids=tuple(query_ids),
+            doc_ids=tuple(self.index.doc_ids[int(j)] for j in cols),
+            candidates=local,
+            views_collapsed=self.encoder.info.collapsed,
+            index_time=enc.index_time,
+        )
+        start = time.perf_counter()
+        out = self.program(Q, D, S, ctx)
+        stats.program_seconds += time.perf_counter() - start
+        values = check_output(out, S.shape, self.program.name)
+        stats.program_calls += 1
+        stats.program_encodes += enc.stats.live_texts
+        stats.live_calls += enc.stats.live_calls
+        stats.store_texts += enc.stats.store_texts
+        stats.index_misses += enc.stats.index_misses
+        stats.encode_seconds += enc.stats.live_seconds
+        stats.program_encode_seconds += enc.stats.live_seconds
+        if local is None:
+            return [values[i].copy() for i in range(len(lists))]
+        return [values[i, c] for i, c in enumerate(local)]

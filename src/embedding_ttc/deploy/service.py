@@ -1,0 +1,235 @@
+"""The HTTP service of a deployed program (FastAPI; ``embedding-ttc serve DIR`` runs it).
+
+Endpoints:
+
+* ``POST /search {"query": str, "k": int}``: the built-in first stage, then the program;
+* ``POST /rerank {"query": str, "candidates": [str], "k": int}``: the caller's shortlist;
+* both answer ``{"results": [{"id": str, "score": float}]}``, best first;
+* ``GET /health``: status and what is served; the OpenAPI schema at ``/openapi.json``.
+
+A bad request gets a 422 in FastAPI's validation-error shape (``{"detail": [{"loc", "msg",
+"type"}]}``, plus ``"error"``, one line naming the problem): malformed JSON, a missing or
+unexpected field, ``k`` out of range, a query over :data:`MAX_QUERY_CHARS`, an empty, too long
+or duplicated candidate list, an unknown candidate id (named); a body that is not UTF-8 text
+gets FastAPI's 400. The app keeps serving after any of them. Endpoints are plain functions,
+run in FastAPI's thread pool; the :class:`~embedding_ttc.deploy.reranker.Reranker` serialises
+calls to the program and encoder.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr
+
+from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST, CandidateError, Reranker
+from embedding_ttc.errors import MissingExtraError
+from embedding_ttc.evaluation.batches import FirstStage
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+MAX_QUERY_CHARS = 2048
+"""Longest query accepted, in characters (an encoder truncates long inputs anyway)."""
+MAX_K = 1000
+"""Most results one request may ask for."""
+MAX_CANDIDATES = 10_000
+"""Longest candidate list one /rerank request may send."""
+
+
+def require_serve_extra() -> None:
+    """Raise :class:`MissingExtraError` (the ``serve`` extra) if FastAPI or uvicorn is absent."""
+    for module in ("fastapi", "uvicorn"):
+        try:
+            __import__(module)
+        except ImportError:
+            raise MissingExtraError(module, "serve", "the HTTP service (serve)") from None
+
+
+def _integral(value: object) -> object:
+    """JSON Schema's integers: ``5`` and ``5.0``; not ``"5"``, ``true`` or ``5.5``."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Count = Annotated[StrictInt, BeforeValidator(_integral)]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchRequest(_Request):
+    """``POST /search``."""
+
+    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    k: Count = Field(default=10, ge=1, le=MAX_K)
+
+
+class RerankRequest(_Request):
+    """``POST /rerank``."""
+
+    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    candidates: list[StrictStr] = Field(min_length=1, max_length=MAX_CANDIDATES)
+    k: Count = Field(default=10, ge=1, le=MAX_K)
+
+
+class Result(BaseModel):
+    """One ranked document."""
+
+    id: str
+    score: float
+
+
+class Results(BaseModel):
+    """The ranked documents, best first."""
+
+    results: list[Result]
+
+
+class Problem(BaseModel):
+    """A body FastAPI could not read at all (not UTF-8 text): ``400``."""
+
+    detail: str
+
+
+_UNREADABLE: dict[int | str, dict[str, Any]] = {
+    400: {"model": Problem, "description": "The body is not UTF-8 text"}
+}
+
+
+class Health(BaseModel):
+    """``GET /health``."""
+
+    status: str
+    program: str
+    encoder: str
+    documents: int
+    first_stage: str
+    shortlist: int
+
+
+def _problem(loc: list[str | int], msg: str, kind: str) -> Any:
+    """A 422 in FastAPI's validation-error shape, with a one-line ``error``."""
+    from fastapi.responses import JSONResponse
+
+    where = ".".join(str(p) for p in loc)
+    return JSONResponse(
+        status_code=422,
+        content={"detail": [{"loc": loc, "msg": msg, "type": kind}], "error": f"{where}: {msg}"},
+    )
+
+
+def _clean(value: Any) -> Any:
+    """A validation error made safe to send: echoed inputs dropped, strings UTF-8 encodable.
+
+    Pydantic echoes the offending input; a query holding a lone UTF-16 surrogate (valid JSON
+    escapes can spell one) would then make the error response itself unencodable (a 500), and
+    an echoed candidate list can be megabytes.
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items() if k != "input"}
+    return value
+
+
+def create_app(
+    reranker: Reranker,
+    *,
+    first_stage: FirstStage = "dense",
+    shortlist: int = DEFAULT_SHORTLIST,
+) -> FastAPI:
+    """The FastAPI app serving ``reranker``.
+
+    Args:
+        reranker: the deployed program.
+        first_stage: the first stage of ``/search`` (``dense`` or ``bm25``).
+        shortlist: candidates ``/search`` reranks (at least ``k``).
+
+    Raises:
+        MissingExtraError: FastAPI or uvicorn is not installed (the ``serve`` extra).
+
+    """
+    require_serve_extra()
+    from fastapi import FastAPI, Request
+    from fastapi.encoders import jsonable_encoder
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+
+    manifest = reranker.index.manifest
+    app = FastAPI(
+        title="embedding-ttc reranker",
+        version=manifest.embedding_ttc_version,
+        description=f"Program {manifest.program.name} over {manifest.counts.documents} "
+        f"documents, encoder {manifest.encoder.name}.",
+    )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = _clean(jsonable_encoder(exc.errors()))
+        summary = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}" for e in errors
+        )
+        return JSONResponse(status_code=422, content={"detail": errors, "error": summary})
+
+    @app.get("/health", response_model=Health)
+    def health() -> Health:
+        """Liveness, and what this service serves."""
+        return Health(
+            status="ok",
+            program=manifest.program.name,
+            encoder=manifest.encoder.name,
+            documents=manifest.counts.documents,
+            first_stage=first_stage,
+            shortlist=shortlist,
+        )
+
+    @app.post("/search", response_model=Results, responses=_UNREADABLE)
+    def search(body: SearchRequest) -> Any:
+        """The best ``k`` documents for the query: first stage, then the program."""
+        ranked = reranker.search(body.query, body.k, first_stage, shortlist)
+        return Results(results=[Result(id=d, score=s) for d, s in ranked])
+
+    @app.post("/rerank", response_model=Results, responses=_UNREADABLE)
+    def rerank(body: RerankRequest) -> Any:
+        """The best ``k`` of the caller's candidates for the query."""
+        try:
+            ranked = reranker.rerank(body.query, body.candidates, body.k)
+        except CandidateError as exc:
+            loc: list[str | int] = ["body", "candidates"]
+            if exc.position is not None:
+                loc.append(exc.position)
+            return _problem(loc, str(exc), "value_error")
+        return Results(results=[Result(id=d, score=s) for d, s in ranked])
+
+    return app
+
+
+def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
+    """Run ``app`` under uvicorn until SIGINT or SIGTERM, then return (a clean shutdown).
+
+    uvicorn drains open requests on a signal, then re-raises it with the handler that was
+    installed before it started; installing handlers that only note the signal makes that
+    re-raise a no-op, so the process ends normally (exit status 0, no traceback).
+    """
+    require_serve_extra()
+    import signal
+
+    import uvicorn
+
+    received: list[int] = []
+
+    def note(signum: int, frame: object) -> None:
+        received.append(signum)
+
+    previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level))
+        server.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,452 @@
+"""The index/query split of each program: what a deployed index precomputes, what stays live.
+
+A deployed program runs unchanged. The Context it receives has an ``encode_fn`` served from
+the index (:class:`StoreEncodeFn`): each text is looked up in an :class:`EmbeddingStore` under
+its key ``(view, dim, max_length)`` and only texts the store lacks reach the live encoder. So
+the query path never re-encodes a stored document, and every library program deploys without
+being rewritten.
+
+The store is filled at build time by running the program once over the corpus with a few
+sample queries and recording every encode made inside ``ctx.index_time()`` (the
+document-side, amortisable work of :mod:`embedding_ttc.programs.base`). Encodes outside it are
+query-time work (the expansions of DiverseDualCtx and its successors, built from the top
+documents' sentences, depend on the query): they go to the live encoder at query time.
+
+:data:`RECIPES` declares, per library program, the document-side artifacts the recording must
+produce (checked at build time, and against the programs by a contract test), whether the
+program has lexical channels, how many texts it encodes per query at query time, and how its
+statistics over a batch are answered when it is deployed (:data:`BATCH_ANSWERS`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, check_view
+from embedding_ttc.programs.catalog import PROGRAMS, parse_name
+from embedding_ttc.programs.library.granularity import SPLITTERS, TOPIC_MAX_LENGTH
+from embedding_ttc.programs.primitives.chunking import MAX_CHUNKS_PER_DOC, Chunks, chunk_documents
+from embedding_ttc.registry import Registry
+
+BatchKind = Literal["independent", "candidates", "reference"]
+
+RECORD_CHUNK = 512
+"""Texts per encoder call when a build records index-time encodes."""
+
+BATCH_ANSWERS: Mapping[BatchKind, str] = {
+    "independent": (
+        "a query's scores depend only on the query and its candidates; a batch of queries is "
+        "one program call over the union of their candidates (each query masked to its own)"
+    ),
+    "candidates": (
+        "statistics over the documents the program is handed (BM25 IDF and length, channel "
+        "centroids) are taken over the query's own candidates, as in an evaluation "
+        "shortlist; each query is one program call"
+    ),
+    "reference": (
+        "per-document statistics over the batch of queries (column z-scores): the index "
+        "stores a reference sample of queries (texts and retrieval.query embeddings); each "
+        "live query is scored with the reference rows appended to its batch, over its own "
+        "candidates, and the reference rows are then dropped, so a query's scores never "
+        "depend on the other queries of a request"
+    ),
+}
+"""How each kind of batch dependence is answered by a deployed program."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One kind of document-side encode that the index precomputes.
+
+    Attributes:
+        unit: ``"document"`` (whole documents) or a granularity of
+            :data:`~embedding_ttc.programs.library.granularity.SPLITTERS` (``sentence``,
+            ``pair``, ``paragraph``: at most ``MAX_CHUNKS_PER_DOC`` chunks per document).
+        view: the view the texts are encoded under.
+        max_length: the token budget (``None`` for the model's own).
+        unless_collapsed: the program skips this encode when the encoder's views collapse
+            (it reuses ``D``).
+
+    """
+
+    unit: str
+    view: str
+    max_length: int | None = None
+    unless_collapsed: bool = False
+
+    def __post_init__(self) -> None:
+        """Check the unit and the view."""
+        if self.unit != "document" and self.unit not in SPLITTERS:
+            raise ValueError(f"unknown artifact unit {self.unit!r}")
+        check_view(self.view)
+
+    @property
+    def key(self) -> StoreKey:
+        """The store key its embeddings live under."""
+        return (self.view, None, self.max_length)
+
+    def describe(self) -> str:
+        """A short label, e.g. ``sentence@retrieval.passage`` or ``document@...[128 tok]``."""
+        budget = f"[{self.max_length} tok]" if self.max_length is not None else ""
+        cond = " (unless views collapse)" if self.unless_collapsed else ""
+        return f"{self.unit}@{self.view}{budget}{cond}"
+
+    def texts(self, doc_texts: Sequence[str]) -> Chunks:
+        """The texts this artifact encodes for ``doc_texts``, with the document of each."""
+        if self.unit == "document":
+            owner = np.arange(len(doc_texts), dtype=np.intp)
+            return Chunks(texts=list(doc_texts), owner=owner, n_docs=len(doc_texts))
+        return chunk_documents(
+            doc_texts, SPLITTERS[self.unit], max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+        )
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one program deploys.
+
+    Attributes:
+        artifacts: the document-side encodes the index precomputes (besides ``D``, the
+            documents under ``retrieval.passage``, which every index stores).
+        lexical: the program has lexical channels (BM25 and the like); their statistics are
+            taken over the documents the program is handed, in evaluation and here alike.
+        query_encodes: texts the program encodes per query at query time, besides the
+            query's own ``retrieval.query`` embedding, for an encoder with distinct views.
+        query_encodes_collapsed: the same for an encoder whose views collapse.
+        batch: how the program's scores depend on the batch (see :data:`BATCH_ANSWERS`).
+        note: what the query-time encodes are, if any.
+
+    """
+
+    artifacts: tuple[Artifact, ...] = ()
+    lexical: bool = False
+    query_encodes: int = 0
+    query_encodes_collapsed: int = 0
+    batch: BatchKind = "independent"
+    note: str = ""
+
+    @property
+    def amortised(self) -> bool:
+        """True when every encode besides the query's own embedding is index-time work."""
+        return self.query_encodes == 0 and self.query_encodes_collapsed == 0
+
+    def active_artifacts(self, collapsed: bool) -> tuple[Artifact, ...]:
+        """The artifacts the program encodes for an encoder whose views do (not) collapse."""
+        return tuple(a for a in self.artifacts if not (collapsed and a.unless_collapsed))
+
+    def expected_query_encodes(self, collapsed: bool) -> int:
+        """Query-time texts per query for an encoder whose views do (not) collapse."""
+        return self.query_encodes_collapsed if collapsed else self.query_encodes
+
+    def describe(self) -> dict[str, object]:
+        """A JSON-ready summary (written into the index manifest)."""
+        return {
+            "artifacts": ["document@retrieval.passage", *(a.describe() for a in self.artifacts)],
+            "lexical": self.lexical,
+            "query_encodes": self.query_encodes,
+            "query_encodes_collapsed": self.query_encodes_collapsed,
+            "batch": self.batch,
+            "batch_answer": BATCH_ANSWERS[self.batch],
+            "note": self.note,
+        }
+
+
+# --- the library's recipes -------------------------------------------------------------------
+
+_SENTENCES = Artifact("sentence", PASSAGE)
+_REVERSED = Artifact("document", QUERY)  # BidirZScore's documents-as-queries
+_COVERAGE = (
+    _SENTENCES,
+    Artifact("pair", PASSAGE),
+    Artifact("paragraph", PASSAGE),
+    Artifact("document", PASSAGE, TOPIC_MAX_LENGTH),  # CoverageTriple's topic channel
+)
+# The expansion programs' backbone (expansion.py): sentences, and the documents under
+# retrieval.query unless the views collapse.
+_BACKBONE = (_SENTENCES, Artifact("document", QUERY, unless_collapsed=True))
+_EXPANSION_NOTE = "query + best sentences of anchor documents, chosen from the query's ranking"
+
+RECIPES: Registry[Recipe] = Registry("deployment recipe")
+"""Program name (as in the program catalog) -> its recipe."""
+
+for _name, _recipe in {
+    "P0": Recipe(),
+    "SoftCentroid": Recipe(),
+    "Rocchio": Recipe(),
+    "BidirZScore": Recipe(artifacts=(_REVERSED,), batch="reference"),
+    "SentMaxSim": Recipe(artifacts=(_SENTENCES,)),
+    "AdaptGranularity": Recipe(artifacts=(Artifact("paragraph", PASSAGE), _SENTENCES)),
+    "CoverageTriple": Recipe(artifacts=_COVERAGE, batch="candidates"),
+    "LexicalHybridRRF": Recipe(artifacts=(*_COVERAGE, _REVERSED), lexical=True, batch="reference"),
+    "CrossRoundRRF": Recipe(artifacts=(*_COVERAGE, _REVERSED), lexical=True, batch="reference"),
+    "BM25": Recipe(lexical=True, batch="candidates"),
+    "BM25DenseRRF": Recipe(lexical=True, batch="candidates"),
+    "DiverseDualCtx": Recipe(
+        artifacts=_BACKBONE,
+        lexical=True,
+        query_encodes=2,
+        query_encodes_collapsed=2,
+        batch="candidates",
+        note=f"2 expansions ({_EXPANSION_NOTE})",
+    ),
+    "ConsensusRocchio": Recipe(
+        artifacts=_BACKBONE,
+        lexical=True,
+        query_encodes=3,
+        query_encodes_collapsed=2,
+        batch="candidates",
+        note="DiverseDualCtx's 2 + the query under retrieval.passage (none if views collapse)",
+    ),
+    "NegContrastive": Recipe(
+        artifacts=_BACKBONE,
+        lexical=True,
+        query_encodes=4,
+        query_encodes_collapsed=3,
+        batch="candidates",
+        note="ConsensusRocchio's + a negative-anchor expansion",
+    ),
+    "MomentumProg": Recipe(
+        artifacts=_BACKBONE,
+        lexical=True,
+        query_encodes=8,
+        query_encodes_collapsed=4,
+        batch="candidates",
+        note="NegContrastive's + one momentum expansion per view (one if views collapse)",
+    ),
+    "GraphCentrality": Recipe(
+        artifacts=_BACKBONE,
+        lexical=True,
+        query_encodes=10,
+        query_encodes_collapsed=6,
+        batch="candidates",
+        note="MomentumProg's + two anchor expansions",
+    ),
+    "FisherStability": Recipe(
+        artifacts=_BACKBONE,
+        lexical=True,
+        query_encodes=12,
+        query_encodes_collapsed=8,
+        batch="candidates",
+        note="GraphCentrality's + two contextual expansion rounds",
+    ),
+}.items():
+    RECIPES.register(_name, _recipe)
+
+
+def recipe_for(program: str) -> Recipe:
+    """The recipe of a (possibly parametrised) program name; unknown names suggest others."""
+    base, _ = parse_name(program)
+    PROGRAMS.get(base)  # an unknown program is reported as such, with the closest names
+    return RECIPES.get(base)
+
+
+# --- the embedding store ---------------------------------------------------------------------
+
+StoreKey = tuple[str, int | None, int | None]
+"""``(view, dim, max_length)``; ``dim`` is ``None`` for the encoder's full dimension."""
+
+
+@dataclass(frozen=True, eq=False)  # array fields have no boolean equality
+class StoreGroup:
+    """The embeddings of distinct texts under one key (rows aligned with ``texts``)."""
+
+    texts: Sequence[str]
+    embeddings: Embeddings
+    rows: Mapping[str, int]
+
+    @classmethod
+    def of(cls, texts: Sequence[str], embeddings: Embeddings) -> StoreGroup:
+        """Index ``texts`` (distinct) by row."""
+        if len(texts) != embeddings.shape[0]:
+            raise ValueError(f"{len(texts)} texts for {embeddings.shape[0]} embedding rows")
+        rows = {t: i for i, t in enumerate(texts)}
+        if len(rows) != len(texts):
+            raise ValueError("a store group holds each text once")
+        return cls(texts, embeddings, rows)
+
+
+@dataclass(frozen=True)
+class EmbeddingStore:
+    """Read-only ``(view, dim, max_length, text) -> embedding`` lookups over stored matrices."""
+
+    groups: Mapping[StoreKey, StoreGroup] = field(default_factory=dict)
+
+    def rows(self, key: StoreKey, texts: Sequence[str]) -> NDArray[np.intp]:
+        """The row of each text in the group of ``key`` (``-1`` where it is absent)."""
+        group = self.groups.get(key)
+        if group is None:
+            return np.full(len(texts), -1, dtype=np.intp)
+        get = group.rows.get
+        return np.fromiter((get(t, -1) for t in texts), dtype=np.intp, count=len(texts))
+
+    @property
+    def n_rows(self) -> int:
+        """Total stored embeddings."""
+        return sum(g.embeddings.shape[0] for g in self.groups.values())
+
+
+class StoreBuilder:
+    """Embeddings recorded at build time, grouped by key, each text once."""
+
+    def __init__(self) -> None:
+        self._texts: dict[StoreKey, dict[str, int]] = {}
+        self._chunks: dict[StoreKey, list[Embeddings]] = {}
+
+    def add(self, key: StoreKey, texts: Sequence[str], embeddings: Embeddings) -> None:
+        """Record the texts of ``key`` not recorded yet."""
+        seen = self._texts.setdefault(key, {})
+        keep = []
+        for i, text in enumerate(texts):
+            if text not in seen:
+                seen[text] = len(seen)
+                keep.append(i)
+        if keep:
+            self._chunks.setdefault(key, []).append(
+                np.ascontiguousarray(embeddings[keep], dtype=np.float32)
+            )
+
+    def rows(self, key: StoreKey, texts: Sequence[str]) -> NDArray[np.intp]:
+        """Like :meth:`EmbeddingStore.rows` over what is recorded so far."""
+        seen = self._texts.get(key, {})
+        return np.fromiter((seen.get(t, -1) for t in texts), dtype=np.intp, count=len(texts))
+
+    def embedding_rows(self, key: StoreKey, rows: NDArray[np.intp]) -> Embeddings:
+        """Recorded embeddings by row (concatenates the chunks recorded so far)."""
+        parts = self._chunks[key]
+        if len(parts) > 1:
+            parts[:] = [np.concatenate(parts)]
+        return parts[0][rows]
+
+    def groups(self) -> dict[StoreKey, tuple[list[str], Embeddings]]:
+        """Everything recorded: per key, its texts and their embeddings (row-aligned)."""
+        out: dict[StoreKey, tuple[list[str], Embeddings]] = {}
+        for key, seen in self._texts.items():
+            if seen:
+                out[key] = (list(seen), np.concatenate(self._chunks[key]))
+        return out
+
+
+@dataclass
+class EncodeStats:
+    """What one program call asked of its ``encode_fn``.
+
+    Attributes:
+        store_texts: texts served from the index.
+        live_texts: texts sent to the live encoder (query-time work, or recorded at build).
+        live_calls: calls to the live encoder.
+        live_seconds: seconds spent in those calls.
+        index_misses: texts asked for inside ``ctx.index_time()`` that the index lacks
+            (encoded live; zero for an index built for this program).
+        query_texts: texts encoded outside ``ctx.index_time()`` by the live encoder.
+
+    """
+
+    store_texts: int = 0
+    live_texts: int = 0
+    live_calls: int = 0
+    live_seconds: float = 0.0
+    index_misses: int = 0
+    query_texts: int = 0
+
+
+class StoreEncodeFn:
+    """An ``encode_fn`` served from an :class:`EmbeddingStore`, live for the rest.
+
+    With a ``recorder`` (build time), texts encoded inside :meth:`index_time` are recorded
+    into it, and served from it when asked again; ``progress`` is then called with the number
+    of texts each chunk of :data:`RECORD_CHUNK` encoded. Build one per program call: it carries
+    that call's :class:`EncodeStats` and its ``index_time`` depth.
+    """
+
+    def __init__(
+        self,
+        store: EmbeddingStore,
+        live: Encoder,
+        recorder: StoreBuilder | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.live = live
+        self.recorder = recorder
+        self.progress = progress
+        self.stats = EncodeStats()
+        self._depth = 0
+
+    @contextmanager
+    def _scope(self) -> Iterator[None]:
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
+    def index_time(self) -> AbstractContextManager[None]:
+        """The context's ``index_time``: encodes inside are document-side work."""
+        return self._scope()
+
+    def _key(self, view: str, dim: int | None, max_length: int | None) -> StoreKey:
+        full = self.live.info.dim
+        return (check_view(view), None if dim in (None, full) else dim, max_length)
+
+    def __call__(
+        self,
+        texts: Sequence[str],
+        view: str = QUERY,
+        dim: int | None = None,
+        max_length: int | None = None,
+    ) -> Embeddings:
+        """Encode ``texts``: stored rows first, then recorded ones, then the live encoder."""
+        texts = list(texts)
+        key = self._key(view, dim, max_length)
+        width = dim or self.live.info.dim
+        out = np.empty((len(texts), width), dtype=np.float32)
+        rows = self.store.rows(key, texts)
+        hit = rows >= 0
+        if hit.any():
+            out[hit] = self.store.groups[key].embeddings[rows[hit]]
+        self.stats.store_texts += int(hit.sum())
+        missing = np.flatnonzero(~hit)
+        if missing.size and self.recorder is not None:
+            rec = self.recorder.rows(key, [texts[i] for i in missing])
+            found = rec >= 0
+            if found.any():
+                out[missing[found]] = self.recorder.embedding_rows(key, rec[found])
+            missing = missing[~found]
+        if missing.size:
+            self._encode_live(texts, missing, key, out)
+        return out
+
+    def _encode_live(
+        self, texts: list[str], missing: NDArray[np.intp], key: StoreKey, out: Embeddings
+    ) -> None:
+        view, dim, max_length = key
+        recording = self._depth > 0 and self.recorder is not None
+        # At build time, index-time texts go in chunks, longest first (low padding): a long
+        # build then fills an on-disk cache as it goes, resumes from it after an interruption,
+        # and reports progress. Elsewhere, one call.
+        order = sorted(missing.tolist(), key=lambda i: -len(texts[i])) if recording else missing
+        step = RECORD_CHUNK if recording else max(len(order), 1)
+        for start in range(0, len(order), step):
+            rows = np.asarray(order[start : start + step], dtype=np.intp)
+            todo = [texts[i] for i in rows]
+            began = time.perf_counter()
+            fresh = self.live.encode(todo, view=view, dim=dim, max_length=max_length)
+            self.stats.live_seconds += time.perf_counter() - began
+            self.stats.live_calls += 1
+            self.stats.live_texts += len(todo)
+            out[rows] = fresh
+            if self._depth == 0:
+                self.stats.query_texts += len(todo)
+            elif self.recorder is not None:
+                self.recorder.add(key, todo, fresh)
+                if self.progress is not None:
+                    self.progress(len(todo))
+            else:
+                self.stats.index_misses += len(todo)

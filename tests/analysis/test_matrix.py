@@ -1,0 +1,265 @@
+import shutil
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from embedding_ttc.analysis import matrix
+from embedding_ttc.analysis.cells import BootstrapConfig, Cell, CellKey, CellStore
+from embedding_ttc.analysis.matrix import (
+    CellFailure,
+    GroupStarted,
+    InProcessExecutor,
+    MatrixEnvironment,
+    group_jobs,
+    make_executor,
+    plan,
+    run_matrix,
+)
+from embedding_ttc.cli_analysis import main, split_names
+from embedding_ttc.errors import MissingExtraError
+
+from fakes import HashingEncoder
+
+ENCODERS = ["tokenlearn-static-64", "wordllama-l2-supercat"]
+TASKS = ["aila_statutes", "financebench"]
+PROGRAMS = ["P0", "SoftCentroid", "BM25DenseRRF"]
+BOOT = BootstrapConfig(resamples=200, seed=0)
+TIMING = {"encode_seconds", "forward_seconds", "algebra_seconds", "total_seconds"}
+
+
+class Counter:
+    """Wraps run_programs and records the program names of every call."""
+
+    def __init__(self):
+        self.calls = []
+        self.real = matrix.run_programs
+
+    def __call__(self, programs, task, encoder, **kwargs):
+        self.calls.append((task.name, [p.name for p in programs]))
+        return self.real(programs, task, encoder, **kwargs)
+
+
+def counted_run(mp, *args, **kwargs):
+    counter = Counter()
+    mp.setattr(matrix, "run_programs", counter)
+    events = []
+    outcome = run_matrix(*args, progress=events.append, **kwargs)
+    return outcome, counter.calls, events
+
+
+@pytest.fixture(scope="module")
+def computed(shared_datasets, tmp_path_factory):
+    """The tiny real plan, computed once: (store root, env, outcome, calls, events)."""
+    root = tmp_path_factory.mktemp("matrix")
+    env = MatrixEnvironment(data_root=shared_datasets, cache_dir=root / "cache")
+    with pytest.MonkeyPatch.context() as mp:
+        outcome, calls, events = counted_run(
+            mp, plan(ENCODERS, TASKS, PROGRAMS), CellStore(root / "out"), env=env, bootstrap=BOOT
+        )
+    return root / "out", env, outcome, calls, events
+
+
+@pytest.fixture()
+def store(computed, tmp_path):
+    """A private copy of the computed store."""
+    shutil.copytree(computed[0], tmp_path / "out")
+    return CellStore(tmp_path / "out")
+
+
+def test_plan_is_ordered_and_groups_by_encoder_and_task():
+    p = plan(["e1", "e2"], ["t1", "t2"], ["P0", "X"])
+    assert len(p) == 8
+    assert list(p)[:3] == [
+        CellKey("e1", "t1", "P0"),
+        CellKey("e1", "t1", "X"),
+        CellKey("e1", "t2", "P0"),
+    ]
+    both = p + plan(["e1"], ["t1", "t3"], ["X"])
+    assert len(both) == 9 and list(both)[-1] == CellKey("e1", "t3", "X")
+    jobs = group_jobs(both, BOOT)
+    assert [(j.encoder, j.task, j.programs) for j in jobs] == [
+        ("e1", "t1", ("P0", "X")),
+        ("e1", "t2", ("P0", "X")),
+        ("e2", "t1", ("P0", "X")),
+        ("e2", "t2", ("P0", "X")),
+        ("e1", "t3", ("X",)),
+    ]
+
+
+def test_first_run_writes_every_cell_with_one_call_per_group(computed):
+    root, _, outcome, calls, events = computed
+    store = CellStore(root)
+    the_plan = plan(ENCODERS, TASKS, PROGRAMS)
+    assert store.missing(the_plan) == []
+    assert outcome.computed == tuple(the_plan) and not outcome.failed and outcome.already == 0
+    # One run_programs call per (encoder, task): the base encoding is shared by its programs.
+    assert calls == [(t, PROGRAMS) for _ in ENCODERS for t in TASKS]
+    assert sum(isinstance(e.event, GroupStarted) for e in events) == 4
+    assert [e.done for e in events if isinstance(e.event, Cell)] == list(range(1, 13))
+    assert all(e.total == 12 for e in events)
+    cell = store.load(CellKey("wordllama-l2-supercat", "financebench", "BM25DenseRRF"))
+    base = store.load(CellKey("wordllama-l2-supercat", "financebench", "P0"))
+    assert cell.baseline_per_query == base.per_query
+    assert cell.n_queries == 150 and cell.bootstrap.resamples == 200
+    diffs = [cell.per_query[q] - base.per_query[q] for q in base.per_query]
+    assert cell.delta_ndcg_at_10 == pytest.approx(np.mean(diffs))
+
+
+def test_rerun_computes_nothing(store, computed, monkeypatch):
+    env = computed[1]
+    outcome, calls, events = counted_run(
+        monkeypatch, plan(ENCODERS, TASKS, PROGRAMS), store, env=env, bootstrap=BOOT
+    )
+    assert calls == [] and events == []
+    assert outcome.computed == () and outcome.restatted == () and outcome.already == 12
+
+
+def test_deleting_one_cell_recomputes_only_it(store, computed, monkeypatch):
+    env = computed[1]
+    key = CellKey("wordllama-l2-supercat", "financebench", "SoftCentroid")
+    old = store.load(key)
+    store.path(key).unlink()
+    the_plan = plan(ENCODERS, TASKS, PROGRAMS)
+    before = {k: store.path(k).stat().st_mtime_ns for k in the_plan if k != key}
+    outcome, calls, _ = counted_run(monkeypatch, the_plan, store, env=env, bootstrap=BOOT)
+    assert calls == [("financebench", ["P0", "SoftCentroid"])]
+    assert outcome.computed == (key,) and outcome.already == 11
+    assert {k: store.path(k).stat().st_mtime_ns for k in before} == before
+    assert store.load(key).model_dump(exclude=TIMING) == old.model_dump(exclude=TIMING)
+
+
+def test_another_bootstrap_configuration_restats_without_encoding(store, computed, monkeypatch):
+    env = computed[1]
+    other = BootstrapConfig(resamples=100, seed=3)
+    outcome, calls, _ = counted_run(
+        monkeypatch, plan(ENCODERS, TASKS, PROGRAMS), store, env=env, bootstrap=other
+    )
+    assert calls == [] and len(outcome.restatted) == 12
+    cell = store.load(CellKey("tokenlearn-static-64", "aila_statutes", "SoftCentroid"))
+    assert (cell.bootstrap.resamples, cell.bootstrap.base_seed) == (100, 3)
+
+
+@dataclass(frozen=True)
+class FakeEnvironment(MatrixEnvironment):
+    """The tiny in-test task and the hashing fake encoder, whatever the names."""
+
+    task_factory: object = None
+
+    def encoder(self, name):
+        return HashingEncoder()
+
+    def task(self, name):
+        return self.task_factory
+
+
+class Boom:
+    name = "Boom"
+
+    def __call__(self, Q, D, S, ctx):
+        raise MemoryError("pretend the matrix did not fit")
+
+
+def test_a_failing_program_leaves_only_its_cell_missing(tiny_task, tmp_path, monkeypatch):
+    real = matrix.get_program
+    monkeypatch.setattr(matrix, "get_program", lambda n: Boom() if n == "Boom" else real(n))
+    env = FakeEnvironment(task_factory=tiny_task)
+    store = CellStore(tmp_path)
+    the_plan = plan(["fake"], ["tiny"], ["SoftCentroid", "Boom", "Rocchio"])  # no P0 cell
+    outcome, calls, _ = counted_run(monkeypatch, the_plan, store, env=env, bootstrap=BOOT)
+    # The group restarts after the failure with the programs that follow it.
+    assert calls == [
+        ("tiny", ["P0", "SoftCentroid", "Boom", "Rocchio"]),
+        ("tiny", ["P0", "Rocchio"]),
+    ]
+    assert outcome.computed == (
+        CellKey("fake", "tiny", "SoftCentroid"),
+        CellKey("fake", "tiny", "Rocchio"),
+    )
+    (failure,) = outcome.failed
+    assert failure == CellFailure(
+        CellKey("fake", "tiny", "Boom"), "MemoryError: pretend the matrix did not fit"
+    )
+    assert store.missing(the_plan) == [CellKey("fake", "tiny", "Boom")]
+    assert CellKey("fake", "tiny", "P0") not in store  # P0 ran as the baseline only
+    assert not outcome.complete
+
+
+def test_a_failing_base_encoding_fails_the_whole_group(tiny_task, tmp_path, monkeypatch):
+    class Broken(HashingEncoder):
+        def _embed(self, texts, *, adapter, max_length):
+            raise RuntimeError("encoder crashed")
+
+    @dataclass(frozen=True)
+    class BrokenEnv(FakeEnvironment):
+        def encoder(self, name):
+            return Broken()
+
+    store = CellStore(tmp_path)
+    the_plan = plan(["fake"], ["tiny"], ["P0", "SoftCentroid"])
+    outcome = run_matrix(the_plan, store, env=BrokenEnv(task_factory=tiny_task), bootstrap=BOOT)
+    assert [f.key for f in outcome.failed] == list(the_plan)
+    assert store.missing(the_plan) == list(the_plan)
+
+
+def test_missing_ray_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
+    with pytest.raises(MissingExtraError, match=r"embedding-ttc\[ray\]"):
+        make_executor("ray")
+    assert isinstance(make_executor("inprocess"), InProcessExecutor)
+
+
+def test_ray_and_in_process_give_identical_cells(shared_datasets, tmp_path):
+    ray = pytest.importorskip("ray")
+    the_plan = plan(
+        ["tokenlearn-static-64"], ["aila_statutes", "financebench"], ["P0", "SoftCentroid"]
+    )
+    local, remote = CellStore(tmp_path / "local"), CellStore(tmp_path / "ray")
+    # Separate embedding caches: the Ray workers encode for themselves.
+    env = MatrixEnvironment(data_root=shared_datasets, cache_dir=tmp_path / "cache-local")
+    run_matrix(the_plan, local, env=env, bootstrap=BOOT)
+    executor = matrix.RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
+    env = MatrixEnvironment(data_root=shared_datasets, cache_dir=tmp_path / "cache-ray")
+    outcome = run_matrix(the_plan, remote, executor, env=env, bootstrap=BOOT)
+    assert not ray.is_initialized()  # the executor shuts down the Ray it started
+    assert not outcome.failed and len(outcome.computed) == 4
+    for key in the_plan:
+        a, b = local.load(key), remote.load(key)
+        assert a.model_dump(exclude=TIMING) == b.model_dump(exclude=TIMING)
+
+
+def test_split_names_keeps_parameters_together():
+    assert split_names(["P0,Rocchio:K=3,beta=0.5,SoftCentroid", "BM25"]) == [
+        "P0",
+        "Rocchio:K=3,beta=0.5",
+        "SoftCentroid",
+        "BM25",
+    ]
+
+
+def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = [
+        "transfer",
+        "--suite", "smoke",
+        "--task", "aila_statutes",
+        "--encoders", "tokenlearn-static-64",
+        "--programs", "P0,SoftCentroid",
+        "--discovery-suite", "none",
+        "--out", str(out),
+        "--bootstrap", "100",
+        "--data-dir", str(shared_datasets),
+        "--cache-dir", str(tmp_path / "cache"),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr()
+    assert printed.out.startswith("| program | c | tokenlearn-static-64 (1 tasks) |")
+    assert "| SoftCentroid | 1.00 |" in printed.out
+    assert "[2/2]" in printed.err
+    for section in ("heldout", "programs", "oracle", "cells"):
+        for ext in ("md", "csv", "tex"):
+            assert (out / "tables" / f"{section}.{ext}").is_file()
+    assert (out / "tables" / "report.md").is_file() and (out / "transfer.json").is_file()
+    assert main(argv) == 0  # resumes: nothing left to compute
+    assert "0 to compute" in capsys.readouterr().err
