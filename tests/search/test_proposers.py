@@ -260,11 +260,22 @@ class FakeLlama:
         FakeLlama.instances.append(self)
 
     def create_chat_completion(self, messages, **kwargs):
+        """Streams like llama-cpp-python: a role delta, then the reply line by line, then prose
+        after the code that a proposer should not wait for (``streamed`` counts what was read).
+        """
         self.calls.append({"messages": messages, **kwargs})
-        return {
-            "choices": [{"message": {"role": "assistant", "content": REPLY}}],
-            "usage": {"prompt_tokens": 900, "completion_tokens": 300, "total_tokens": 1200},
-        }
+        assert kwargs.get("stream") is True, "the proposer streams its completions"
+        self.streamed = 0
+        pieces = [*REPLY.splitlines(keepends=True), "\nThis program works because ", "..."]
+
+        def chunks():
+            yield {"choices": [{"delta": {"role": "assistant"}, "finish_reason": None}]}
+            for piece in pieces:
+                self.streamed += 1
+                yield {"choices": [{"delta": {"content": piece}, "finish_reason": None}]}
+            yield {"choices": [{"delta": {}, "finish_reason": "stop"}]}
+
+        return chunks()
 
     def tokenize(self, text: bytes, add_bos: bool = True) -> list[int]:
         return list(range(len(text.split())))
@@ -304,10 +315,15 @@ def test_llama_cpp_with_a_fake_module(fake_llama_cpp, tmp_path):
     assert call["messages"] == [{"role": "user", "content": render_prompt(state)}]
     assert call["max_tokens"] == 512 and call["seed"] == 5 + state.generation
     assert first.source == PROGRAM and first.proposer == "llama-cpp"
+    # The stream is cut once the program block is closed: the prose after it is not read.
+    assert llm.streamed == len(REPLY.splitlines()) - 1
+    reply_read = REPLY.removesuffix("Done.\n")
+    assert first.raw_reply == reply_read
+    # Tokens are counted with the model's tokenizer (the fake's: whitespace words).
     assert (first.usage.model, first.usage.tokens_in, first.usage.tokens_out) == (
         "tiny.gguf",
-        900,
-        300,
+        len(render_prompt(state).split()),
+        len(reply_read.split()),
     )
     assert first.usage.cost_usd == 0.0
 

@@ -51,6 +51,7 @@ __all__ = [
     "choose_directive",
     "example_structures",
     "helper_modules",
+    "helper_signature",
     "render_compact_prompt",
 ]
 
@@ -71,7 +72,7 @@ FRONTIER_SHARE = 0.6
 DIRECTIVE_RESERVE = 220
 """Tokens kept for the directive section when the run-constant sections are sized."""
 
-MIN_HELPERS = 8
+MIN_HELPERS = 10
 """Helpers always listed, budget or not (the first of :data:`PRIMITIVE_PRIORITY`)."""
 
 HELPER_LINE_CHARS = 130
@@ -98,6 +99,13 @@ SHORT_CONSTRAINTS: Mapping[str, str] = {
 """The six constraints of :data:`~embedding_ttc.search.interface.CONSTRAINTS`, one line each."""
 
 PRIMITIVE_PRIORITY: tuple[str, ...] = (
+    "fuse",
+    "chunk_scores",
+    "bm25_scores",
+    "view_scores",
+    "query_view_scores",
+    "prf_scores",
+    "prefix_scores",
     "candidate_mask",
     "zscore_rows",
     "zscore_cols",
@@ -132,6 +140,13 @@ PRIMITIVE_PRIORITY: tuple[str, ...] = (
 reference's order. Constants are never listed (the examples show the few that matter)."""
 
 RETURNS: Mapping[str, str] = {
+    "fuse": "(n_q, n_d)",
+    "chunk_scores": "(n_q, n_d)",
+    "bm25_scores": "(n_q, n_d)",
+    "view_scores": "(n_q, n_d)",
+    "query_view_scores": "(n_q, n_d)",
+    "prf_scores": "(n_q, n_d)",
+    "prefix_scores": "(n_q, n_d)",
     "candidate_mask": "None or (n_q, n_d) bool",
     "zscore_rows": "(n_q, n_d)",
     "zscore_cols": "(n_q, n_d)",
@@ -189,24 +204,22 @@ class Example:
 
 EXAMPLES: tuple[Example, ...] = (
     Example(
-        name="example:zscore_reversed_view",
-        title="row z-score fusion of S with a reversed-view channel",
+        name="example:reversed_view_fusion",
+        title="a reversed-view channel fused with S by row z-scores",
         source='''\
-"""Novelty: fuses row z-scores of S with documents encoded as queries (reversed view).
+"""Novelty: fuses S with the documents re-encoded as queries (a reversed view).
 Hypothesis: a second view of each document corrects the passage view's bias."""
-import numpy as np
-from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_rows
+from embedding_ttc.programs.primitives.channels import fuse, view_scores
+from embedding_ttc.programs.primitives.scores import candidate_mask
 
+W_S = 1.0
 W_REV = 0.5
 
 
 def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # None or (n_q, n_d) bool
-    with ctx.index_time():
-        D_rev = ctx.encode_fn(ctx.doc_texts, view="retrieval.query")  # (n_d, d)
-    S_rev = Q @ D_rev.T  # (n_q, n_d)
-    out = zscore_rows(S, mask) + W_REV * zscore_rows(S_rev, mask)
-    return out.astype(np.float32)
+    S_rev = view_scores(Q, ctx, "retrieval.query")  # (n_q, n_d); documents encoded once
+    return fuse([S, S_rev], [W_S, W_REV], mask)  # float32 (n_q, n_d)
 ''',
     ),
     Example(
@@ -235,8 +248,8 @@ def program(Q, D, S, ctx):
 ''',
     ),
 )
-"""Two valid programs of different structure: a second channel fused by z-scores, and a
-feedback loop over the query vectors."""
+"""Two valid programs of different structure: a ready-made channel fused by z-scores, and a
+feedback loop written with numpy over the query vectors."""
 
 
 @functools.cache
@@ -271,59 +284,63 @@ COMPACT_INSPIRATIONS: tuple[Inspiration, ...] = (
     Inspiration(
         "rocchio",
         "Rocchio pseudo-relevance feedback",
-        "Move each query toward the centroid of its top-ranked documents and away from its "
-        "bottom-ranked ones (top_k_indices, bottom_k_indices, rocchio or centroid), rescore "
-        "with the moved query, and fuse the new scores with S.",
+        "Move each query toward its top-ranked documents: P = prf_scores(Q, D, S, k=K, "
+        "alpha=ALPHA, mask=mask) is the moved query's cosine matrix. Add a negative step of "
+        "your own (bottom_k_indices and centroid, subtracted from each query before "
+        "rescoring) and fuse the channels with S: fuse([S, P, ...], [weights], mask).",
         ("rocchio", "feedback", "prf", "centroid"),
     ),
     Inspiration(
         "maxsim",
         "ColBERT MaxSim over sentences",
-        "Split every document into sentences (chunk_documents(ctx.doc_texts, split_sentences, "
-        "max_chunks_per_doc=16)), encode chunks.texts once inside ctx.index_time() with "
-        'view="retrieval.passage", score each document by maxsim(Q, C, chunks.owner, '
-        "len(ctx.doc_texts), mask=mask), and fuse its row z-scores with those of S.",
+        "Score each document by its best sentence: M = chunk_scores(Q, ctx, "
+        '"sentence", "max", mask). Fuse M with S and with a second granularity '
+        '(chunk_scores(Q, ctx, "paragraph", "topmean", mask)): fuse([S, M, M2], '
+        "[weights], mask).",
         ("maxsim", "sentence", "colbert", "chunk"),
     ),
     Inspiration(
         "views",
         "Cross-view voting",
-        'Encode the documents under another view ("text-matching" or "classification") '
-        "inside ctx.index_time(), score the queries against them, and let the views vote with "
-        "rrf([S, S_view], mask=mask) so no single view decides.",
+        'Score the documents under other views: view_scores(Q, ctx, "text-matching"), '
+        'view_scores(Q, ctx, "classification"), and the queries under another view: '
+        'query_view_scores(D, ctx, "text-matching"). Let S and these views vote by rank: '
+        'fuse([S, V1, V2, V3], None, mask, "rrf").',
         ("view", "voting", "vote", "adapter", "text-matching", "classification"),
     ),
     Inspiration(
         "matryoshka",
         "Matryoshka cascading (dimension truncation)",
-        "Score with a prefix of the dimensions (Q[:, :d // 4] and D[:, :d // 4], each row "
-        "renormalised) as a cheap coarse channel, then combine it with S, trusting S more "
-        "where the two rankings disagree.",
+        "Score with a prefix of the dimensions, P = prefix_scores(Q, D, Q.shape[1] // 4), "
+        "as a coarse channel; keep S as the fine channel, and fuse them with weights that "
+        "depend on how much the two rankings agree per query (np.corrcoef of the rows, or "
+        "the overlap of top_k_indices).",
         ("matryoshka", "truncat", "prefix", "dimension", "cascad"),
     ),
     Inspiration(
         "substructure",
         "Document substructure decomposition",
-        "Split documents into paragraphs (split_paragraphs) and sentence pairs (sentence_pairs "
-        "of split_sentences), encode the pieces once inside ctx.index_time(), score each "
-        "document by a mix of its best piece and its mean piece, and fuse with S.",
+        "Score documents by their pieces at two granularities: chunk_scores(Q, ctx, "
+        '"paragraph", "max", mask) and chunk_scores(Q, ctx, "sentence_pair", "topmean", '
+        "mask); mix the best piece and the mean piece and fuse with S: fuse([S, A, B], "
+        "[weights], mask).",
         ("paragraph", "substructure", "granularit", "decompos", "pair"),
     ),
     Inspiration(
         "distribution",
         "Score-distribution analysis",
-        "Read each query's score distribution: standardise rows (zscore_rows) and columns "
-        "(zscore_cols, which removes hub documents close to every query), measure how peaked "
-        "each row is (gap between its best and 10th best score), and mix the channels with "
-        "weights that depend on that gap.",
+        "Read each query's score distribution: zscore_rows(S, mask) and zscore_cols(S, mask) "
+        "(which removes hub documents close to every query); measure how peaked each row is "
+        "(gap between its best and 10th best score, with np.sort), and mix the two channels "
+        "with per-query weights that depend on that gap.",
         ("distribution", "gap", "spread", "hub", "column", "zscore_cols", "peaked"),
     ),
     Inspiration(
         "lexical",
         "Lexical channels with reciprocal rank fusion",
-        "Add lexical evidence: BM25.fit(ctx.doc_texts).scores(ctx.query_texts) and "
-        "query_term_coverage(ctx.query_texts, ctx.doc_texts), then fuse them with S by "
-        "rrf([S, bm25, coverage], mask=mask) (Cormack et al. 2009).",
+        "Add lexical evidence: B = bm25_scores(ctx) and C = query_term_coverage("
+        "ctx.query_texts, ctx.doc_texts); fuse them with S by rank: fuse([S, B, C], None, "
+        'mask, "rrf") (Cormack et al. 2009), or by z-scores with weights.',
         ("bm25", "lexical", "term", "rrf", "reciprocal", "keyword"),
     ),
 )
@@ -555,6 +572,14 @@ def _with_return(entry: str) -> str:
 def helper_modules() -> dict[str, str]:
     """Each helper's name and the module that defines it (``zscore_rows`` -> ``scores``)."""
     return {name: module for module, name, _ in _helper_entries()}
+
+
+def helper_signature(name: str) -> str:
+    """The listed signature of helper ``name`` (``""`` when it is not a helper)."""
+    for module, helper, text in _helper_entries():
+        if helper == name:
+            return f"{text.split(' — ')[0]} (from {PRIMITIVE_PACKAGE}.{module})"
+    return ""
 
 
 def _clip_line(text: str, indent: str) -> str:

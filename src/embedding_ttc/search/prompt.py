@@ -42,6 +42,7 @@ __all__ = ["INSPIRATIONS", "PRIMITIVE_MODULES", "primitive_reference", "render_p
 PRIMITIVE_PACKAGE = "embedding_ttc.programs.primitives"
 
 PRIMITIVE_MODULES: tuple[str, ...] = (
+    "channels",
     "scores",
     "feedback",
     "late",

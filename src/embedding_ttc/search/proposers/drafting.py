@@ -50,6 +50,7 @@ from embedding_ttc.search.compact_prompt import (
     Directive,
     choose_directive,
     helper_modules,
+    helper_signature,
     render_compact_prompt,
 )
 from embedding_ttc.search.interface import Status
@@ -423,13 +424,45 @@ def _header_end(tree: ast.Module) -> int:
 
 _UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 _NOT_IN_MODULE = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+_BAD_CALL = re.compile(
+    r"(\w+)\(\) (?:missing \d+ required|got an unexpected keyword|takes \d+ positional|"
+    r"got multiple values)"
+)
+_TEXT_HINTS: tuple[tuple[str, str], ...] = (
+    (
+        "not a single string",
+        "ctx.encode_fn takes a list of strings: ctx.encode_fn([text], view), or "
+        "ctx.encode_fn(list(ctx.doc_texts), view)",
+    ),
+    (
+        "texts must be strings",
+        "ctx.encode_fn encodes texts (strings), not arrays; the embeddings are already Q and D",
+    ),
+    (
+        "'Chunks' object",
+        "chunk_documents returns one Chunks object: use chunks.texts (list of str), "
+        "chunks.owner (int array) and chunks.n_docs; or call chunk_scores(Q, ctx, unit, "
+        "reduce, mask), which does the chunking, encoding and pooling",
+    ),
+    (
+        "not aligned",
+        "Q is (n_q, d) and D is (n_d, d): a score matrix like S is Q @ D.T",
+    ),
+    (
+        "operands could not be broadcast",
+        "every channel must have S.shape (n_q, n_d); a per-query value needs [:, None], "
+        "a per-document value [None, :]",
+    ),
+)
 
 
 def repair_hint(check: PrecheckResult) -> str:
     """A concrete fix for the commonest small-model errors, or ``""``.
 
     An undefined or wrongly imported name that is a helper gets its import line; an unknown
-    one is named as unknown; a wrong output shape gets the shape it must have.
+    one is named as unknown; a helper called with the wrong arguments gets its signature; a
+    misused encoder, chunk object or matrix product gets the right use; a wrong output shape
+    gets the shape it must have.
     """
     modules = helper_modules()
     undefined = _UNDEFINED.search(check.reason)
@@ -442,6 +475,12 @@ def repair_hint(check: PrecheckResult) -> str:
         return f"{misplaced.group(1)} does not exist in {misplaced.group(2)}; use a listed helper"
     if undefined is not None:
         return f"{name} is not defined: define it in the file, or use a listed helper instead"
+    bad_call = _BAD_CALL.search(check.reason)
+    if bad_call is not None and bad_call.group(1) in modules:
+        return f"call it exactly as listed: {helper_signature(bad_call.group(1))}"
+    for needle, hint in _TEXT_HINTS:
+        if needle in check.reason:
+            return hint
     if check.status == Status.INVALID_OUTPUT and "shape" in check.reason:
         return "return one score per (query, document): an array of shape S.shape"
     if check.status == Status.INVALID_OUTPUT and "non-finite" in check.reason:

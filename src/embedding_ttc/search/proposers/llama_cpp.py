@@ -9,13 +9,14 @@ assembled into the user cache on first use). It is loaded once per proposer inst
         .create_chat_completion(messages=[{"role": "user", "content": prompt}],
                                 max_tokens=..., temperature=..., seed=...)
 
-The reply is ``response["choices"][0]["message"]["content"]``; tokens come from
-``response["usage"]`` (or the model's tokenizer when missing); the cost is 0.0. The sampling
+The reply is streamed and cut once it holds a whole program block; tokens in and out are
+counted with the model's tokenizer; the cost is 0.0. The sampling
 seed of a call is ``seed + state.generation``, so a run is reproducible on one machine.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ class LlamaCppProposer:
         model_path: Path | str | None = None,
         n_ctx: int = 8192,
         n_threads: int | None = None,
-        max_tokens: int = 4096,
+        max_tokens: int = 1536,
         temperature: float = 0.7,
         seed: int = 0,
         top_k: int | None = None,
@@ -101,35 +102,42 @@ class LlamaCppProposer:
         return proposal_from_reply(reply.text, usage=reply.usage, proposer=self.name, state=state)
 
     def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
-        """One local chat completion.
+        """One local chat completion, streamed and cut once a whole program block is out.
 
         llama.cpp keeps the tokens of the previous call in its KV cache and reuses their
         longest common prefix, so a conversation continued, or a prompt whose head stays the
-        same, is read only from where it differs.
+        same, is read only from where it differs. The reply is streamed and generation stops
+        as soon as it holds a closed code block with ``def program`` in it
+        (:func:`program_block_done`): the prose a chat model adds after its code costs
+        seconds of CPU per token here and is never read.
         """
         model = self.model_path.name
         started = time.perf_counter()
+        pieces: list[str] = []
         try:
-            response = self._llm.create_chat_completion(
+            stream = self._llm.create_chat_completion(
                 messages=messages,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
                 seed=seed,
+                stream=True,
             )
-            reply = str(response["choices"][0]["message"]["content"] or "")
+            for chunk in stream:
+                delta = chunk["choices"][0].get("delta") or {}
+                pieces.append(str(delta.get("content") or ""))
+                if program_block_done("".join(pieces)):
+                    break
+            reply = "".join(pieces)
         except (ValueError, RuntimeError, KeyError, IndexError, TypeError) as exc:
             # llama.cpp raises ValueError when the prompt exceeds the context window.
             usage = Usage(model=model, seconds=time.perf_counter() - started)
             raise ProposerError(f"{type(exc).__name__}: {exc}", usage) from exc
         seconds = time.perf_counter() - started
-        reported = response.get("usage") or {}
-        tokens_in = reported.get("prompt_tokens")
-        tokens_out = reported.get("completion_tokens")
         prompt = "\n".join(m["content"] for m in messages)
         usage = Usage(
             model=model,
-            tokens_in=int(tokens_in) if tokens_in is not None else self.count_tokens(prompt),
-            tokens_out=int(tokens_out) if tokens_out is not None else self.count_tokens(reply),
+            tokens_in=self.count_tokens(prompt),
+            tokens_out=self.count_tokens(reply),
             seconds=seconds,
             cost_usd=0.0,
         )
@@ -138,6 +146,14 @@ class LlamaCppProposer:
     def count_tokens(self, text: str) -> int:
         """The number of tokens of ``text`` under the model's tokenizer."""
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
+
+
+_CLOSED_BLOCK = re.compile(r"```[\w+-]*[^\S\n]*\n(.*?)\n[^\S\n]*```", re.DOTALL)
+
+
+def program_block_done(text: str) -> bool:
+    """Whether ``text`` holds a closed fenced code block that defines ``program``."""
+    return any("def program" in m.group(1) for m in _CLOSED_BLOCK.finditer(text))
 
 
 def _resolve_model(model_path: Path | str | None) -> Path:
