@@ -194,4 +194,5 @@ def _matmul(A: Any, B: Any) -> Scores:
 def _unit(X: NDArray[Any]) -> NDArray[np.float32]:
     x = np.asarray(X, dtype=np.float32)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, np.float32(1e-12))
+    out: NDArray[np.float32] = (x / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
+    return out
