@@ -352,6 +352,38 @@ def test_repair_hints():
     assert repair_hint(PrecheckResult(False, Status.TIMEOUT, "too slow")) == ""
 
 
+@pytest.mark.parametrize(
+    ("reason", "expected"),
+    [
+        # The errors the 1.5B model made in the measured runs, as the sandbox reports them.
+        (
+            "TypeError: maxsim() missing 1 required positional argument: 'n_docs'",
+            "call it exactly as listed: maxsim(Q, C, owner, n_docs, *, mask=None",
+        ),
+        (
+            "TypeError: chunk_scores() got an unexpected keyword argument 'granularity'",
+            "chunk_scores(Q, ctx, unit='sentence', reduce='max', mask=None) -> (n_q, n_d) "
+            "(from embedding_ttc.programs.primitives.channels)",
+        ),
+        (
+            "TypeError: texts must be a sequence of strings, not a single string",
+            "ctx.encode_fn takes a list of strings",
+        ),
+        ("TypeError: texts must be strings, got ndarray", "not arrays"),
+        ("TypeError: 'Chunks' object is not iterable", "chunks.texts (list of str)"),
+        ("ValueError: shapes (5,384) and (12,384) not aligned", "Q @ D.T"),
+        ("ValueError: operands could not be broadcast together", "[:, None]"),
+    ],
+)
+def test_repair_hints_for_misused_helpers(reason, expected):
+    assert expected in repair_hint(PrecheckResult(False, Status.CRASHED, f"synthetic: {reason}"))
+
+
+def test_no_signature_hint_for_a_function_that_is_not_a_helper():
+    check = PrecheckResult(False, Status.CRASHED, "TypeError: helper() missing 1 required")
+    assert repair_hint(check) == ""
+
+
 def test_invalid_settings():
     with pytest.raises(ValueError, match="drafts"):
         DraftingProposer(object(), drafts=0)  # type: ignore[arg-type]
