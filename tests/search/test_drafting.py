@@ -9,6 +9,7 @@ packaged ``tokenlearn-static-64`` encoder for both the pre-check and the evaluat
 from __future__ import annotations
 
 import argparse
+import ast
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,12 @@ from embedding_ttc.search.precheck import (
 from embedding_ttc.search.prompt import render_prompt
 from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
 from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
-from embedding_ttc.search.proposers.drafting import DraftingProposer, fix_imports, repair_hint
+from embedding_ttc.search.proposers.drafting import (
+    DraftingProposer,
+    close_docstring,
+    fix_imports,
+    repair_hint,
+)
 from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
 from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
@@ -162,6 +168,7 @@ def test_a_broken_draft_is_repaired(server, check):
     assert attempt.reason.startswith("draft 1: synthetic task (full corpus")
     assert "NameError: name 'zscore' is not defined" in attempt.reason
     assert (attempt.tokens_in, attempt.tokens_out) == (100, 40)
+    assert attempt.reply == fence(BROKEN)
     first, repair = server.requests
     assert [m["role"] for m in repair.body["messages"]] == ["user", "assistant", "user"]
     assert repair.body["messages"][0] == first.body["messages"][0]  # the same prompt
@@ -379,6 +386,39 @@ def test_repair_hints_for_misused_helpers(reason, expected):
     assert expected in repair_hint(PrecheckResult(False, Status.CRASHED, f"synthetic: {reason}"))
 
 
+def test_a_hint_moves_code_that_uses_the_arguments_into_the_function():
+    check = PrecheckResult(False, Status.CRASHED, "NameError: name 'Q' is not defined")
+    assert "into the function body" in repair_hint(check)
+
+
+UNCLOSED = '''"""Novelty: a prefix channel
+fused with S.
+Hypothesis: coarse and fine agree on relevant documents.
+import numpy as np
+from embedding_ttc.programs.primitives.channels import fuse, prefix_scores
+
+DIMS = 64
+
+
+def program(Q, D, S, ctx):
+    """Fuse."""
+    return fuse([S, prefix_scores(Q, D, DIMS)], [1.0, 0.5])
+'''
+
+
+def test_an_unclosed_docstring_is_closed_after_its_claims():
+    fixed, notes = close_docstring(UNCLOSED)
+    assert notes == ("closed the module docstring after line 3",)
+    assert ast.get_docstring(ast.parse(fixed)) == (
+        "Novelty: a prefix channel\nfused with S.\n"
+        "Hypothesis: coarse and fine agree on relevant documents."
+    )
+    assert fixed.split("\n")[3:] == UNCLOSED.split("\n")[3:]
+    assert close_docstring(fixed) == (fixed, ())  # a source that parses is left alone
+    hopeless = '"""Novelty: x\ndef program(Q, D, S, ctx):\n    return S(\n'
+    assert close_docstring(hopeless) == (hopeless, ())
+
+
 def test_no_signature_hint_for_a_function_that_is_not_a_helper():
     check = PrecheckResult(False, Status.CRASHED, "TypeError: helper() missing 1 required")
     assert repair_hint(check) == ""
@@ -467,6 +507,7 @@ def test_two_generations_of_the_loop_record_the_attempts(tmp_path: Path, shared_
     assert (tmp_path / (g1.source_path or "")).read_text() == FIXED
     assert [a["status"] for a in g1.attempts] == ["crashed"]
     assert "NameError" in str(g1.attempts[0]["reason"])
+    assert g1.attempts[0]["reply"] == fence(BROKEN)  # the failed draft itself is kept
     assert (g1.tokens_in, g1.tokens_out) == (1900, 220)
     assert g1.proposer == "openai" and g1.llm_seconds > 0
     assert [a["status"] for a in g2.attempts] == ["rejected"]

@@ -201,6 +201,7 @@ class SearchLoop:
                     "tokens_in": a.tokens_in,
                     "tokens_out": a.tokens_out,
                     "seconds": a.seconds,
+                    "reply": a.reply,
                 }
                 for a in proposal.attempts
             ],

@@ -38,13 +38,17 @@ class Usage:
 
 @dataclass(frozen=True)
 class Attempt:
-    """A draft that failed before the real evaluation (pre-check, repair round)."""
+    """A draft that failed before the real evaluation (pre-check, repair round).
+
+    ``reply`` is the model's whole reply to that call, so the ledger keeps every draft.
+    """
 
     status: Status
     reason: str
     tokens_in: int = 0
     tokens_out: int = 0
     seconds: float = 0.0
+    reply: str = ""
 
 
 @dataclass(frozen=True)

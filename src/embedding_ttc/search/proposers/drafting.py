@@ -16,7 +16,8 @@ drafts into valid candidates; each part can be switched off, so its effect can b
 * ``repair_rounds``: after a failed check, up to this many repair turns continue the
   conversation: the program, its error and its traceback go back to the model with "fix this
   program; return the whole file";
-* ``fix_imports``: before the check, imports are repaired mechanically
+* ``fix_imports``: before the check, a docstring left open is closed (:func:`close_docstring`)
+  and imports are repaired mechanically
   (:func:`fix_imports`): a helper imported from the wrong primitives module is imported from
   its own, a helper or ``np`` used without an import gets one. No model call is needed for
   the commonest small-model error.
@@ -203,6 +204,7 @@ class DraftingProposer:
         parsed = parse_reply(reply.text)
         source = parsed.source
         if source is not None and self.fix_imports:
+            source, _ = close_docstring(source)
             source, _ = fix_imports(source)
         return _Draft(
             reply=reply,
@@ -236,6 +238,7 @@ class DraftingProposer:
                 tokens_in=x.reply.usage.tokens_in,
                 tokens_out=x.reply.usage.tokens_out,
                 seconds=x.reply.usage.seconds,
+                reply=x.reply.text,
             )
             for x in done
             if x is not chosen
@@ -300,6 +303,48 @@ def repair_message(source: str | None, check: PrecheckResult) -> str:
         "S.shape."
     )
     return "\n\n".join(parts)
+
+
+_DOC_LINE = re.compile(r"^\s*(Novelty|Hypothesis|Note|Parent)\s*:", re.IGNORECASE)
+
+
+def close_docstring(source: str) -> tuple[str, tuple[str, ...]]:
+    """Close a module docstring the model opened and never closed; say what changed.
+
+    A small model often writes ``\"\"\"Novelty: ...`` and ``Hypothesis: ...`` and goes
+    straight on to the imports. When the source does not parse for that reason and starts
+    with a triple quote, the quote is closed after the last of the docstring's claim lines
+    (``Novelty:``, ``Hypothesis:``, ``Note:``, ``Parent:``) that precede the code, else after
+    the first line; the result is kept only if it parses.
+    """
+    stripped = source.lstrip()
+    quote = stripped[:3]
+    if quote not in ('"""', "'''"):
+        return source, ()
+    try:
+        ast.parse(source)
+        return source, ()
+    except SyntaxError as exc:
+        if "triple-quoted" not in str(exc.msg):
+            return source, ()
+    lines = source.split("\n")
+    first = next(i for i, line in enumerate(lines) if line.strip())
+    end = first
+    for i in range(first, len(lines)):
+        text = lines[i].strip()
+        if i == first or _DOC_LINE.match(text.removeprefix(quote)):
+            end = i
+        elif text and not text.startswith(("#", "import ", "from ", "def ")) and "=" not in text:
+            continue  # a continuation line of a claim
+        else:
+            break
+    lines[end] = lines[end].rstrip() + quote
+    repaired = "\n".join(lines)
+    try:
+        ast.parse(repaired)
+    except SyntaxError:
+        return source, ()
+    return repaired, (f"closed the module docstring after line {end + 1}",)
 
 
 def fix_imports(source: str) -> tuple[str, tuple[str, ...]]:
@@ -424,6 +469,7 @@ def _header_end(tree: ast.Module) -> int:
 
 _UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 _NOT_IN_MODULE = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+_ARGUMENTS = frozenset({"Q", "D", "S", "ctx", "mask"})
 _BAD_CALL = re.compile(
     r"(\w+)\(\) (?:missing \d+ required|got an unexpected keyword|takes \d+ positional|"
     r"got multiple values)"
@@ -473,6 +519,11 @@ def repair_hint(check: PrecheckResult) -> str:
         return f"add the import: from {PRIMITIVE_PACKAGE}.{modules[name]} import {name}"
     if misplaced is not None:
         return f"{misplaced.group(1)} does not exist in {misplaced.group(2)}; use a listed helper"
+    if undefined is not None and name in _ARGUMENTS:
+        return (
+            "Q, D, S, ctx and mask exist only inside def program(Q, D, S, ctx): move every "
+            f"line that uses {name} into the function body"
+        )
     if undefined is not None:
         return f"{name} is not defined: define it in the file, or use a listed helper instead"
     bad_call = _BAD_CALL.search(check.reason)
