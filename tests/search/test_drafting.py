@@ -37,6 +37,7 @@ from embedding_ttc.search.proposers.drafting import (
     DraftingProposer,
     close_docstring,
     fix_imports,
+    move_into_program,
     repair_hint,
 )
 from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
@@ -417,6 +418,49 @@ def test_an_unclosed_docstring_is_closed_after_its_claims():
     assert close_docstring(fixed) == (fixed, ())  # a source that parses is left alone
     hopeless = '"""Novelty: x\ndef program(Q, D, S, ctx):\n    return S(\n'
     assert close_docstring(hopeless) == (hopeless, ())
+
+
+MODULE_LEVEL = '''"""Novelty: a prefix channel.
+Hypothesis: coarse and fine agree."""
+from embedding_ttc.programs.primitives.channels import fuse, prefix_scores
+from embedding_ttc.programs.primitives.scores import candidate_mask
+
+W = 0.5
+P = prefix_scores(Q, D, Q.shape[1] // 4)
+B = P * W
+
+
+def program(Q, D, S, ctx):
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
+    out = fuse([S, B], [1.0, 1.0], mask)
+    return out
+'''
+
+
+def test_module_level_uses_of_the_arguments_move_into_program():
+    fixed, notes = move_into_program(MODULE_LEVEL)
+    assert notes == ("moved the module-level computation of B, P into program()",)
+    body = fixed.split("def program(Q, D, S, ctx):\n")[1].split("\n")
+    assert body[:4] == [
+        "    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)",
+        "    P = prefix_scores(Q, D, Q.shape[1] // 4)",
+        "    B = P * W",
+        "    out = fuse([S, B], [1.0, 1.0], mask)",
+    ]
+    assert "W = 0.5" in fixed.split("def program")[0]  # constants stay at module level
+    assert move_into_program(fixed) == (fixed, ())
+    assert move_into_program("def helper():\n    pass\n") == ("def helper():\n    pass\n", ())
+
+
+def test_a_draft_that_does_not_parse_gets_a_fresh_draft_not_a_repair(server, check):
+    server.enqueue(Reply(fence("def program(Q, D, S, ctx):\n    return (S\n"), 100, 40))
+    server.enqueue(Reply(fence(FIXED), 300, 50))
+    proposer = DraftingProposer(backend(server), drafts=2, repair_rounds=1, precheck=check)
+    proposal = proposer.propose(small_state())
+    assert proposal.source == FIXED
+    assert [a.reason.split(":")[0] for a in proposal.attempts] == ["draft 1"]
+    second = server.requests[1].body["messages"]
+    assert [m["role"] for m in second] == ["user"]  # a new conversation, not a repair turn
 
 
 def test_no_signature_hint_for_a_function_that_is_not_a_helper():

@@ -453,7 +453,7 @@ def render_compact_prompt(
 
     """
     count = count_tokens or estimate_tokens
-    fixed_head = [_task(state), _section("Interface", _fenced(INTERFACE)), _constraints()]
+    fixed_head = [_task(state), _section("Interface", _fenced(INTERFACE, "text")), _constraints()]
     examples = _examples()
     closing = _directive_section(state, directive)
     core = count(_join([*fixed_head, _helpers(MIN_HELPERS), examples, closing]))
