@@ -381,6 +381,7 @@ def test_repair_hints():
         ("TypeError: 'Chunks' object is not iterable", "chunks.texts (list of str)"),
         ("ValueError: shapes (5,384) and (12,384) not aligned", "Q @ D.T"),
         ("ValueError: operands could not be broadcast together", "[:, None]"),
+        ("novel: near-duplicate of g0001 (similarity 0.978)", "add one more kind of evidence"),
     ],
 )
 def test_repair_hints_for_misused_helpers(reason, expected):

@@ -555,6 +555,13 @@ _BAD_CALL = re.compile(
 )
 _TEXT_HINTS: tuple[tuple[str, str], ...] = (
     (
+        "near-duplicate",
+        "it is almost a copy of that program: keep your idea and add one more kind of "
+        'evidence it does not use, e.g. bm25_scores(ctx), chunk_scores(Q, ctx, "paragraph", '
+        '"topmean", mask), view_scores(Q, ctx, "classification"), prf_scores(Q, D, S, '
+        "mask=mask) or zscore_cols(S, mask), fused in with its own weight",
+    ),
+    (
         "not a single string",
         "ctx.encode_fn takes a list of strings: ctx.encode_fn([text], view), or "
         "ctx.encode_fn(list(ctx.doc_texts), view)",
