@@ -304,6 +304,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--cache-dir", type=Path)
     parser.add_argument("--report", action="store_true", help="only print the table")
+    parser.add_argument(
+        "--with-run",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="also tabulate a search run directory made by `embedding-ttc search` (every "
+        "generation of it), e.g. the CLI's default drafting on the same suite and seed",
+    )
     args = parser.parse_args(argv)
     configs = [c for c in CONFIGS if not args.config or c.name in args.config]
     if not args.report:
@@ -311,6 +319,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         summarise(c.name, Ledger(args.run_dir / c.name).records, args.generations) for c in configs
     ]
+    for spec in args.with_run:
+        name, sep, folder = spec.partition("=")
+        if not sep or not name or not folder:
+            parser.error(f"--with-run takes NAME=DIR, got {spec!r}")
+        records = Ledger(Path(folder)).records
+        rows.append(summarise(name, records, max((r.generation for r in records), default=0)))
     print(render(rows))
     print(
         " ".join(
