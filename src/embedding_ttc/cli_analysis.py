@@ -1,10 +1,14 @@
-"""The ``transfer`` command: thin wiring of the transfer matrix, its store and its report.
+"""The ``transfer`` and ``report`` commands: thin wiring of the matrix, its store and report.
 
 ``embedding-ttc transfer --suite heldout --encoders A,B,C --programs P0,SoftCentroid --out DIR``
 computes the cells missing under ``DIR/cells`` (held-out suite × encoders × programs, plus the
 discovery suite on the first encoder for the discovery column), then writes
 ``DIR/tables/<section>.{md,csv,tex}`` and ``DIR/tables/report.md`` and prints the held-out
-table. Re-running the same command computes only what is still missing.
+table. Re-running the same command computes only what is still missing. ``--search-run RUN``
+records the search the programs came from in ``DIR/transfer.json``.
+
+``embedding-ttc report DIR [--search-run RUN]`` rereads the cells and writes the tables, the
+figures (``DIR/figures``) and one self-contained page, ``DIR/report.html``.
 """
 
 from __future__ import annotations
@@ -181,8 +185,54 @@ def _write_manifest(
         "seed": config.seed,
         "executor": args.executor,
         "embedding_ttc": __version__,
+        "search_run": _search_run_entry(out, getattr(args, "search_run", None)),
     }
     write_atomic(out / "transfer.json", json.dumps(body, indent=2) + "\n")
+
+
+def _search_run_entry(out: Path, given: Path | None) -> str | None:
+    """The search run the manifest records: ``--search-run`` (checked), else the previous one.
+
+    A run without ``--search-run`` keeps the one an earlier run of the same matrix recorded, so
+    a matrix computed in phases still knows its search.
+    """
+    from embedding_ttc.analysis.report import load_search_run, read_manifest
+
+    if given is not None:
+        load_search_run(given)  # a missing or malformed ledger fails before any cell is computed
+        return str(given.resolve())
+    try:
+        previous = read_manifest(out)
+    except EmbeddingTTCError:
+        return None
+    recorded = (previous or {}).get("search_run")
+    return str(recorded) if recorded else None
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the tables, the figures and ``DIR/report.html`` of a transfer matrix."""
+    from embedding_ttc.analysis.report import build_page, write_report
+
+    page = build_page(
+        args.dir,
+        search_run=args.search_run,
+        program=args.program,
+        prf_task=args.prf_task,
+        seed=args.seed,
+    )
+    files = write_report(page)
+    r = page.report
+    print(
+        f"report: {len(r.encoders)} encoders × {len(r.tasks)} held-out tasks × "
+        f"{len(r.programs)} programs; {len(r.cells)} cells present, {len(r.missing)} missing",
+        file=sys.stderr,
+    )
+    print(f"report: figures drawn: {', '.join(files.drawn) or 'none'}", file=sys.stderr)
+    for skipped in files.skipped:
+        print(f"report: not drawn: {skipped.figure}: {skipped.reason}", file=sys.stderr)
+    print(f"report: tables in {files.tables}, figures in {args.dir / 'figures'}", file=sys.stderr)
+    print(files.html)
+    return 0
 
 
 def _write_tables(folder: Path, report: Any) -> None:
@@ -197,7 +247,7 @@ def _write_tables(folder: Path, report: Any) -> None:
 
 
 def add_analysis_commands(sub: Any) -> None:
-    """Add ``transfer`` to the subcommand parser."""
+    """Add ``transfer`` and ``report`` to the subcommand parser."""
     from embedding_ttc.analysis.matrix import EXECUTORS
     from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES
     from embedding_ttc.encoders.catalog import BACKENDS
@@ -226,6 +276,13 @@ def add_analysis_commands(sub: Any) -> None:
         help=f"suite of the discovery column, on the first encoder ('{NO_DISCOVERY}': no column)",
     )
     tr.add_argument("--oracle", action="append", help="the oracle's program set (default: all)")
+    tr.add_argument(
+        "--search-run",
+        type=Path,
+        metavar="RUN",
+        help="the search run the programs came from (its ledger.jsonl); recorded in "
+        "transfer.json for `report` (kept from an earlier run when not given)",
+    )
     tr.add_argument("--out", type=Path, required=True, help="cells and tables go here")
     tr.add_argument("--executor", choices=EXECUTORS, default="inprocess")
     tr.add_argument(
@@ -242,6 +299,37 @@ def add_analysis_commands(sub: Any) -> None:
     tr.add_argument("--backend", choices=BACKENDS, default="torch")
     tr.add_argument("--no-progress", action="store_true", help="no per-cell progress lines")
     tr.set_defaults(func=cmd_transfer)
+
+    add_report_command(sub)
+
+
+def add_report_command(sub: Any) -> None:
+    """Add ``report`` to the subcommand parser."""
+    from embedding_ttc.analysis.figure_data import DEFAULT_PRF_TASK, DEFAULT_PROGRAM
+
+    rp = sub.add_parser(
+        "report",
+        help="one self-contained HTML page (figures and tables) over a transfer matrix",
+    )
+    rp.add_argument("dir", type=Path, metavar="DIR", help="the matrix directory (transfer --out)")
+    rp.add_argument(
+        "--search-run",
+        type=Path,
+        metavar="RUN",
+        help="search run of the Pareto and trajectory figures (default: the one transfer.json "
+        "records)",
+    )
+    rp.add_argument(
+        "--program",
+        help=f"program of the per-encoder bars (default {DEFAULT_PROGRAM} when in the matrix)",
+    )
+    rp.add_argument(
+        "--prf-task",
+        default=DEFAULT_PRF_TASK,
+        help=f"task of the Rocchio-against-SoftCentroid bars (default {DEFAULT_PRF_TASK})",
+    )
+    rp.add_argument("--seed", type=int, default=0, help="seed of the trajectory's UMAP layout")
+    rp.set_defaults(func=cmd_report)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
