@@ -36,6 +36,7 @@ from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, pric
 from embedding_ttc.search.proposers.drafting import (
     DraftingProposer,
     close_docstring,
+    drop_unused_typing,
     fix_imports,
     move_into_program,
     repair_hint,
@@ -382,6 +383,8 @@ def test_repair_hints():
         ("ValueError: shapes (5,384) and (12,384) not aligned", "Q @ D.T"),
         ("ValueError: operands could not be broadcast together", "[:, None]"),
         ("novel: near-duplicate of g0001 (similarity 0.978)", "add one more kind of evidence"),
+        ("UnknownNameError: unknown view 'passkey'. Views: retrieval.query", "task names are"),
+        ("ValueError: owner must be an integer array of shape (12,)", "chunk_scores(Q, ctx"),
     ],
 )
 def test_repair_hints_for_misused_helpers(reason, expected):
@@ -462,6 +465,18 @@ def test_a_draft_that_does_not_parse_gets_a_fresh_draft_not_a_repair(server, che
     assert [a.reason.split(":")[0] for a in proposal.attempts] == ["draft 1"]
     second = server.requests[1].body["messages"]
     assert [m["role"] for m in second] == ["user"]  # a new conversation, not a repair turn
+
+
+def test_an_unused_typing_import_is_dropped():
+    source = (
+        "from typing import *\nimport numpy as np\n\n\ndef program(Q, D, S, ctx):\n    return S\n"
+    )
+    fixed, notes = drop_unused_typing(source)
+    assert fixed.startswith("import numpy as np") and notes
+    used = "from typing import List\n\n\ndef program(Q, D, S, ctx) -> List:\n    return S\n"
+    assert drop_unused_typing(used) == (used, ())
+    dotted = "import typing\n\n\ndef program(Q, D, S, ctx) -> typing.Any:\n    return S\n"
+    assert drop_unused_typing(dotted) == (dotted, ())
 
 
 def test_no_signature_hint_for_a_function_that_is_not_a_helper():

@@ -18,8 +18,9 @@ drafts into valid candidates; each part can be switched off, so its effect can b
   program; return the whole file" (a draft that does not parse goes straight to the next
   draft instead, :func:`is_syntax_error`);
 * ``fix_imports``: before the check, a docstring left open is closed (:func:`close_docstring`),
-  module-level uses of ``program``'s arguments move into it (:func:`move_into_program`), and
-  imports are repaired mechanically
+  module-level uses of ``program``'s arguments move into it (:func:`move_into_program`), an
+  unused ``typing`` import goes (:func:`drop_unused_typing`), and imports are repaired
+  mechanically
   (:func:`fix_imports`): a helper imported from the wrong primitives module is imported from
   its own, a helper or ``np`` used without an import gets one. No model call is needed for
   the commonest small-model error.
@@ -210,6 +211,7 @@ class DraftingProposer:
         if source is not None and self.fix_imports:
             source, _ = close_docstring(source)
             source, _ = move_into_program(source)
+            source, _ = drop_unused_typing(source)
             source, _ = fix_imports(source)
         return _Draft(
             reply=reply,
@@ -427,6 +429,47 @@ def move_into_program(source: str) -> tuple[str, tuple[str, ...]]:
     return repaired, (f"moved the module-level computation of {what} into program()",)
 
 
+def drop_unused_typing(source: str) -> tuple[str, tuple[str, ...]]:
+    """Remove ``typing`` imports whose names the program never uses; say what changed.
+
+    A small model often opens with ``from typing import *``, which the import allow-list
+    rejects. Such an import is dropped when no name of ``typing`` is read anywhere in the
+    program; an import of a name that is used stays (and the check reports it).
+    """
+    import typing
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, ()
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    attrs = {
+        n.value.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+    }
+    drop: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "typing" and node.level == 0:
+            names = {a.asname or a.name for a in node.names}
+            if "*" in names:
+                names = {n for n in dir(typing) if not n.startswith("_")}
+            if not names & loads:
+                drop.append(node)
+        elif (
+            isinstance(node, ast.Import)
+            and all(a.name == "typing" for a in node.names)
+            and not {a.asname or a.name for a in node.names} & (loads | attrs)
+        ):
+            drop.append(node)
+    if not drop:
+        return source, ()
+    lines = source.split("\n")
+    for node in reversed(drop):
+        del lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
+    return "\n".join(lines), ("dropped an unused typing import",)
+
+
 def fix_imports(source: str) -> tuple[str, tuple[str, ...]]:
     """Repair a program's helper imports without asking the model; say what changed.
 
@@ -560,6 +603,16 @@ _TEXT_HINTS: tuple[tuple[str, str], ...] = (
         'evidence it does not use, e.g. bm25_scores(ctx), chunk_scores(Q, ctx, "paragraph", '
         '"topmean", mask), view_scores(Q, ctx, "classification"), prf_scores(Q, D, S, '
         "mask=mask) or zscore_cols(S, mask), fused in with its own weight",
+    ),
+    (
+        "unknown view",
+        'the only views are "retrieval.query", "retrieval.passage", "text-matching" and '
+        '"classification" (task names are not views)',
+    ),
+    (
+        "owner must be",
+        "maxsim and topmeansim need the chunks' owner array; chunk_scores(Q, ctx, unit, "
+        "reduce, mask) does the chunking, encoding and pooling for you",
     ),
     (
         "not a single string",
