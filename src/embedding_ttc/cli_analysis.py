@@ -127,7 +127,12 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     )
     start = time.perf_counter()
     outcome = run_matrix(
-        the_plan, store, make_executor(args.executor), progress, env=env, bootstrap=config
+        the_plan,
+        store,
+        make_executor(args.executor, address=args.ray_address),
+        progress,
+        env=env,
+        bootstrap=config,
     )
     wall = time.perf_counter() - start
     report = TransferReport.from_cells(
@@ -285,6 +290,10 @@ def add_analysis_commands(sub: Any) -> None:
     )
     tr.add_argument("--out", type=Path, required=True, help="cells and tables go here")
     tr.add_argument("--executor", choices=EXECUTORS, default="inprocess")
+    tr.add_argument(
+        "--ray-address",
+        help="a Ray cluster to run on with --executor ray (default: RAY_ADDRESS, else a local Ray)",
+    )
     tr.add_argument(
         "--bootstrap",
         type=int,

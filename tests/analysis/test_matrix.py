@@ -210,6 +210,13 @@ def test_missing_ray_names_the_extra(monkeypatch):
     assert isinstance(make_executor("inprocess"), InProcessExecutor)
 
 
+def test_the_ray_executor_takes_a_cluster_address():
+    pytest.importorskip("ray")
+    executor = make_executor("ray", address="ray://head:10001")
+    assert isinstance(executor, matrix.RayExecutor) and executor.address == "ray://head:10001"
+    assert make_executor("ray").address is None  # then Ray reads RAY_ADDRESS or starts locally
+
+
 def test_ray_and_in_process_give_identical_cells(shared_datasets, tmp_path):
     ray = pytest.importorskip("ray")
     the_plan = plan(

@@ -255,13 +255,16 @@ class RayExecutor:
                 ray.shutdown()
 
 
-def make_executor(name: str) -> Executor:
-    """The executor called ``name`` (``inprocess`` or ``ray``)."""
+def make_executor(name: str, *, address: str | None = None) -> Executor:
+    """The executor called ``name`` (``inprocess`` or ``ray``; ``address``: a Ray cluster).
+
+    Without ``address`` Ray reads ``RAY_ADDRESS``, else starts a local Ray for the run.
+    """
     if name == "inprocess":
         return InProcessExecutor()
     if name == "ray":
         import_ray()
-        return RayExecutor()
+        return RayExecutor(address=address)
     raise UnknownNameError(f"unknown executor {name!r}; executors: {', '.join(EXECUTORS)}")
 
 
