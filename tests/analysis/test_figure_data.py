@@ -2,7 +2,6 @@ import math
 
 import pytest
 
-from embedding_ttc.analysis.cells import BootstrapStats, Cell
 from embedding_ttc.analysis.figure_data import (
     FIGURE_NAMES,
     LEARNED_HEAD,
@@ -28,44 +27,7 @@ from embedding_ttc.analysis.tables import TransferReport
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.search.records import LedgerRecord
 
-
-def cell(encoder, task, program, delta, sig=0, base=100, prog=0, baseline=0.5):
-    """A one-query cell whose Δ is ``delta``; ``sig`` = +1 significant win, -1 loss."""
-    return Cell(
-        encoder=encoder,
-        encoder_revision="r",
-        task=task,
-        program=program,
-        n_queries=1,
-        ndcg_at_10=baseline + delta,
-        baseline_ndcg_at_10=baseline,
-        delta_ndcg_at_10=delta,
-        wins=int(delta > 0.001),
-        ties=int(abs(delta) <= 0.001),
-        losses=int(delta < -0.001),
-        per_query={"q": baseline + delta},
-        baseline_per_query={"q": baseline},
-        cost_ratio=(base + prog) / base,
-        query_time_cost_ratio=1.0,
-        base_calls=base,
-        program_calls=prog,
-        index_calls=base,
-        query_calls=prog,
-        encode_seconds=1.0,
-        forward_seconds=1.0,
-        algebra_seconds=0.1,
-        total_seconds=2.0,
-        bootstrap=BootstrapStats(
-            resamples=1000,
-            base_seed=0,
-            seed=1,
-            ci_low=0.001 if sig > 0 else -0.5,
-            ci_high=-0.001 if sig < 0 else 0.5,
-            p_value=0.01 if sig else 0.5,
-            significant_win=sig > 0,
-            significant_loss=sig < 0,
-        ),
-    )
+from .cell_factory import cell
 
 
 def record(gen, pid, mean, cost, per_task=None, status="ok"):
