@@ -1,12 +1,15 @@
-"""A hand-made transfer cell for the figure and report tests."""
+"""A hand-made transfer cell for the table, figure and report tests."""
 
 from __future__ import annotations
 
 from embedding_ttc.analysis.cells import BootstrapStats, Cell
 
 
-def cell(encoder, task, program, delta, sig=0, base=100, prog=0, baseline=0.5):
-    """A one-query cell whose Δ is ``delta``; ``sig`` = +1 significant win, -1 loss."""
+def cell(encoder, task, program, delta, sig=0, base=100, prog=0, baseline=0.5, p=None):
+    """A one-query cell whose Δ is ``delta``; ``sig`` = +1 significant win, -1 loss.
+
+    ``p`` is the bootstrap p-value (default 0.01 for a significant cell, else 0.5).
+    """
     return Cell(
         encoder=encoder,
         encoder_revision="r",
@@ -37,7 +40,7 @@ def cell(encoder, task, program, delta, sig=0, base=100, prog=0, baseline=0.5):
             seed=1,
             ci_low=0.001 if sig > 0 else -0.5,
             ci_high=-0.001 if sig < 0 else 0.5,
-            p_value=0.01 if sig else 0.5,
+            p_value=p if p is not None else (0.01 if sig else 0.5),
             significant_win=sig > 0,
             significant_loss=sig < 0,
         ),

@@ -3,47 +3,15 @@ import io
 
 import pytest
 
-from embedding_ttc.analysis.cells import BootstrapStats, Cell, CellKey
+from embedding_ttc.analysis.cells import CellKey
 from embedding_ttc.analysis.tables import WTL, TransferReport
+
+from .cell_factory import cell as make_cell
 
 
 def cell(encoder, task, program, delta, sig=0, base=100, prog=50, p=0.5):
     """A hand-made cell: one query whose difference is ``delta``; ``sig`` = +1 win, -1 loss."""
-    return Cell(
-        encoder=encoder,
-        encoder_revision="r",
-        task=task,
-        program=program,
-        n_queries=1,
-        ndcg_at_10=0.5 + delta,
-        baseline_ndcg_at_10=0.5,
-        delta_ndcg_at_10=delta,
-        wins=int(delta > 0.001),
-        ties=int(abs(delta) <= 0.001),
-        losses=int(delta < -0.001),
-        per_query={"q": 0.5 + delta},
-        baseline_per_query={"q": 0.5},
-        cost_ratio=(base + prog) / base,
-        query_time_cost_ratio=1.0,
-        base_calls=base,
-        program_calls=prog,
-        index_calls=base,
-        query_calls=prog,
-        encode_seconds=1.0,
-        forward_seconds=1.0,
-        algebra_seconds=0.1,
-        total_seconds=2.0,
-        bootstrap=BootstrapStats(
-            resamples=1000,
-            base_seed=0,
-            seed=1,
-            ci_low=0.001 if sig > 0 else -0.5,
-            ci_high=-0.001 if sig < 0 else 0.5,
-            p_value=p,
-            significant_win=sig > 0,
-            significant_loss=sig < 0,
-        ),
-    )
+    return make_cell(encoder, task, program, delta, sig=sig, base=base, prog=prog, p=p)
 
 
 CELLS = [
