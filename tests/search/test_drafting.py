@@ -33,16 +33,17 @@ from embedding_ttc.search.precheck import (
 from embedding_ttc.search.prompt import render_prompt
 from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
 from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
-from embedding_ttc.search.proposers.drafting import (
-    DraftingProposer,
+from embedding_ttc.search.proposers.drafting import DraftingProposer
+from embedding_ttc.search.proposers.hints import repair_hint
+from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
+from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.proposers.source_repairs import (
     close_docstring,
+    define_constants,
     drop_unused_typing,
     fix_imports,
     move_into_program,
-    repair_hint,
 )
-from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
-from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
 from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
 from embedding_ttc.tasks.catalog import load_task
 
@@ -385,6 +386,24 @@ def test_repair_hints():
         ("novel: near-duplicate of g0001 (similarity 0.978)", "add one more kind of evidence"),
         ("UnknownNameError: unknown view 'passkey'. Views: retrieval.query", "task names are"),
         ("ValueError: owner must be an integer array of shape (12,)", "chunk_scores(Q, ctx"),
+        (
+            "IndexError: arrays used as indices must be of integer (or boolean) type",
+            "D[top[i]] are its best documents",
+        ),
+        ("ValueError: rows must be 1-D integer indices in [0, 5)", "soft_centroid_query(Q, D"),
+        (
+            "ValueError: pos_centroid of shape (12, 5) does not broadcast to (5, 12)",
+            "updates ONE query vector",
+        ),
+        (
+            "ValueError: channels differ in shape: [(5, 12), (12, 12)]",
+            "D @ D.T is (n_d, n_d)",
+        ),
+        (
+            "TypeError: only 0-dimensional arrays can be converted to Python scalars",
+            "weights and constants are plain numbers",
+        ),
+        ("NameError: name 'ALPHA' is not defined", "at module level, after the imports: ALPHA"),
     ],
 )
 def test_repair_hints_for_misused_helpers(reason, expected):
@@ -621,3 +640,68 @@ def test_the_search_command_wires_drafting(tmp_path: Path, shared_datasets, caps
         "context_tokens": 3000,
         "precheck": True,
     }
+
+
+LOST_CONSTANTS = """import numpy as np
+from embedding_ttc.programs.primitives.channels import fuse, prf_scores
+
+
+def program(Q, D, S, ctx):
+    P = prf_scores(Q, D, S, k=K, alpha=ALPHA)
+    return fuse([S, P], [W_S, W_NEW])
+"""
+
+
+def test_constants_lost_in_a_repair_come_back_from_the_earlier_draft_then_the_examples():
+    earlier = "import numpy as np\nK = 5\nALPHA = 0.25\nSCALE = np.sqrt(2)\n"
+    example = "W_S = 1.0\nK = 3\n"
+    fixed, notes = define_constants(LOST_CONSTANTS, [earlier, example])
+    assert notes == (
+        "defined ALPHA = 0.25 as before",
+        "defined K = 5 as before",
+        "defined W_S = 1.0 as before",
+    )
+    tree = ast.parse(fixed)
+    assigned = [n.targets[0].id for n in tree.body if isinstance(n, ast.Assign)]
+    assert assigned == ["ALPHA", "K", "W_S"]  # after the imports; W_NEW has no donor
+    imports_end = max(n.end_lineno for n in tree.body if isinstance(n, ast.ImportFrom))
+    assert all(n.lineno > imports_end for n in tree.body if isinstance(n, ast.Assign))
+    assert define_constants(fixed, [earlier, example]) == (fixed, ())  # W_NEW stays undefined
+    assert define_constants("def program(:", [earlier]) == ("def program(:", ())
+
+
+def test_a_repair_that_drops_the_constants_passes_the_precheck(tmp_path):
+    first = "\n".join(
+        [
+            "```python",
+            '"""Novelty: two feedback rounds.\nHypothesis: the second round adds terms."""',
+            "from embedding_ttc.programs.primitives.channels import fuse, prf_scores",
+            "from embedding_ttc.programs.primitives.scores import candidate_mask",
+            "K = 4",
+            "ALPHA = 0.6",
+            "",
+            "def program(Q, D, S, ctx):",
+            "    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)",
+            "    P = prf_scores(Q, D, S, k=K, alpha=ALPHA, mask=mask)",
+            "    return fuse([S, P], [1.0, 0.5], mask) + undefined_thing",
+            "```",
+        ]
+    )
+    repaired = first.replace("K = 4\nALPHA = 0.6\n", "").replace(" + undefined_thing", "")
+    seen: list[str] = []
+
+    def check(source: str) -> PrecheckResult:
+        seen.append(source)
+        if "undefined_thing" in source:
+            return PrecheckResult(False, Status.CRASHED, "NameError: name 'undefined_thing'")
+        ast.parse(source)
+        namespace: dict[str, object] = {}
+        exec(compile(source, "<draft>", "exec"), namespace)  # constants must be defined
+        assert namespace["K"] == 4 and namespace["ALPHA"] == 0.6
+        return PrecheckResult(True, Status.OK)
+
+    with CannedServer([Reply(first), Reply(repaired)]) as server:
+        proposer = DraftingProposer(backend(server), drafts=1, repair_rounds=1, precheck=check)
+        proposal = proposer.propose(small_state())
+    assert "K = 4" in proposal.source and "ALPHA = 0.6" in proposal.source
+    assert len(seen) == 2

@@ -115,8 +115,6 @@ PRIMITIVE_PRIORITY: tuple[str, ...] = (
     "split_sentences",
     "maxsim",
     "Chunks",
-    "centroid",
-    "rocchio",
     "soft_centroid_query",
     "BM25",
     "query_term_coverage",
@@ -135,9 +133,13 @@ PRIMITIVE_PRIORITY: tuple[str, ...] = (
     "query_residual",
     "rank_stability",
     "idf",
+    "centroid",
+    "rocchio",
 )
 """Helpers in the order they are listed while the budget allows; the rest follow in the
-reference's order. Constants are never listed (the examples show the few that matter)."""
+reference's order. Constants are never listed (the examples show the few that matter).
+``centroid`` and ``rocchio`` come last: they take one query's vector and one set of rows, and
+the 1.5B model called them on whole matrices in most of the drafts that used them."""
 
 RETURNS: Mapping[str, str] = {
     "fuse": "(n_q, n_d)",
@@ -285,9 +287,9 @@ COMPACT_INSPIRATIONS: tuple[Inspiration, ...] = (
         "rocchio",
         "Rocchio pseudo-relevance feedback",
         "Move each query toward its top-ranked documents: P = prf_scores(Q, D, S, k=K, "
-        "alpha=ALPHA, mask=mask) is the moved query's cosine matrix. Add a negative step of "
-        "your own (bottom_k_indices and centroid, subtracted from each query before "
-        "rescoring) and fuse the channels with S: fuse([S, P, ...], [weights], mask).",
+        "alpha=ALPHA, mask=mask) is the moved query's cosine matrix. Add a second round fed "
+        "by the first one's ranking, P2 = prf_scores(Q, D, P, k=K2, alpha=ALPHA2, mask=mask), "
+        "and fuse the channels with S: fuse([S, P, P2], [weights], mask).",
         ("rocchio", "feedback", "prf", "centroid"),
     ),
     Inspiration(
@@ -311,10 +313,10 @@ COMPACT_INSPIRATIONS: tuple[Inspiration, ...] = (
     Inspiration(
         "matryoshka",
         "Matryoshka cascading (dimension truncation)",
-        "Score with a prefix of the dimensions, P = prefix_scores(Q, D, Q.shape[1] // 4), "
-        "as a coarse channel; keep S as the fine channel, and fuse them with weights that "
-        "depend on how much the two rankings agree per query (np.corrcoef of the rows, or "
-        "the overlap of top_k_indices).",
+        "Score with prefixes of the dimensions as coarse channels, P1 = prefix_scores(Q, D, "
+        "Q.shape[1] // 4) and P2 = prefix_scores(Q, D, Q.shape[1] // 2); keep S as the fine "
+        "channel, and fuse them: fuse([S, P2, P1], [weights], mask), the coarser the "
+        "smaller the weight.",
         ("matryoshka", "truncat", "prefix", "dimension", "cascad"),
     ),
     Inspiration(

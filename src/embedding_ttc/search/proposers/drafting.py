@@ -17,13 +17,12 @@ drafts into valid candidates; each part can be switched off, so its effect can b
   conversation: the program, its error and its traceback go back to the model with "fix this
   program; return the whole file" (a draft that does not parse goes straight to the next
   draft instead, :func:`is_syntax_error`);
-* ``fix_imports``: before the check, a docstring left open is closed (:func:`close_docstring`),
-  module-level uses of ``program``'s arguments move into it (:func:`move_into_program`), an
-  unused ``typing`` import goes (:func:`drop_unused_typing`), and imports are repaired
-  mechanically
-  (:func:`fix_imports`): a helper imported from the wrong primitives module is imported from
-  its own, a helper or ``np`` used without an import gets one. No model call is needed for
-  the commonest small-model error.
+* ``fix_imports``: before the check, the mechanical repairs of
+  :mod:`~embedding_ttc.search.proposers.source_repairs` run (an open docstring closed,
+  module-level uses of ``program``'s arguments moved into it, an unused ``typing`` import
+  dropped, helper imports fixed, constants an earlier draft of the conversation or a worked
+  example defined carried over). No model call is needed for the commonest small-model
+  errors.
 
 The first draft (or repair) that passes is the proposal. Every failed draft and repair
 becomes an :class:`~embedding_ttc.search.records.Attempt` in ``Proposal.attempts``, so the
@@ -41,20 +40,15 @@ all calls. :class:`~embedding_ttc.search.records.Attempt` has no cost field, so
 from __future__ import annotations
 
 import ast
-import builtins
-import importlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from embedding_ttc.search.compact_prompt import (
     DEFAULT_CONTEXT_TOKENS,
-    PRIMITIVE_PACKAGE,
+    EXAMPLES,
     Directive,
     choose_directive,
-    helper_modules,
-    helper_signature,
     render_compact_prompt,
 )
 from embedding_ttc.search.interface import Status
@@ -67,6 +61,8 @@ from embedding_ttc.search.proposers.base import (
     ProposerError,
     resolve_parent,
 )
+from embedding_ttc.search.proposers.hints import repair_hint
+from embedding_ttc.search.proposers.source_repairs import repair_source
 from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
 
 PromptStyle = Literal["full", "compact"]
@@ -172,6 +168,7 @@ class DraftingProposer:
         calls = 0
         for d in range(1, self.drafts + 1):
             messages = [{"role": "user", "content": prompt}]
+            earlier: list[str] = []  # this conversation's programs, newest first
             for r in range(self.repair_rounds + 1):
                 label = f"draft {d}" + (f" repair {r}" if r else "")
                 seed = self._seed(state) + state.generation + SEED_STRIDE * calls
@@ -181,8 +178,10 @@ class DraftingProposer:
                 except ProposerError as exc:
                     done.append(_failed_call(exc, label))
                     break  # this conversation is over; the next draft starts afresh
-                draft = self._judge(reply, label, state)
+                draft = self._judge(reply, label, state, earlier)
                 done.append(draft)
+                if draft.source is not None:
+                    earlier.insert(0, draft.source)
                 if draft.check.ok:
                     return self._proposal(draft, done, directive)
                 if is_syntax_error(draft.check):
@@ -205,14 +204,15 @@ class DraftingProposer:
         seed = getattr(self.inner, "seed", None)
         return seed if isinstance(seed, int) else state.seed
 
-    def _judge(self, reply: ChatReply, label: str, state: SearchState) -> _Draft:
+    def _judge(
+        self, reply: ChatReply, label: str, state: SearchState, earlier: list[str]
+    ) -> _Draft:
         parsed = parse_reply(reply.text)
         source = parsed.source
         if source is not None and self.fix_imports:
-            source, _ = close_docstring(source)
-            source, _ = move_into_program(source)
-            source, _ = drop_unused_typing(source)
-            source, _ = fix_imports(source)
+            examples = [e.source for e in EXAMPLES] if self.prompt == "compact" else []
+            donors = [*earlier, *examples]
+            source, _ = repair_source(source, donors)
         return _Draft(
             reply=reply,
             source=source,
@@ -323,359 +323,6 @@ def repair_message(source: str | None, check: PrecheckResult) -> str:
         "S.shape."
     )
     return "\n\n".join(parts)
-
-
-_CODE_LINE = re.compile(r"^(import |from |def |class |@|[A-Za-z_]\w*\s*(:[^=]*)?=[^=])")
-
-
-def close_docstring(source: str) -> tuple[str, tuple[str, ...]]:
-    """Close a module docstring the model opened and never closed; say what changed.
-
-    A small model often writes ``\"\"\"Novelty: ...`` and ``Hypothesis: ...`` and goes
-    straight on to the imports. When the source does not parse for that reason and starts
-    with a triple quote, the quote is closed at the end of the last non-blank line before the
-    first line that reads as code (an import, a ``def``, an assignment); the result is kept
-    only if it parses.
-    """
-    quote = source.lstrip()[:3]
-    if quote not in ('"""', "'''"):
-        return source, ()
-    try:
-        ast.parse(source)
-        return source, ()
-    except SyntaxError as exc:
-        if "triple-quoted" not in str(exc.msg):
-            return source, ()
-    lines = source.split("\n")
-    first = next(i for i, line in enumerate(lines) if line.strip())
-    code = next((i for i in range(first + 1, len(lines)) if _CODE_LINE.match(lines[i])), len(lines))
-    end = max(i for i in range(first, code) if lines[i].strip())
-    lines[end] = lines[end].rstrip() + quote
-    repaired = "\n".join(lines)
-    try:
-        ast.parse(repaired)
-    except SyntaxError:
-        return source, ()
-    return repaired, (f"closed the module docstring after line {end + 1}",)
-
-
-ARGUMENTS = ("Q", "D", "S", "ctx", "mask")
-"""Names that exist only inside ``program``: its arguments and the customary candidate mask."""
-
-
-def move_into_program(source: str) -> tuple[str, tuple[str, ...]]:
-    """Move module-level statements that use ``program``'s arguments into its body.
-
-    A small model often computes a channel at module level (``P = prefix_scores(Q, D, 64)``)
-    and uses it inside ``program``, which fails with ``NameError: name 'Q'``. Each such
-    top-level assignment or expression is moved, in order, into ``program`` just before the
-    first statement of its body that reads a name the moved lines bind (else at the start of
-    the body, after a docstring). A source that does not parse, or has no top-level
-    ``program``, is returned unchanged; so is the result if it does not parse.
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return source, ()
-    program = next(
-        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None
-    )
-    if program is None or not program.body:
-        return source, ()
-    moved: list[ast.stmt] = []
-    bound: set[str] = set()
-    for n in tree.body:  # in order: a statement that reads a moved name moves too
-        if not isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
-            continue
-        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant):
-            continue
-        names = [x for x in ast.walk(n) if isinstance(x, ast.Name)]
-        if any(x.id in ARGUMENTS or (x.id in bound and isinstance(x.ctx, ast.Load)) for x in names):
-            moved.append(n)
-            bound.update(x.id for x in names if isinstance(x.ctx, ast.Store))
-    if not moved:
-        return source, ()
-    body = program.body
-    start = 1 if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
-    at = next(
-        (
-            stmt
-            for stmt in body[start:]
-            if any(isinstance(x, ast.Name) and x.id in bound for x in ast.walk(stmt))
-        ),
-        body[start] if start < len(body) else None,
-    )
-    if at is None:
-        return source, ()
-    lines = source.split("\n")
-    indent = re.match(r"\s*", lines[at.lineno - 1]).group(0)  # type: ignore[union-attr]
-    block = [
-        indent + line.strip()
-        for n in moved
-        for line in lines[n.lineno - 1 : (n.end_lineno or n.lineno)]
-    ]
-    target = at.lineno - 1
-    for n in reversed(moved):  # bottom-up, so earlier line numbers stay valid
-        del lines[n.lineno - 1 : (n.end_lineno or n.lineno)]
-        if n.lineno - 1 < target:
-            target -= (n.end_lineno or n.lineno) - n.lineno + 1
-    lines[target:target] = block
-    repaired = "\n".join(lines)
-    try:
-        ast.parse(repaired)
-    except SyntaxError:
-        return source, ()
-    what = ", ".join(sorted(bound)) or "an expression"
-    return repaired, (f"moved the module-level computation of {what} into program()",)
-
-
-def drop_unused_typing(source: str) -> tuple[str, tuple[str, ...]]:
-    """Remove ``typing`` imports whose names the program never uses; say what changed.
-
-    A small model often opens with ``from typing import *``, which the import allow-list
-    rejects. Such an import is dropped when no name of ``typing`` is read anywhere in the
-    program; an import of a name that is used stays (and the check reports it).
-    """
-    import typing
-
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return source, ()
-    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    attrs = {
-        n.value.id
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-    }
-    drop: list[ast.stmt] = []
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module == "typing" and node.level == 0:
-            names = {a.asname or a.name for a in node.names}
-            if "*" in names:
-                names = {n for n in dir(typing) if not n.startswith("_")}
-            if not names & loads:
-                drop.append(node)
-        elif (
-            isinstance(node, ast.Import)
-            and all(a.name == "typing" for a in node.names)
-            and not {a.asname or a.name for a in node.names} & (loads | attrs)
-        ):
-            drop.append(node)
-    if not drop:
-        return source, ()
-    lines = source.split("\n")
-    for node in reversed(drop):
-        del lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
-    return "\n".join(lines), ("dropped an unused typing import",)
-
-
-def fix_imports(source: str) -> tuple[str, tuple[str, ...]]:
-    """Repair a program's helper imports without asking the model; say what changed.
-
-    * ``from embedding_ttc.programs.primitives.scores import maxsim``: ``maxsim`` lives in
-      ``late``, so it is imported from there (names the module does have stay);
-    * a helper used but never bound (``zscore_rows(S)`` without an import) is imported from
-      its module; ``np`` used without ``import numpy as np`` gets that import.
-
-    A source that does not parse is returned unchanged (the check reports it).
-
-    Returns:
-        The repaired source and one note per change (empty when nothing changed).
-
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return source, ()
-    modules = helper_modules()
-    lines = source.split("\n")
-    notes: list[str] = []
-    for node in reversed(tree.body):  # bottom-up, so earlier line numbers stay valid
-        module = _primitives_module(node)
-        if module is None or not isinstance(node, ast.ImportFrom):
-            continue
-        replacement = _regroup(node, module, modules, notes)
-        if replacement is not None:
-            lines[node.lineno - 1 : node.end_lineno] = replacement
-    bound = _bound_names(tree)
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    additions: list[str] = []
-    if "np" in used and "np" not in bound:
-        additions.append("import numpy as np")
-        notes.append("added: import numpy as np")
-    missing: dict[str, list[str]] = {}
-    for name in sorted(used - bound):
-        if name in modules:
-            missing.setdefault(modules[name], []).append(name)
-    for module, names in missing.items():
-        additions.append(f"from {PRIMITIVE_PACKAGE}.{module} import {', '.join(names)}")
-        notes.append(f"added: {additions[-1]}")
-    if additions:
-        at = _header_end(tree)
-        lines[at:at] = additions
-    if not notes:
-        return source, ()
-    return "\n".join(lines), tuple(notes)
-
-
-def _primitives_module(node: ast.stmt) -> str | None:
-    """The module of a top-level ``from embedding_ttc.programs.primitives.x import ...``."""
-    if (
-        isinstance(node, ast.ImportFrom)
-        and node.level == 0
-        and node.module is not None
-        and node.module.startswith(PRIMITIVE_PACKAGE + ".")
-    ):
-        return node.module
-    return None
-
-
-def _regroup(
-    node: ast.ImportFrom, module: str, modules: dict[str, str], notes: list[str]
-) -> list[str] | None:
-    """The import split by the module each name really comes from, or ``None`` if it is fine."""
-    short = module.removeprefix(PRIMITIVE_PACKAGE + ".")
-    try:
-        have = importlib.import_module(module)
-    except ImportError:
-        have = None
-    groups: dict[str, list[str]] = {}
-    moved = False
-    for alias in node.names:
-        target = modules.get(alias.name)
-        if (have is None or not hasattr(have, alias.name)) and target is not None:
-            notes.append(f"{alias.name} is imported from {PRIMITIVE_PACKAGE}.{target}")
-            moved = True
-        else:
-            target = short
-        text = alias.name + (f" as {alias.asname}" if alias.asname else "")
-        groups.setdefault(target, []).append(text)
-    if not moved:
-        return None
-    return [f"from {PRIMITIVE_PACKAGE}.{m} import {', '.join(n)}" for m, n in groups.items()]
-
-
-def _bound_names(tree: ast.Module) -> set[str]:
-    """Every name the module binds anywhere: imports, definitions, arguments, assignments."""
-    bound: set[str] = set(dir(builtins))
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return bound
-
-
-def _header_end(tree: ast.Module) -> int:
-    """The line after the module docstring and any ``__future__`` import (0-based index)."""
-    end = 0
-    for i, node in enumerate(tree.body):
-        docstring = (
-            i == 0
-            and isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        )
-        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
-        if not (docstring or future):
-            break
-        end = node.end_lineno or end
-    return end
-
-
-_UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
-_NOT_IN_MODULE = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
-_BAD_CALL = re.compile(
-    r"(\w+)\(\) (?:missing \d+ required|got an unexpected keyword|takes \d+ positional|"
-    r"got multiple values)"
-)
-_TEXT_HINTS: tuple[tuple[str, str], ...] = (
-    (
-        "near-duplicate",
-        "it is almost a copy of that program: keep your idea and add one more kind of "
-        'evidence it does not use, e.g. bm25_scores(ctx), chunk_scores(Q, ctx, "paragraph", '
-        '"topmean", mask), view_scores(Q, ctx, "classification"), prf_scores(Q, D, S, '
-        "mask=mask) or zscore_cols(S, mask), fused in with its own weight",
-    ),
-    (
-        "unknown view",
-        'the only views are "retrieval.query", "retrieval.passage", "text-matching" and '
-        '"classification" (task names are not views)',
-    ),
-    (
-        "owner must be",
-        "maxsim and topmeansim need the chunks' owner array; chunk_scores(Q, ctx, unit, "
-        "reduce, mask) does the chunking, encoding and pooling for you",
-    ),
-    (
-        "not a single string",
-        "ctx.encode_fn takes a list of strings: ctx.encode_fn([text], view), or "
-        "ctx.encode_fn(list(ctx.doc_texts), view)",
-    ),
-    (
-        "texts must be strings",
-        "ctx.encode_fn encodes texts (strings), not arrays; the embeddings are already Q and D",
-    ),
-    (
-        "'Chunks' object",
-        "chunk_documents returns one Chunks object: use chunks.texts (list of str), "
-        "chunks.owner (int array) and chunks.n_docs; or call chunk_scores(Q, ctx, unit, "
-        "reduce, mask), which does the chunking, encoding and pooling",
-    ),
-    (
-        "not aligned",
-        "Q is (n_q, d) and D is (n_d, d): a score matrix like S is Q @ D.T",
-    ),
-    (
-        "operands could not be broadcast",
-        "every channel must have S.shape (n_q, n_d); a per-query value needs [:, None], "
-        "a per-document value [None, :]",
-    ),
-)
-
-
-def repair_hint(check: PrecheckResult) -> str:
-    """A concrete fix for the commonest small-model errors, or ``""``.
-
-    An undefined or wrongly imported name that is a helper gets its import line; an unknown
-    one is named as unknown; a helper called with the wrong arguments gets its signature; a
-    misused encoder, chunk object or matrix product gets the right use; a wrong output shape
-    gets the shape it must have.
-    """
-    modules = helper_modules()
-    undefined = _UNDEFINED.search(check.reason)
-    misplaced = _NOT_IN_MODULE.search(check.reason)
-    found = undefined or misplaced
-    name = found.group(1) if found is not None else None
-    if name is not None and name in modules:
-        return f"add the import: from {PRIMITIVE_PACKAGE}.{modules[name]} import {name}"
-    if misplaced is not None:
-        return f"{misplaced.group(1)} does not exist in {misplaced.group(2)}; use a listed helper"
-    if undefined is not None and name in ARGUMENTS:
-        return (
-            "Q, D, S, ctx and mask exist only inside def program(Q, D, S, ctx): move every "
-            f"line that uses {name} into the function body"
-        )
-    if undefined is not None:
-        return f"{name} is not defined: define it in the file, or use a listed helper instead"
-    bad_call = _BAD_CALL.search(check.reason)
-    if bad_call is not None and bad_call.group(1) in modules:
-        return f"call it exactly as listed: {helper_signature(bad_call.group(1))}"
-    for needle, hint in _TEXT_HINTS:
-        if needle in check.reason:
-            return hint
-    if check.status == Status.INVALID_OUTPUT and "shape" in check.reason:
-        return "return one score per (query, document): an array of shape S.shape"
-    if check.status == Status.INVALID_OUTPUT and "non-finite" in check.reason:
-        return "a division by zero or a log of 0 made NaN or inf; add a small epsilon"
-    return ""
 
 
 def _clip(text: str, limit: int) -> str:

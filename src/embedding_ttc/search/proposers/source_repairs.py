@@ -1,0 +1,378 @@
+"""Mechanical repairs of a drafted program: common small-model slips fixed without a model call.
+
+Each repair takes a source and returns the repaired source with one note per change (the
+source unchanged and no notes when there is nothing to fix, or when it does not parse):
+
+* :func:`close_docstring`: a module docstring left open is closed before the first code line;
+* :func:`move_into_program`: module-level uses of ``program``'s arguments move into it;
+* :func:`drop_unused_typing`: an unused ``typing`` import (refused by the import allow-list) goes;
+* :func:`fix_imports`: helpers imported from the wrong primitives module, or used without an
+  import, are imported from their own;
+* :func:`define_constants`: an UPPER_CASE constant read but never defined gets the value an
+  earlier draft of the same conversation, or a worked example of the prompt, gave it.
+
+:func:`repair_source` applies them in that order.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import re
+from collections.abc import Iterable
+
+from embedding_ttc.search.compact_prompt import PRIMITIVE_PACKAGE, helper_modules
+
+__all__ = [
+    "ARGUMENTS",
+    "close_docstring",
+    "define_constants",
+    "drop_unused_typing",
+    "fix_imports",
+    "move_into_program",
+    "repair_source",
+]
+
+
+_CODE_LINE = re.compile(r"^(import |from |def |class |@|[A-Za-z_]\w*\s*(:[^=]*)?=[^=])")
+
+
+def close_docstring(source: str) -> tuple[str, tuple[str, ...]]:
+    """Close a module docstring the model opened and never closed; say what changed.
+
+    A small model often writes ``\"\"\"Novelty: ...`` and ``Hypothesis: ...`` and goes
+    straight on to the imports. When the source does not parse for that reason and starts
+    with a triple quote, the quote is closed at the end of the last non-blank line before the
+    first line that reads as code (an import, a ``def``, an assignment); the result is kept
+    only if it parses.
+    """
+    quote = source.lstrip()[:3]
+    if quote not in ('"""', "'''"):
+        return source, ()
+    try:
+        ast.parse(source)
+        return source, ()
+    except SyntaxError as exc:
+        if "triple-quoted" not in str(exc.msg):
+            return source, ()
+    lines = source.split("\n")
+    first = next(i for i, line in enumerate(lines) if line.strip())
+    code = next((i for i in range(first + 1, len(lines)) if _CODE_LINE.match(lines[i])), len(lines))
+    end = max(i for i in range(first, code) if lines[i].strip())
+    lines[end] = lines[end].rstrip() + quote
+    repaired = "\n".join(lines)
+    try:
+        ast.parse(repaired)
+    except SyntaxError:
+        return source, ()
+    return repaired, (f"closed the module docstring after line {end + 1}",)
+
+
+ARGUMENTS = ("Q", "D", "S", "ctx", "mask")
+"""Names that exist only inside ``program``: its arguments and the customary candidate mask."""
+
+
+def move_into_program(source: str) -> tuple[str, tuple[str, ...]]:
+    """Move module-level statements that use ``program``'s arguments into its body.
+
+    A small model often computes a channel at module level (``P = prefix_scores(Q, D, 64)``)
+    and uses it inside ``program``, which fails with ``NameError: name 'Q'``. Each such
+    top-level assignment or expression is moved, in order, into ``program`` just before the
+    first statement of its body that reads a name the moved lines bind (else at the start of
+    the body, after a docstring). A source that does not parse, or has no top-level
+    ``program``, is returned unchanged; so is the result if it does not parse.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, ()
+    program = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None
+    )
+    if program is None or not program.body:
+        return source, ()
+    moved: list[ast.stmt] = []
+    bound: set[str] = set()
+    for n in tree.body:  # in order: a statement that reads a moved name moves too
+        if not isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
+            continue
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant):
+            continue
+        names = [x for x in ast.walk(n) if isinstance(x, ast.Name)]
+        if any(x.id in ARGUMENTS or (x.id in bound and isinstance(x.ctx, ast.Load)) for x in names):
+            moved.append(n)
+            bound.update(x.id for x in names if isinstance(x.ctx, ast.Store))
+    if not moved:
+        return source, ()
+    body = program.body
+    start = 1 if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
+    at = next(
+        (
+            stmt
+            for stmt in body[start:]
+            if any(isinstance(x, ast.Name) and x.id in bound for x in ast.walk(stmt))
+        ),
+        body[start] if start < len(body) else None,
+    )
+    if at is None:
+        return source, ()
+    lines = source.split("\n")
+    indent = re.match(r"\s*", lines[at.lineno - 1]).group(0)  # type: ignore[union-attr]
+    block = [
+        indent + line.strip()
+        for n in moved
+        for line in lines[n.lineno - 1 : (n.end_lineno or n.lineno)]
+    ]
+    target = at.lineno - 1
+    for n in reversed(moved):  # bottom-up, so earlier line numbers stay valid
+        del lines[n.lineno - 1 : (n.end_lineno or n.lineno)]
+        if n.lineno - 1 < target:
+            target -= (n.end_lineno or n.lineno) - n.lineno + 1
+    lines[target:target] = block
+    repaired = "\n".join(lines)
+    try:
+        ast.parse(repaired)
+    except SyntaxError:
+        return source, ()
+    what = ", ".join(sorted(bound)) or "an expression"
+    return repaired, (f"moved the module-level computation of {what} into program()",)
+
+
+def drop_unused_typing(source: str) -> tuple[str, tuple[str, ...]]:
+    """Remove ``typing`` imports whose names the program never uses; say what changed.
+
+    A small model often opens with ``from typing import *``, which the import allow-list
+    rejects. Such an import is dropped when no name of ``typing`` is read anywhere in the
+    program; an import of a name that is used stays (and the check reports it).
+    """
+    import typing
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, ()
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    attrs = {
+        n.value.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+    }
+    drop: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "typing" and node.level == 0:
+            names = {a.asname or a.name for a in node.names}
+            if "*" in names:
+                names = {n for n in dir(typing) if not n.startswith("_")}
+            if not names & loads:
+                drop.append(node)
+        elif (
+            isinstance(node, ast.Import)
+            and all(a.name == "typing" for a in node.names)
+            and not {a.asname or a.name for a in node.names} & (loads | attrs)
+        ):
+            drop.append(node)
+    if not drop:
+        return source, ()
+    lines = source.split("\n")
+    for node in reversed(drop):
+        del lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
+    return "\n".join(lines), ("dropped an unused typing import",)
+
+
+def fix_imports(source: str) -> tuple[str, tuple[str, ...]]:
+    """Repair a program's helper imports without asking the model; say what changed.
+
+    * ``from embedding_ttc.programs.primitives.scores import maxsim``: ``maxsim`` lives in
+      ``late``, so it is imported from there (names the module does have stay);
+    * a helper used but never bound (``zscore_rows(S)`` without an import) is imported from
+      its module; ``np`` used without ``import numpy as np`` gets that import.
+
+    A source that does not parse is returned unchanged (the check reports it).
+
+    Returns:
+        The repaired source and one note per change (empty when nothing changed).
+
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, ()
+    modules = helper_modules()
+    lines = source.split("\n")
+    notes: list[str] = []
+    for node in reversed(tree.body):  # bottom-up, so earlier line numbers stay valid
+        module = _primitives_module(node)
+        if module is None or not isinstance(node, ast.ImportFrom):
+            continue
+        replacement = _regroup(node, module, modules, notes)
+        if replacement is not None:
+            lines[node.lineno - 1 : node.end_lineno] = replacement
+    bound = _bound_names(tree)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    additions: list[str] = []
+    if "np" in used and "np" not in bound:
+        additions.append("import numpy as np")
+        notes.append("added: import numpy as np")
+    missing: dict[str, list[str]] = {}
+    for name in sorted(used - bound):
+        if name in modules:
+            missing.setdefault(modules[name], []).append(name)
+    for module, names in missing.items():
+        additions.append(f"from {PRIMITIVE_PACKAGE}.{module} import {', '.join(names)}")
+        notes.append(f"added: {additions[-1]}")
+    if additions:
+        at = _header_end(tree)
+        lines[at:at] = additions
+    if not notes:
+        return source, ()
+    return "\n".join(lines), tuple(notes)
+
+
+def _primitives_module(node: ast.stmt) -> str | None:
+    """The module of a top-level ``from embedding_ttc.programs.primitives.x import ...``."""
+    if (
+        isinstance(node, ast.ImportFrom)
+        and node.level == 0
+        and node.module is not None
+        and node.module.startswith(PRIMITIVE_PACKAGE + ".")
+    ):
+        return node.module
+    return None
+
+
+def _regroup(
+    node: ast.ImportFrom, module: str, modules: dict[str, str], notes: list[str]
+) -> list[str] | None:
+    """The import split by the module each name really comes from, or ``None`` if it is fine."""
+    short = module.removeprefix(PRIMITIVE_PACKAGE + ".")
+    try:
+        have = importlib.import_module(module)
+    except ImportError:
+        have = None
+    groups: dict[str, list[str]] = {}
+    moved = False
+    for alias in node.names:
+        target = modules.get(alias.name)
+        if (have is None or not hasattr(have, alias.name)) and target is not None:
+            notes.append(f"{alias.name} is imported from {PRIMITIVE_PACKAGE}.{target}")
+            moved = True
+        else:
+            target = short
+        text = alias.name + (f" as {alias.asname}" if alias.asname else "")
+        groups.setdefault(target, []).append(text)
+    if not moved:
+        return None
+    return [f"from {PRIMITIVE_PACKAGE}.{m} import {', '.join(n)}" for m, n in groups.items()]
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name the module binds anywhere: imports, definitions, arguments, assignments."""
+    bound: set[str] = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def _header_end(tree: ast.Module) -> int:
+    """The line after the module docstring and any ``__future__`` import (0-based index)."""
+    end = 0
+    for i, node in enumerate(tree.body):
+        docstring = (
+            i == 0
+            and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        )
+        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if not (docstring or future):
+            break
+        end = node.end_lineno or end
+    return end
+
+
+_CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def define_constants(source: str, donors: Iterable[str]) -> tuple[str, tuple[str, ...]]:
+    """Define UPPER_CASE constants the program reads but never binds, from donor sources.
+
+    A repair turn of the 1.5B model often returns only ``program`` and drops the constants
+    the first draft defined above it (``NameError: name 'ALPHA' is not defined``), and fresh
+    drafts reuse the worked examples' names (``W_S``, ``K``) without defining them. Each
+    such name gets the first literal module-level assignment of it found in ``donors`` (in
+    order: earlier drafts of the conversation, then the prompt's examples), inserted after
+    the imports. A name no donor defines is left for the check to report.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, ()
+    bound = _bound_names(tree)
+    wanted = sorted(
+        {
+            n.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)
+            and _CONSTANT.match(n.id)
+            and n.id not in bound
+        }
+    )
+    if not wanted:
+        return source, ()
+    found: dict[str, str] = {}
+    for donor in donors:
+        for name, text in _literal_constants(donor).items():
+            if name in wanted:
+                found.setdefault(name, text)
+    if not found:
+        return source, ()
+    lines = source.split("\n")
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    at = max([n.end_lineno or n.lineno for n in imports], default=_header_end(tree))
+    block = [f"{name} = {found[name]}" for name in wanted if name in found]
+    lines[at:at] = ["", *block]
+    return "\n".join(lines), tuple(f"defined {line} as before" for line in block)
+
+
+def _literal_constants(source: str) -> dict[str, str]:
+    """``NAME -> value text`` of the module-level ``NAME = <literal>`` assignments."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and _CONSTANT.match(node.targets[0].id)
+        ):
+            try:
+                ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            out.setdefault(node.targets[0].id, ast.unparse(node.value))
+    return out
+
+
+def repair_source(source: str, donors: Iterable[str] = ()) -> tuple[str, tuple[str, ...]]:
+    """Every mechanical repair in turn; the repaired source and all notes."""
+    notes: list[str] = []
+    for repair in (close_docstring, move_into_program, drop_unused_typing, fix_imports):
+        source, more = repair(source)
+        notes.extend(more)
+    source, more = define_constants(source, donors)
+    notes.extend(more)
+    return source, tuple(notes)
