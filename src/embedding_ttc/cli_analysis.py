@@ -5,7 +5,10 @@ computes the cells missing under ``DIR/cells`` (held-out suite × encoders × pr
 discovery suite on the first encoder for the discovery column), then writes
 ``DIR/tables/<section>.{md,csv,tex}`` and ``DIR/tables/report.md`` and prints the held-out
 table. Re-running the same command computes only what is still missing. ``--search-run RUN``
-records the search the programs came from in ``DIR/transfer.json``.
+records the search the programs came from in ``DIR/transfer.json``. ``--heads`` (or
+``LearnedHead`` among the programs) adds the learned-head baseline (App. C): each encoder's head
+is trained on the discovery suite, or reused from ``DIR/heads/<encoder>.{json,npz}``, before the
+matrix runs.
 
 ``embedding-ttc report DIR [--search-run RUN]`` rereads the cells and writes the tables, the
 figures (``DIR/figures``) and one self-contained page, ``DIR/report.html``.
@@ -83,6 +86,7 @@ def _progress_line(update: Any) -> str | None:
 def cmd_transfer(args: argparse.Namespace) -> int:
     """Compute the missing cells of the transfer matrix, write and print the tables."""
     from embedding_ttc.analysis.cells import BootstrapConfig, CellStore
+    from embedding_ttc.analysis.heads import LEARNED_HEAD
     from embedding_ttc.analysis.matrix import MatrixEnvironment, make_executor, plan, run_matrix
     from embedding_ttc.analysis.tables import TransferReport
     from embedding_ttc.programs.catalog import resolve_program_names
@@ -91,11 +95,21 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     encoders = split_names(args.encoders)
     if not encoders:
         raise EmbeddingTTCError("name at least one encoder with --encoders A,B,C")
-    programs = resolve_program_names(split_names(args.programs))
+    asked = split_names(args.programs)
+    heads = args.heads or LEARNED_HEAD in asked
+    programs = resolve_program_names([p for p in asked if p != LEARNED_HEAD])
     oracle = resolve_program_names(split_names(args.oracle)) if args.oracle else None
+    if heads:
+        oracle = oracle if oracle is not None else list(programs)  # the head is no program
+        programs.append(LEARNED_HEAD)
     tasks = _heldout_tasks(args.suite, args.task)
     discovery = args.discovery_suite
     disc_tasks = suite_tasks(discovery) if discovery and discovery != NO_DISCOVERY else []
+    if heads and not disc_tasks:
+        raise EmbeddingTTCError(
+            f"{LEARNED_HEAD} trains on the discovery suite; --discovery-suite {discovery} "
+            "leaves nothing to train on"
+        )
     disc_encoder = encoders[0] if disc_tasks else None
     data_root = resolve_data_root(args.data_dir)
     config = BootstrapConfig(resamples=args.bootstrap, seed=args.seed)
@@ -106,6 +120,15 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     out = Path(args.out)
     store = CellStore(out)
     _write_manifest(out, args, encoders, tasks, disc_tasks, programs, config)
+    env = MatrixEnvironment(
+        data_root=data_root,
+        cache_dir=args.cache_dir,
+        backend=args.backend,
+        use_cache=not args.no_cache,
+        heads_root=out if heads else None,
+    )
+    if heads:
+        _prepare_heads(the_plan, store, env, disc_tasks, args.head_seed)
     missing = len(store.missing(the_plan))
     print(
         f"transfer: {len(the_plan)} cells planned, {len(the_plan) - missing} present, "
@@ -119,12 +142,6 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         if line and not args.no_progress:
             print(line, file=sys.stderr, flush=True)
 
-    env = MatrixEnvironment(
-        data_root=data_root,
-        cache_dir=args.cache_dir,
-        backend=args.backend,
-        use_cache=not args.no_cache,
-    )
     start = time.perf_counter()
     outcome = run_matrix(
         the_plan,
@@ -162,6 +179,32 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _prepare_heads(the_plan: Any, store: Any, env: Any, disc_tasks: list[str], seed: int) -> None:
+    """Train (or reuse) the learned head of every encoder with LearnedHead cells; say which."""
+    from embedding_ttc.analysis.head_store import HeadStore, prepare_heads
+    from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadConfig, embed_tasks
+
+    def data(encoder: str) -> Any:
+        print(f"heads: {encoder}: training on {len(disc_tasks)} discovery tasks", file=sys.stderr)
+        return embed_tasks(env.encoder(encoder), [env.task(t) for t in disc_tasks])
+
+    heads = HeadStore(env.heads_root)
+    for done in prepare_heads(the_plan, store, heads, HeadConfig(seed=seed), data):
+        r = done.trained.record
+        chosen = r.family(r.chosen)
+        val = chosen.validation_ndcg_at_10 if chosen is not None else float("nan")
+        how = "reused" if done.reused else "trained"
+        dropped = (
+            f", {len(done.dropped)} stale {LEARNED_HEAD} cells dropped" if done.dropped else ""
+        )
+        print(
+            f"heads: {done.encoder}: {how} {heads.record_path(done.encoder)}; chosen {r.chosen} "
+            f"(validation nDCG@10 {val:.4f}){dropped}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _write_manifest(
@@ -253,6 +296,7 @@ def _write_tables(folder: Path, report: Any) -> None:
 
 def add_analysis_commands(sub: Any) -> None:
     """Add ``transfer`` and ``report`` to the subcommand parser."""
+    from embedding_ttc.analysis.heads import LEARNED_HEAD
     from embedding_ttc.analysis.matrix import EXECUTORS
     from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES
     from embedding_ttc.encoders.catalog import BACKENDS
@@ -281,6 +325,15 @@ def add_analysis_commands(sub: Any) -> None:
         help=f"suite of the discovery column, on the first encoder ('{NO_DISCOVERY}': no column)",
     )
     tr.add_argument("--oracle", action="append", help="the oracle's program set (default: all)")
+    tr.add_argument(
+        "--heads",
+        action="store_true",
+        help=f"add the learned-head baseline ({LEARNED_HEAD}; also by naming it in --programs): "
+        "per encoder, heads trained on the discovery suite (or reused from OUT/heads)",
+    )
+    tr.add_argument(
+        "--head-seed", type=int, default=0, help="seed of the heads' split and training"
+    )
     tr.add_argument(
         "--search-run",
         type=Path,

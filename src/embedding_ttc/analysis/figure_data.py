@@ -35,18 +35,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from embedding_ttc.analysis.cells import Cell, CellKey
+from embedding_ttc.analysis.heads import LEARNED_HEAD as LEARNED_HEAD
+from embedding_ttc.analysis.heads import HeadFamily as HeadFamily
+from embedding_ttc.analysis.heads import HeadRecord as HeadRecord
 from embedding_ttc.analysis.tables import SOFT_CENTROID, TransferReport
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.registry import closest
 from embedding_ttc.search.frontier import admitted, pareto
 from embedding_ttc.search.interface import Status
 from embedding_ttc.search.records import LedgerRecord
-
-LEARNED_HEAD = "LearnedHead"
-"""Program name of the learned-head baseline's cells (trained per encoder, scored at c = 1)."""
 
 DEFAULT_PROGRAM = "LexicalHybridRRF"
 """The representative program of the per-encoder bars (App. C), when the matrix has it."""
@@ -505,37 +504,6 @@ def encoder_bars_grid(report: TransferReport) -> EncoderBarsGrid | Skipped:
 
 
 # --- (e) training-time against test-time compute --------------------------------------------------
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class HeadFamily(_Record):
-    """One trained head family of a :class:`HeadRecord`."""
-
-    family: str
-    parameters: int
-    train_seconds: float
-    validation_ndcg_at_10: float
-    discovery_ndcg_at_10: float | None
-
-
-class HeadRecord(_Record):
-    """``OUT/heads/<encoder>.json``: the learned heads trained for one encoder."""
-
-    schema_version: Literal[1]
-    kind: Literal["head_training"]
-    encoder: str
-    chosen: str
-    seed: int
-    n_train_pairs: int
-    n_validation_queries: int
-    families: list[HeadFamily]
-
-    def family(self, name: str) -> HeadFamily | None:
-        """The family called ``name``, if trained."""
-        return next((f for f in self.families if f.family == name), None)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,11 @@ ends the run.
 Where groups run is an :class:`Executor`: :class:`InProcessExecutor` (default; one group after
 another, the loaded encoder reused across its tasks) or :class:`RayExecutor` (one Ray task per
 group, the ``ray`` extra). Both yield the same events, and the driver alone writes the store.
+
+The learned-head baseline's cells (program ``LearnedHead``) are computed like any program's:
+the environment's ``heads_root`` holds each encoder's trained head
+(:mod:`embedding_ttc.analysis.heads`, trained before the matrix runs), and
+:meth:`MatrixEnvironment.program` builds it as a program for that encoder's groups.
 """
 
 from __future__ import annotations
@@ -22,14 +27,18 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 from embedding_ttc.analysis.cells import BootstrapConfig, Cell, CellKey, CellStore, make_cell
+from embedding_ttc.analysis.head_store import HeadStore
+from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadStoreError
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.errors import MissingExtraError, UnknownNameError
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.records import TaskResult
+from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.tasks.task import RetrievalTask
 
@@ -90,6 +99,9 @@ class MatrixEnvironment:
         cache_dir: embedding cache (``None``: the default cache directory).
         backend: encoder runtime (``torch`` or ``onnx-int8``).
         use_cache: wrap encoders in the on-disk :class:`CachedEncoder`.
+        heads_root: the matrix directory whose ``heads/`` holds the trained learned heads
+            (:class:`~embedding_ttc.analysis.heads.HeadStore`); needed only by ``LearnedHead``
+            cells.
 
     """
 
@@ -97,6 +109,7 @@ class MatrixEnvironment:
     cache_dir: Path | None = None
     backend: str = "torch"
     use_cache: bool = True
+    heads_root: Path | None = None
 
     def encoder(self, name: str) -> Encoder:
         """Load encoder ``name``, wrapped in the on-disk cache."""
@@ -111,6 +124,17 @@ class MatrixEnvironment:
         from embedding_ttc.tasks.catalog import load_task
 
         return load_task(name, self.data_root)
+
+    def program(self, name: str, encoder: str) -> Program:
+        """Build program ``name`` for ``encoder``'s cells (``LearnedHead``: its trained head)."""
+        if name != LEARNED_HEAD:
+            return get_program(name)
+        if self.heads_root is None:
+            raise HeadStoreError(
+                f"{LEARNED_HEAD} is trained per encoder: give the matrix environment a "
+                "heads_root (`embedding-ttc transfer --heads` does)"
+            )
+        return HeadStore(self.heads_root).program(encoder)
 
 
 @dataclass(frozen=True)
@@ -132,14 +156,23 @@ class CellFailure:
 Event = GroupStarted | Cell | CellFailure
 
 
-def compute_group(job: GroupJob, encoder: Encoder, task: RetrievalTask) -> Iterator[Event]:
-    """Run P0 and the job's programs on ``task``; yield each cell (or failure) as it exists."""
+def compute_group(
+    job: GroupJob,
+    encoder: Encoder,
+    task: RetrievalTask,
+    resolve: Callable[[str], Program] | None = None,
+) -> Iterator[Event]:
+    """Run P0 and the job's programs on ``task``; yield each cell (or failure) as it exists.
+
+    ``resolve`` builds a program from its name (default: the program registry).
+    """
+    build = resolve or get_program
     remaining = [p for p in job.programs if p != BASELINE]
     want_p0 = BASELINE in job.programs
     baseline: TaskResult | None = None
     while True:
         names = list(remaining)
-        runs = run_programs([get_program(n) for n in (BASELINE, *names)], task, encoder)
+        runs = run_programs([build(n) for n in (BASELINE, *names)], task, encoder)
         finished = 0
         started = False
         try:
@@ -189,12 +222,15 @@ class InProcessExecutor:
             if loaded is None or loaded[0] != job.encoder:
                 loaded = None  # drop the previous model before loading the next
                 loaded = (job.encoder, env.encoder(job.encoder))
-            yield from compute_group(job, loaded[1], task)
+            yield from compute_group(
+                job, loaded[1], task, partial(env.program, encoder=job.encoder)
+            )
 
 
 def _ray_group(job: GroupJob, env: MatrixEnvironment) -> list[Event]:
     """The body of one Ray task (module level, so workers import it by reference)."""
-    return list(compute_group(job, env.encoder(job.encoder), env.task(job.task)))
+    resolve = partial(env.program, encoder=job.encoder)
+    return list(compute_group(job, env.encoder(job.encoder), env.task(job.task), resolve))
 
 
 def import_ray() -> Any:

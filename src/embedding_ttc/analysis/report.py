@@ -40,20 +40,18 @@ from embedding_ttc import __version__
 from embedding_ttc.analysis.cells import Cell, CellKey, write_atomic
 from embedding_ttc.analysis.figure_data import (
     DEFAULT_PRF_TASK,
-    LEARNED_HEAD,
     FigureData,
     FigureInputs,
-    HeadRecord,
     Skipped,
     build_figures,
 )
+from embedding_ttc.analysis.heads import HEADS_DIR, LEARNED_HEAD, HeadRecord
 from embedding_ttc.analysis.tables import BASELINE, Grid, TransferReport
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.ledger import LEDGER_FILE
 from embedding_ttc.search.records import LedgerRecord
 
 MANIFEST = "transfer.json"
-HEADS_DIR = "heads"
 REPORT_HTML = "report.html"
 
 

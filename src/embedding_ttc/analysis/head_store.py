@@ -1,0 +1,201 @@
+"""Learned heads on disk and as a program of the transfer matrix.
+
+Layout of a :class:`HeadStore`::
+
+    OUT/heads/<encoder>.json   the HeadRecord (read by the report's training-time panel)
+    OUT/heads/<encoder>.npz    every family's weights, with the record they belong to
+
+In the transfer matrix the chosen head is the program ``LearnedHead`` (:class:`HeadProgram`):
+it spends no encoder call, so its cost ratio is 1. :func:`prepare_heads` trains (or reuses)
+the head of every encoder with such cells before the matrix runs.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import ValidationError
+
+from embedding_ttc.analysis.cells import CellKey, CellStore
+from embedding_ttc.analysis.heads import (
+    HEADS_DIR,
+    LEARNED_HEAD,
+    Head,
+    HeadConfig,
+    HeadRecord,
+    HeadStoreError,
+    TaskEmbeddings,
+    TrainedHeads,
+    train_heads,
+)
+from embedding_ttc.evaluation.output import safe_name
+from embedding_ttc.programs.base import Context, Matrix
+
+
+class HeadStore:
+    """Learned heads on disk under ``root/heads``, one record and one weights file per encoder."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self.dir = self.root / HEADS_DIR
+
+    def record_path(self, encoder: str) -> Path:
+        """Where ``encoder``'s record lives."""
+        return self.dir / f"{safe_name(encoder)}.json"
+
+    def weights_path(self, encoder: str) -> Path:
+        """Where ``encoder``'s weights live."""
+        return self.dir / f"{safe_name(encoder)}.npz"
+
+    def write(self, trained: TrainedHeads) -> Path:
+        """Write the weights, then the record, each atomically; returns the record's path.
+
+        The weights file carries its record's JSON, so a record and weights from two different
+        trainings (an interrupted write) are told apart on load.
+        """
+        from embedding_ttc.analysis.cells import write_atomic
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        text = trained.record.model_dump_json(indent=1) + "\n"
+        arrays: dict[str, Any] = {"record": np.array(text)}
+        for family, head in trained.heads.items():
+            arrays.update({f"{family}/{k}": v for k, v in head.weights.items()})
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        path = self.weights_path(trained.record.encoder)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(buffer.getvalue())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        write_atomic(self.record_path(trained.record.encoder), text)
+        return self.record_path(trained.record.encoder)
+
+    def load(self, encoder: str) -> TrainedHeads:
+        """Read ``encoder``'s record and weights.
+
+        Raises:
+            HeadStoreError: when either file is absent, malformed or belongs to another
+                training.
+
+        """
+        rpath, wpath = self.record_path(encoder), self.weights_path(encoder)
+        if not rpath.is_file() or not wpath.is_file():
+            raise HeadStoreError(
+                f"no learned head for {encoder} under {self.dir}: run `embedding-ttc transfer` "
+                f"with --heads (or {LEARNED_HEAD} in --programs)"
+            )
+        text = rpath.read_text(encoding="utf-8")
+        try:
+            record = HeadRecord.model_validate_json(text)
+        except ValidationError as exc:
+            raise HeadStoreError(f"{rpath} is not a head_training record: {exc}") from None
+        with np.load(wpath, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        if str(arrays.pop("record", "")) != text:
+            raise HeadStoreError(f"{wpath} holds the weights of another training than {rpath}")
+        weights: dict[str, dict[str, NDArray[np.float32]]] = {}
+        for key, value in arrays.items():
+            family, _, name = key.partition("/")
+            weights.setdefault(family, {})[name] = value.astype(np.float32)
+        heads = {family: Head(family, w) for family, w in weights.items()}
+        if record.encoder != encoder or set(heads) != {f.family for f in record.families}:
+            raise HeadStoreError(f"{rpath} and {wpath} do not hold {encoder}'s trained families")
+        return TrainedHeads(record, heads)
+
+    def reusable(self, encoder: str, config: HeadConfig) -> TrainedHeads | None:
+        """The stored heads if they were trained with ``config``'s seed and families."""
+        try:
+            trained = self.load(encoder)
+        except HeadStoreError:
+            return None
+        record = trained.record
+        same = record.seed == config.seed and [f.family for f in record.families] == list(
+            config.families
+        )
+        return trained if same else None
+
+    def program(self, encoder: str) -> HeadProgram:
+        """The ``LearnedHead`` program of ``encoder``'s chosen head."""
+        return HeadProgram(self.load(encoder).chosen)
+
+
+@dataclass
+class HeadProgram:
+    """The program of a learned head: the cosine of ``f(Q)`` and ``f(D)`` (no encoder call)."""
+
+    head: Head
+    name: str = LEARNED_HEAD
+
+    def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
+        """Return ``f(Q) f(D)ᵀ`` with rows of ``f`` L2-normalised."""
+        return self.head.transform(Q) @ self.head.transform(D).T
+
+
+def load_or_train(
+    store: HeadStore,
+    encoder: str,
+    config: HeadConfig,
+    data: Callable[[], Sequence[TaskEmbeddings]],
+) -> tuple[TrainedHeads, bool]:
+    """``encoder``'s stored heads when reusable (``True``), else train on ``data()`` and write."""
+    stored = store.reusable(encoder, config)
+    if stored is not None:
+        return stored, True
+    trained = train_heads(encoder, data(), config)
+    store.write(trained)
+    return trained, False
+
+
+@dataclass(frozen=True)
+class PreparedHead:
+    """What :func:`prepare_heads` did for one encoder."""
+
+    encoder: str
+    trained: TrainedHeads
+    reused: bool
+    dropped: tuple[Path, ...]
+
+
+def prepare_heads(
+    keys: Iterable[CellKey],
+    cells: CellStore,
+    store: HeadStore,
+    config: HeadConfig,
+    data: Callable[[str], Sequence[TaskEmbeddings]],
+) -> list[PreparedHead]:
+    """Load or train the head of every encoder with a ``LearnedHead`` cell in ``keys``.
+
+    A head (re)trained here makes every stored ``LearnedHead`` cell of that encoder stale: they
+    are deleted, so the matrix recomputes them with the new head.
+
+    Args:
+        keys: the planned cells.
+        cells: the matrix's cell store.
+        store: where heads live.
+        config: how heads are trained.
+        data: the discovery tasks' embeddings under an encoder, by encoder name (called only
+            when that encoder's head is trained).
+
+    """
+    encoders = dict.fromkeys(k.encoder for k in keys if k.program == LEARNED_HEAD)
+    out = []
+    for encoder in encoders:
+        trained, reused = load_or_train(store, encoder, config, partial(data, encoder))
+        dropped: tuple[Path, ...] = ()
+        if not reused:
+            pattern = f"*/{safe_name(LEARNED_HEAD)}.json"
+            dropped = tuple(sorted((cells.dir / safe_name(encoder)).glob(pattern)))
+            for path in dropped:
+                path.unlink()
+        out.append(PreparedHead(encoder, trained, reused, dropped))
+    return out
