@@ -481,6 +481,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args.encoder = args.encoder or [DEFAULT_ENCODER]
         args.program = args.program or ["P0"]
+    return run_command(args, "files already written are complete")
+
+
+def run_command(args: argparse.Namespace, on_interrupt: str) -> int:
+    """Run a parsed command: a user error prints one line and exits 2; Ctrl-C exits 130.
+
+    ``on_interrupt`` tells the user what an interruption leaves behind.
+    """
     try:
         return int(args.func(args))
     except EmbeddingTTCError as exc:
@@ -490,7 +498,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
-        print("embedding-ttc: interrupted; files already written are complete", file=sys.stderr)
+        print(f"embedding-ttc: interrupted; {on_interrupt}", file=sys.stderr)
         return 130
 
 

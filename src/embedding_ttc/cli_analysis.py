@@ -399,15 +399,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="embedding-ttc")
     sub = parser.add_subparsers(dest="command", required=True)
     add_analysis_commands(sub)
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except EmbeddingTTCError as exc:
-        print(f"embedding-ttc: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("embedding-ttc: interrupted; cells already written are complete", file=sys.stderr)
-        return 130
+    from embedding_ttc.cli import run_command
+
+    return run_command(parser.parse_args(argv), "cells already written are complete")
 
 
 if __name__ == "__main__":

@@ -208,15 +208,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the deploy commands on their own (``python -m embedding_ttc.cli_deploy``)."""
     parser = argparse.ArgumentParser(prog="embedding-ttc")
     add_deploy_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except EmbeddingTTCError as exc:
-        print(f"embedding-ttc: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("embedding-ttc: interrupted; no partial index was left", file=sys.stderr)
-        return 130
+    from embedding_ttc.cli import run_command
+
+    return run_command(parser.parse_args(argv), "no partial index was left")
 
 
 if __name__ == "__main__":
