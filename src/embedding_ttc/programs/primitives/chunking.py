@@ -38,6 +38,7 @@ All functions are pure and deterministic; none calls an encoder.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -187,10 +188,18 @@ def _block_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if b > a]
 
 
-def _sentence_spans(text: str) -> list[tuple[int, int]]:
+SPLIT_CACHE_TEXTS = 1 << 16
+"""Texts whose sentence spans are remembered (least recently used first out).
+
+A deployed program splits the same candidate documents for every query; measured on
+LexicalHybridRRF over 100 SciFact candidates, the splitting was 40% of a query's time."""
+
+
+@functools.lru_cache(maxsize=SPLIT_CACHE_TEXTS)
+def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     """Character spans of the sentences of ``text``, stripped, non-empty, in order."""
     spans = [s for a, b in _blocks(text) for s in _block_sentences(text, a, b)]
-    return _join_letterless(text, spans) if spans else []
+    return tuple(_join_letterless(text, spans)) if spans else ()
 
 
 def split_sentences(text: str) -> list[str]:
