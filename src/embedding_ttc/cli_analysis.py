@@ -88,6 +88,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     from embedding_ttc.analysis.cells import BootstrapConfig, CellStore
     from embedding_ttc.analysis.heads import LEARNED_HEAD
     from embedding_ttc.analysis.matrix import MatrixEnvironment, make_executor, plan, run_matrix
+    from embedding_ttc.analysis.report import write_tables
     from embedding_ttc.analysis.tables import TransferReport
     from embedding_ttc.programs.catalog import resolve_program_names
     from embedding_ttc.tasks.catalog import resolve_data_root, suite_tasks
@@ -161,7 +162,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         discovery_tasks=disc_tasks,
         oracle_programs=oracle,
     )
-    _write_tables(out / "tables", report)
+    write_tables(out / "tables", report)
     print(report.heldout_markdown())
     print(
         f"transfer: computed {len(outcome.computed)} cells in {wall:.0f} s, "
@@ -281,17 +282,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(f"report: tables in {files.tables}, figures in {args.dir / 'figures'}", file=sys.stderr)
     print(files.html)
     return 0
-
-
-def _write_tables(folder: Path, report: Any) -> None:
-    from embedding_ttc.analysis.cells import write_atomic
-
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, grid in report.sections().items():
-        write_atomic(folder / f"{name}.md", f"## {grid.title}\n\n{grid.to_markdown()}")
-        write_atomic(folder / f"{name}.csv", grid.to_csv())
-        write_atomic(folder / f"{name}.tex", grid.to_latex())
-    write_atomic(folder / "report.md", report.to_markdown())
 
 
 def add_analysis_commands(sub: Any) -> None:

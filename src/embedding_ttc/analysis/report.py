@@ -438,7 +438,7 @@ def grid_html(grid: Grid) -> str:
     rows = []
     for row in grid.rows:
         # Grid's own display rule (formats, nan and None as –), as in Markdown and LaTeX.
-        shown = "".join(f"<td>{_e(grid._shown(i, v))}</td>" for i, v in enumerate(row))
+        shown = "".join(f"<td>{_e(grid.shown(i, v))}</td>" for i, v in enumerate(row))
         rows.append(f"<tr>{shown}</tr>")
     return (
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'

@@ -507,7 +507,8 @@ class Grid:
     rows: tuple[tuple[Value, ...], ...]
     formats: tuple[str, ...]
 
-    def _shown(self, i: int, value: Value) -> str:
+    def shown(self, i: int, value: Value) -> str:
+        """Column ``i``'s ``value`` as every rendering prints it ("–" for a missing cell)."""
         if value is None:
             return "–"
         if isinstance(value, float) and value != value:  # nan: no cell to aggregate
@@ -520,7 +521,7 @@ class Grid:
         """A GitHub-flavoured Markdown table."""
         out = ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
         for row in self.rows:
-            out.append("| " + " | ".join(self._shown(i, v) for i, v in enumerate(row)) + " |")
+            out.append("| " + " | ".join(self.shown(i, v) for i, v in enumerate(row)) + " |")
         return "\n".join(out) + "\n"
 
     def to_csv(self) -> str:
@@ -542,7 +543,7 @@ class Grid:
             r"\midrule",
         ]
         for row in self.rows:
-            shown = [self._shown(i, v) for i, v in enumerate(row)]
+            shown = [self.shown(i, v) for i, v in enumerate(row)]
             first = rf"\textsc{{{_tex(shown[0])}}}" if shown else ""
             rest = [_tex_cell(s) for s in shown[1:]]
             lines.append(" & ".join([first, *rest]) + r" \\")
