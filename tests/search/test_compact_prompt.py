@@ -213,6 +213,24 @@ def test_successive_generations_explore_different_ideas():
     assert len(set(keys)) == len(COMPACT_INSPIRATIONS)
 
 
+def test_an_encoder_without_distinct_views_is_never_asked_for_view_channels():
+    def key(g: int, seed: int, collapsed: bool) -> str:
+        state = SearchState(
+            generation=g,
+            history=(),
+            frontier=(),
+            tasks=TASKS,
+            seed=seed,
+            views_collapsed=collapsed,
+        )
+        return choose_directive(state).key
+
+    keys = {key(g, seed, True) for g in range(1, 30) for seed in (0, 1, 2)}
+    assert "views" not in keys
+    assert keys == {i.key for i in COMPACT_INSPIRATIONS} - {"views"}
+    assert "views" in {key(g, 0, False) for g in range(1, 30)}
+
+
 def test_the_seed_changes_the_order():
     orders = {
         tuple(choose_directive(empty_state(g, seed)).key for g in range(1, 4)) for seed in (0, 1)

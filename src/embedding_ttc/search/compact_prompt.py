@@ -350,6 +350,11 @@ COMPACT_INSPIRATIONS: tuple[Inspiration, ...] = (
 cascading read as dimension truncation) and lexical channels fused by RRF."""
 
 
+VIEW_IDEAS = frozenset({"views"})
+"""Inspirations that need distinct views: never a directive for an encoder whose views collapse
+(its other views reproduce S; measured, such programs scored Δ = 0 at c = 2.6)."""
+
+
 @dataclass(frozen=True)
 class Directive:
     """The one concrete thing a generation is asked to build.
@@ -377,8 +382,9 @@ def choose_directive(state: SearchState) -> Directive:
 
     Every :data:`COMBINE_EVERY`-th generation, when the frontier holds two programs besides P0,
     the directive is to combine two of them (the pair rotates with the generation). Otherwise
-    it is an inspiration: the ideas not yet tried successfully (no evaluated program's novelty
-    claim names them) come first; among them, the one tried least often so far, ties broken
+    it is an inspiration (not one of :data:`VIEW_IDEAS` when ``state.views_collapsed``): the
+    ideas not yet tried successfully (no evaluated program's novelty claim names them) come
+    first; among them, the one tried least often so far, ties broken
     by a rotation that starts at ``seed + generation``.
     """
     combinable = [p.record.program_id for p in state.frontier if not _is_p0(p.record)]
@@ -401,8 +407,9 @@ def choose_directive(state: SearchState) -> Directive:
         )
     tried_ok = _tried(r for r in state.history if r.status == Status.OK and not _is_p0(r))
     tried_any = _tried(r for r in state.history if not _is_p0(r))
-    attempts = {i.key: tried_any.count(i.key) for i in COMPACT_INSPIRATIONS}
-    pool = [i for i in COMPACT_INSPIRATIONS if i.key not in tried_ok] or list(COMPACT_INSPIRATIONS)
+    ideas = [i for i in COMPACT_INSPIRATIONS if not (state.views_collapsed and i.key in VIEW_IDEAS)]
+    attempts = {i.key: tried_any.count(i.key) for i in ideas}
+    pool = [i for i in ideas if i.key not in tried_ok] or ideas
     start = (state.seed + state.generation) % len(pool)
     rotated = pool[start:] + pool[:start]
     idea = min(rotated, key=lambda i: attempts[i.key])  # min keeps the first of equals

@@ -128,6 +128,11 @@ class SuiteEvaluator:
         """The tasks' names in suite order."""
         return tuple(t.name for t in self.tasks)
 
+    @property
+    def views_collapsed(self) -> bool:
+        """Whether the encoder realises every view name the same way (see ``EncoderInfo``)."""
+        return self.encoder.info.collapsed
+
     def _run(self, program: Program, task: RetrievalTask) -> ProgramRun:
         return next(run_programs([program], task, self.encoder, shortlist=self.shortlist))
 

@@ -116,6 +116,7 @@ class SearchLoop:
             frontier=tuple(programs),
             tasks=self.evaluator.task_names,
             seed=self.seed,
+            views_collapsed=self.evaluator.views_collapsed,
         )
 
     def _structures(self) -> dict[str, tuple[str, ...]]:

@@ -140,6 +140,8 @@ class SearchState:
         frontier: the current top-k frontier programs with their sources, best first.
         tasks: the discovery tasks' names, in suite order.
         seed: the run's seed (proposers derive their choices from it and the history).
+        views_collapsed: the encoder has one realisation for every view name, so a program
+            that scores under another view sees S again.
 
     """
 
@@ -148,3 +150,4 @@ class SearchState:
     frontier: tuple[FrontierProgram, ...]
     tasks: tuple[str, ...]
     seed: int = 0
+    views_collapsed: bool = False
