@@ -231,6 +231,28 @@ def test_an_encoder_without_distinct_views_is_never_asked_for_view_channels():
     assert "views" in {key(g, 0, False) for g in range(1, 30)}
 
 
+def test_once_every_idea_has_a_program_two_ideas_are_paired():
+    history = [record(0, novelty="the cosine baseline")]
+    history += [
+        record(g, novelty=f"{idea.title} (this generation's directive)")
+        for g, idea in enumerate(COMPACT_INSPIRATIONS, start=1)
+    ]
+    keys = set()
+    for g in range(len(history), len(history) + 12):
+        state = SearchState(generation=g, history=tuple(history), frontier=(), tasks=TASKS)
+        directive = choose_directive(state)
+        first, _, second = directive.key.partition("+")
+        assert second and first != second, directive.key
+        by_key = {i.key: i for i in COMPACT_INSPIRATIONS}
+        assert by_key[first].instruction in directive.text
+        assert by_key[second].instruction in directive.text
+        keys.add(directive.key)
+    assert len(keys) > 1  # the pairs rotate
+    # One idea still without a program: it is asked for alone.
+    state = SearchState(generation=20, history=tuple(history[:-1]), frontier=(), tasks=TASKS)
+    assert choose_directive(state).key == COMPACT_INSPIRATIONS[-1].key
+
+
 def test_the_seed_changes_the_order():
     orders = {
         tuple(choose_directive(empty_state(g, seed)).key for g in range(1, 4)) for seed in (0, 1)
