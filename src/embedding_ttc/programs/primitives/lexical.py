@@ -19,6 +19,7 @@ All functions are pure and deterministic; none calls an encoder or mutates its i
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -121,12 +122,21 @@ def tokenize(text: str) -> list[str]:
         The tokens in text order, with repeats.
 
     """
+    return list(_tokens(text))
+
+
+TOKEN_CACHE_TEXTS = 1 << 16
+"""Texts whose tokens are remembered (least recently used first out): a deployed lexical
+program tokenises the same candidate documents for every query."""
+
+
+@functools.lru_cache(maxsize=TOKEN_CACHE_TEXTS)
+def _tokens(text: str) -> tuple[str, ...]:
     if text.isascii():  # NFKC and case folding of ASCII are lower-casing
-        return _ASCII_WORD.findall(text.lower())
+        return tuple(_ASCII_WORD.findall(text.lower()))
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     pattern = _WORD if _MAY_BE_UNSPACED.search(folded) is None else _TOKEN
-    tokens: list[str] = pattern.findall(folded)
-    return tokens
+    return tuple(pattern.findall(folded))
 
 
 def bigrams(tokens: Sequence[str]) -> list[str]:
