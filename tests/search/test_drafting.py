@@ -705,3 +705,35 @@ def test_a_repair_that_drops_the_constants_passes_the_precheck(tmp_path):
         proposal = proposer.propose(small_state())
     assert "K = 4" in proposal.source and "ALPHA = 0.6" in proposal.source
     assert len(seen) == 2
+
+
+SWALLOWED = '''"""
+Novelty: mixes the cosine scores with BM25 by rank.
+Hypothesis: terms the encoder misses are in BM25.
+
+Import exactly as shown; nothing else exists.
+from embedding_ttc.programs.primitives.channels import fuse, bm25_scores
+from embedding_ttc.programs.primitives.scores import candidate_mask
+
+def program(Q, D, S, ctx):
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
+    return fuse([S, bm25_scores(ctx)], None, mask, "rrf")
+"""
+'''
+
+
+def test_a_docstring_that_swallowed_the_program_is_closed_after_the_claims():
+    fixed, notes = close_docstring(SWALLOWED)
+    assert notes == ("closed the module docstring after line 5",)
+    tree = ast.parse(fixed)
+    assert ast.get_docstring(tree).endswith("Import exactly as shown; nothing else exists.")
+    assert [type(n).__name__ for n in tree.body] == [
+        "Expr",
+        "ImportFrom",
+        "ImportFrom",
+        "FunctionDef",
+    ]
+    # A module that defines program, or whose docstring holds no program, is left alone.
+    assert close_docstring(fixed) == (fixed, ())
+    prose = '"""Novelty: x.\nHypothesis: y."""\n'
+    assert close_docstring(prose) == (prose, ())

@@ -45,18 +45,33 @@ def close_docstring(source: str) -> tuple[str, tuple[str, ...]]:
     straight on to the imports. When the source does not parse for that reason and starts
     with a triple quote, the quote is closed at the end of the last non-blank line before the
     first line that reads as code (an import, a ``def``, an assignment); the result is kept
-    only if it parses.
+    only if it parses. The same is done when the docstring was closed only after the code, so
+    that the whole program is a string (the module defines no ``program`` and its docstring
+    holds ``def program(``): that late closing quote is removed.
     """
     quote = source.lstrip()[:3]
     if quote not in ('"""', "'''"):
         return source, ()
+    lines = source.split("\n")
     try:
-        ast.parse(source)
-        return source, ()
+        tree = ast.parse(source)
     except SyntaxError as exc:
         if "triple-quoted" not in str(exc.msg):
             return source, ()
-    lines = source.split("\n")
+    else:
+        # It parses: repair only a docstring that swallowed the program (closed at the end).
+        if not tree.body or _defines_program(tree):
+            return source, ()
+        doc = tree.body[0]
+        closing = (doc.end_lineno or doc.lineno) - 1
+        if not (
+            isinstance(doc, ast.Expr)
+            and isinstance(doc.value, ast.Constant)
+            and "def program(" in str(doc.value.value)
+            and lines[closing].rstrip().endswith(quote)
+        ):
+            return source, ()
+        lines[closing] = lines[closing].rstrip()[: -len(quote)]
     first = next(i for i, line in enumerate(lines) if line.strip())
     code = next((i for i in range(first + 1, len(lines)) if _CODE_LINE.match(lines[i])), len(lines))
     end = max(i for i in range(first, code) if lines[i].strip())
@@ -67,6 +82,10 @@ def close_docstring(source: str) -> tuple[str, tuple[str, ...]]:
     except SyntaxError:
         return source, ()
     return repaired, (f"closed the module docstring after line {end + 1}",)
+
+
+def _defines_program(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.FunctionDef) and n.name == "program" for n in tree.body)
 
 
 ARGUMENTS = ("Q", "D", "S", "ctx", "mask")
