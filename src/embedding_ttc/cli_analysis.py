@@ -87,7 +87,14 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     """Compute the missing cells of the transfer matrix, write and print the tables."""
     from embedding_ttc.analysis.cells import BootstrapConfig, CellStore
     from embedding_ttc.analysis.heads import LEARNED_HEAD
-    from embedding_ttc.analysis.matrix import MatrixEnvironment, make_executor, plan, run_matrix
+    from embedding_ttc.analysis.matrix import (
+        MatrixEnvironment,
+        ShortlistPolicy,
+        make_executor,
+        plan,
+        run_matrix,
+        to_compute,
+    )
     from embedding_ttc.analysis.report import write_tables
     from embedding_ttc.analysis.tables import TransferReport
     from embedding_ttc.programs.catalog import resolve_program_names
@@ -114,13 +121,23 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     disc_encoder = encoders[0] if disc_tasks else None
     data_root = resolve_data_root(args.data_dir)
     config = BootstrapConfig(resamples=args.bootstrap, seed=args.seed)
+    try:
+        shortlist = ShortlistPolicy.parse(args.shortlist or [])
+    except ValueError as exc:
+        raise EmbeddingTTCError(str(exc)) from None
+    unknown = [t for t, _ in shortlist.per_task if t not in {*tasks, *disc_tasks}]
+    if unknown:
+        raise EmbeddingTTCError(
+            f"--shortlist names tasks outside the matrix: {', '.join(unknown)}; its tasks: "
+            f"{', '.join([*tasks, *disc_tasks])}"
+        )
 
     the_plan = plan(encoders, tasks, programs)
     if disc_encoder is not None:
         the_plan = the_plan + plan([disc_encoder], disc_tasks, programs)
     out = Path(args.out)
     store = CellStore(out)
-    _write_manifest(out, args, encoders, tasks, disc_tasks, programs, config)
+    _write_manifest(out, args, encoders, tasks, disc_tasks, programs, config, shortlist)
     env = MatrixEnvironment(
         data_root=data_root,
         cache_dir=args.cache_dir,
@@ -130,10 +147,13 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     )
     if heads:
         _prepare_heads(the_plan, store, env, disc_tasks, args.head_seed)
-    missing = len(store.missing(the_plan))
+    absent, stale_keys = to_compute(the_plan, store, shortlist)
+    stale = len(stale_keys)
+    missing = len(absent) + stale
     print(
         f"transfer: {len(the_plan)} cells planned, {len(the_plan) - missing} present, "
-        f"{missing} to compute ({args.executor})",
+        f"{missing} to compute ({args.executor})"
+        + (f", {stale} of them stored under another --shortlist" if stale else ""),
         file=sys.stderr,
         flush=True,
     )
@@ -151,6 +171,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         progress,
         env=env,
         bootstrap=config,
+        shortlist=shortlist,
     )
     wall = time.perf_counter() - start
     report = TransferReport.from_cells(
@@ -216,6 +237,7 @@ def _write_manifest(
     disc_tasks: list[str],
     programs: list[str],
     config: Any,
+    shortlist: Any,
 ) -> None:
     from embedding_ttc.analysis.cells import CELL_SCHEMA_VERSION, write_atomic
 
@@ -231,6 +253,7 @@ def _write_manifest(
         "encoders": encoders,
         "programs": programs,
         "bootstrap": config.resamples,
+        "shortlist": shortlist.describe(),
         "seed": config.seed,
         "executor": args.executor,
         "embedding_ttc": __version__,
@@ -345,6 +368,14 @@ def add_analysis_commands(sub: Any) -> None:
         help=f"paired-bootstrap resamples per cell (default {DEFAULT_RESAMPLES})",
     )
     tr.add_argument("--seed", type=int, default=0, help="base seed of the bootstrap")
+    tr.add_argument(
+        "--shortlist",
+        action="append",
+        metavar="K|TASK=K",
+        help="rerank each query's K best dense first-stage candidates instead of the whole "
+        "corpus, on every task (K) or on one task (TASK=K); repeatable. Cells record it, and "
+        "cells stored under another setting are recomputed",
+    )
     tr.add_argument("--data-dir", type=Path)
     tr.add_argument("--cache-dir", type=Path)
     tr.add_argument("--no-cache", action="store_true")

@@ -1,3 +1,4 @@
+import json
 import shutil
 import sys
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from embedding_ttc.analysis.matrix import (
     GroupStarted,
     InProcessExecutor,
     MatrixEnvironment,
+    ShortlistPolicy,
     group_jobs,
     make_executor,
     plan,
@@ -139,6 +141,51 @@ def test_another_bootstrap_configuration_restats_without_encoding(store, compute
     assert calls == [] and len(outcome.restatted) == 12
     cell = store.load(CellKey("tokenlearn-static-64", "aila_statutes", "SoftCentroid"))
     assert (cell.bootstrap.resamples, cell.bootstrap.base_seed) == (100, 3)
+
+
+def test_shortlist_policy_parses_a_default_and_per_task_lengths():
+    policy = ShortlistPolicy.parse(["medquad=100", "50", "a=b=7"])
+    assert policy.k_for("medquad") == 100 and policy.k_for("scifact") == 50
+    assert policy.k_for("a=b") == 7  # only the last '=' separates the length
+    assert policy.describe() == {"*": 50, "medquad": 100, "a=b": 7}
+    assert ShortlistPolicy().k_for("medquad") is None
+    for bad, needle in (("medquad=", "integer"), ("=5", "name the task"), ("x=ten", "integer")):
+        with pytest.raises(ValueError, match=needle):
+            ShortlistPolicy.parse([bad])
+    with pytest.raises(ValueError, match="at least one candidate"):
+        ShortlistPolicy.parse(["medquad=0"])
+
+
+def test_a_shortlisted_task_recomputes_its_stale_cells_only(store, computed, monkeypatch):
+    env = computed[1]
+    the_plan = plan(ENCODERS, TASKS, PROGRAMS)
+    policy = ShortlistPolicy(per_task=(("financebench", 20),))
+    jobs = group_jobs(the_plan, BOOT, policy)
+    assert {(j.task, j.shortlist) for j in jobs} == {("aila_statutes", None), ("financebench", 20)}
+    outcome, calls, _ = counted_run(
+        monkeypatch, the_plan, store, env=env, bootstrap=BOOT, shortlist=policy
+    )
+    assert calls == [("financebench", PROGRAMS)] * 2  # one group per encoder
+    assert len(outcome.stale) == 6 and set(outcome.stale) == set(outcome.computed)
+    full = CellStore(computed[0])
+    for encoder in ENCODERS:
+        for program in PROGRAMS:
+            cell = store.load(CellKey(encoder, "financebench", program))
+            assert cell.shortlist == 20
+            assert store.load(CellKey(encoder, "aila_statutes", program)).shortlist is None
+        # P0 over its own top 20 ranks the top 10 exactly as over the whole corpus.
+        p0 = store.load(CellKey(encoder, "financebench", "P0"))
+        assert p0.per_query == full.load(CellKey(encoder, "financebench", "P0")).per_query
+        # The fusion only sees the shortlist, so BM25 can no longer lift a document from
+        # outside the dense top 20 into the top 10.
+        rrf = store.load(CellKey(encoder, "financebench", "BM25DenseRRF"))
+        assert rrf.baseline_per_query == p0.per_query
+        whole = full.load(CellKey(encoder, "financebench", "BM25DenseRRF"))
+        assert rrf.per_query != whole.per_query
+    again, calls, _ = counted_run(
+        monkeypatch, the_plan, store, env=env, bootstrap=BOOT, shortlist=policy
+    )
+    assert calls == [] and again.stale == () and again.already == 12
 
 
 @dataclass(frozen=True)
@@ -270,3 +317,11 @@ def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
     assert (out / "tables" / "report.md").is_file() and (out / "transfer.json").is_file()
     assert main(argv) == 0  # resumes: nothing left to compute
     assert "0 to compute" in capsys.readouterr().err
+    assert main([*argv, "--shortlist", "aila_statutes=10"]) == 0
+    assert "2 of them stored under another --shortlist" in capsys.readouterr().err
+    assert json.loads((out / "transfer.json").read_text())["shortlist"] == {
+        "*": None,
+        "aila_statutes": 10,
+    }
+    assert main([*argv, "--shortlist", "scifact=10"]) == 2
+    assert "--shortlist names tasks outside the matrix: scifact" in capsys.readouterr().err

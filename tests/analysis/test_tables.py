@@ -113,6 +113,22 @@ def test_missing_cells_are_listed_and_outsiders_ignored():
     assert r.prf is None and r.fusion is None
 
 
+def test_shortlisted_tasks_are_named_in_the_report_and_every_cell_row():
+    assert report().shortlists == {} and "Shortlist mode" not in report().to_markdown()
+    cells = [c.model_copy(update={"shortlist": 100}) if c.task == "t3" else c for c in CELLS]
+    r = TransferReport.from_cells(
+        cells, encoders=["A", "B"], tasks=["t1", "t2", "t3"], programs=["X", "Y"]
+    )
+    assert r.shortlists == {"t3": 100}
+    assert "Shortlist mode: on t3 (top 100), every program" in r.to_markdown()
+    rows = list(csv.DictReader(io.StringIO(r.to_csv()["cells"])))
+    assert {(row["task"], row["shortlist"]) for row in rows} == {
+        ("t1", ""),
+        ("t2", ""),
+        ("t3", "100"),
+    }
+
+
 def test_soft_centroid_against_the_best_rocchio_cell_by_cell():
     cells = [
         cell("A", "t1", "SoftCentroid", 0.05, p=0.001),

@@ -85,7 +85,9 @@ class Cell(_Record):
     ``wins``/``ties``/``losses`` count queries at ±0.001. Cost fields are those of the
     program's :class:`~embedding_ttc.evaluation.records.CostRecord` (base and program calls,
     ``c``); timings those of its :class:`~embedding_ttc.evaluation.records.Timings`.
-    ``bootstrap`` is the paired bootstrap of the per-query differences.
+    ``bootstrap`` is the paired bootstrap of the per-query differences. ``shortlist`` is the
+    number of dense first-stage candidates every query's program (and P0) reranked, ``None``
+    when the whole corpus was scored.
     """
 
     schema_version: int = CELL_SCHEMA_VERSION
@@ -114,6 +116,7 @@ class Cell(_Record):
     algebra_seconds: float
     total_seconds: float
     bootstrap: BootstrapStats
+    shortlist: int | None = None
 
     @property
     def key(self) -> CellKey:
@@ -184,6 +187,7 @@ def make_cell(
         algebra_seconds=result.timings.algebra_seconds,
         total_seconds=result.timings.total_seconds,
         bootstrap=bootstrap_stats(key, [per_query[q] - b for q, b in base.items()], config),
+        shortlist=result.shortlist,
     )
 
 

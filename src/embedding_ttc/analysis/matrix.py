@@ -16,6 +16,12 @@ Where groups run is an :class:`Executor`: :class:`InProcessExecutor` (default; o
 another, the loaded encoder reused across its tasks) or :class:`RayExecutor` (one Ray task per
 group, the ``ray`` extra). Both yield the same events, and the driver alone writes the store.
 
+A large task can be scored in *shortlist mode* (:class:`ShortlistPolicy`): every query's
+program, P0 included, reranks that query's ``K`` best dense first-stage candidates, as a
+deployed second stage does, so time and memory grow with ``|Q|·K`` rather than ``|Q|·|D|``
+(:mod:`embedding_ttc.evaluation.batches`). A cell records its ``shortlist``; a stored cell made
+under another setting than the policy's for its task is stale and is recomputed.
+
 The learned-head baseline's cells (program ``LearnedHead``) are computed like any program's:
 the environment's ``heads_root`` holds each encoder's trained head
 (:mod:`embedding_ttc.analysis.heads`, trained before the matrix runs), and
@@ -69,6 +75,60 @@ def plan(encoders: Sequence[str], tasks: Sequence[str], programs: Sequence[str])
 
 
 @dataclass(frozen=True)
+class ShortlistPolicy:
+    """Which tasks are scored over a dense first stage's shortlist, and how long it is.
+
+    Attributes:
+        default: shortlist length of every task not named in ``per_task`` (``None``: the
+            whole corpus).
+        per_task: ``(task, K)`` pairs that override ``default``.
+
+    """
+
+    default: int | None = None
+    per_task: tuple[tuple[str, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        for k in (self.default, *(k for _, k in self.per_task)):
+            if k is not None and k < 1:
+                raise ValueError(f"a shortlist holds at least one candidate, got {k}")
+
+    def k_for(self, task: str) -> int | None:
+        """The shortlist length for ``task`` (``None``: score the whole corpus)."""
+        return dict(self.per_task).get(task, self.default)
+
+    @classmethod
+    def parse(cls, specs: Sequence[str]) -> ShortlistPolicy:
+        """``["100"]`` (every task) or ``["medquad=100", ...]`` (named tasks), or both.
+
+        Raises:
+            ValueError: on a malformed spec or a length below 1.
+
+        """
+        default: int | None = None
+        per_task: dict[str, int] = {}
+        for spec in specs:
+            task, sep, value = spec.rpartition("=")
+            if sep and not task:
+                raise ValueError(f"--shortlist {spec!r}: name the task before '='")
+            try:
+                k = int(value)
+            except ValueError:
+                raise ValueError(
+                    f"--shortlist {spec!r}: expected K or TASK=K with an integer K"
+                ) from None
+            if sep:
+                per_task[task] = k
+            else:
+                default = k
+        return cls(default, tuple(per_task.items()))
+
+    def describe(self) -> dict[str, int | None]:
+        """The policy as a JSON object for manifests: ``{"*": default, task: K, ...}``."""
+        return {"*": self.default, **dict(self.per_task)}
+
+
+@dataclass(frozen=True)
 class GroupJob:
     """The missing cells of one (encoder, task): run P0 and ``programs`` together."""
 
@@ -76,18 +136,24 @@ class GroupJob:
     task: str
     programs: tuple[str, ...]
     bootstrap: BootstrapConfig
+    shortlist: int | None = None
 
     def cell_keys(self) -> list[CellKey]:
         """The cells this job produces."""
         return [CellKey(self.encoder, self.task, p) for p in self.programs]
 
 
-def group_jobs(keys: Iterable[CellKey], bootstrap: BootstrapConfig) -> list[GroupJob]:
+def group_jobs(
+    keys: Iterable[CellKey],
+    bootstrap: BootstrapConfig,
+    shortlist: ShortlistPolicy | None = None,
+) -> list[GroupJob]:
     """Group cells by (encoder, task), in order of first appearance."""
+    policy = shortlist or ShortlistPolicy()
     groups: dict[tuple[str, str], list[str]] = {}
     for k in keys:
         groups.setdefault((k.encoder, k.task), []).append(k.program)
-    return [GroupJob(e, t, tuple(ps), bootstrap) for (e, t), ps in groups.items()]
+    return [GroupJob(e, t, tuple(ps), bootstrap, policy.k_for(t)) for (e, t), ps in groups.items()]
 
 
 @dataclass(frozen=True)
@@ -172,7 +238,9 @@ def compute_group(
     baseline: TaskResult | None = None
     while True:
         names = list(remaining)
-        runs = run_programs([build(n) for n in (BASELINE, *names)], task, encoder)
+        runs = run_programs(
+            [build(n) for n in (BASELINE, *names)], task, encoder, shortlist=job.shortlist
+        )
         finished = 0
         started = False
         try:
@@ -324,11 +392,27 @@ class MatrixOutcome:
     failed: tuple[CellFailure, ...]
     restatted: tuple[CellKey, ...]
     already: int
+    stale: tuple[CellKey, ...] = ()
 
     @property
     def complete(self) -> bool:
         """Every planned cell exists."""
         return not self.failed
+
+
+def to_compute(
+    plan: Plan, store: CellStore, shortlist: ShortlistPolicy
+) -> tuple[list[CellKey], list[CellKey]]:
+    """The cells of ``plan`` that a run computes: those absent, and those stale.
+
+    A stored cell is stale when it was computed under another shortlist than ``shortlist``
+    gives for its task.
+    """
+    absent = store.missing(plan)
+    gone = set(absent)
+    present = store.present(k for k in plan if k not in gone)
+    stale = [c.key for c in present if c.shortlist != shortlist.k_for(c.task)]
+    return absent, stale
 
 
 def restat_existing(
@@ -351,6 +435,7 @@ def run_matrix(
     *,
     env: MatrixEnvironment | None = None,
     bootstrap: BootstrapConfig | None = None,
+    shortlist: ShortlistPolicy | None = None,
 ) -> MatrixOutcome:
     """Compute the cells of ``plan`` missing from ``store`` and write each as it arrives.
 
@@ -362,17 +447,21 @@ def run_matrix(
         env: how encoders and tasks are obtained (default :class:`MatrixEnvironment`).
         bootstrap: resamples and base seed (default 10,000 and 0); stored cells made with
             another configuration get their statistics recomputed from their per-query scores.
+        shortlist: which tasks are scored over a shortlist (default: none); stored cells made
+            under another setting are recomputed and overwritten.
 
     """
     executor = executor or InProcessExecutor()
     env = env or MatrixEnvironment()
     bootstrap = bootstrap or BootstrapConfig()
-    missing = store.missing(plan)
-    wanted = set(missing)
+    policy = shortlist or ShortlistPolicy()
+    absent, stale = to_compute(plan, store, policy)
+    wanted = set(absent) | set(stale)
+    missing = [k for k in plan if k in wanted]
     restatted = restat_existing([k for k in plan if k not in wanted], store, bootstrap)
     computed: list[CellKey] = []
     failed: list[CellFailure] = []
-    for event in executor.run(group_jobs(missing, bootstrap), env):
+    for event in executor.run(group_jobs(missing, bootstrap, policy), env):
         if isinstance(event, Cell) and event.key in wanted:
             store.write(event)
             computed.append(event.key)
@@ -385,4 +474,5 @@ def run_matrix(
         failed=tuple(failed),
         restatted=tuple(restatted),
         already=len(plan) - len(missing),
+        stale=tuple(stale),
     )

@@ -314,6 +314,11 @@ class TransferReport:
         out["cells"] = _cells_grid(self)
         return out
 
+    @property
+    def shortlists(self) -> dict[str, int]:
+        """Tasks whose cells reranked a dense shortlist, with its length (per cells present)."""
+        return {c.task: c.shortlist for c in self.cells if c.shortlist is not None}
+
     def heldout_markdown(self) -> str:
         """The Table-2 layout alone, as Markdown."""
         return _heldout_grid(self).to_markdown()
@@ -324,6 +329,12 @@ class TransferReport:
         for name, grid in self.sections().items():
             if name != "cells":
                 parts.append(f"## {grid.title}\n\n{grid.to_markdown()}")
+        if self.shortlists:
+            listed = ", ".join(f"{t} (top {k})" for t, k in sorted(self.shortlists.items()))
+            parts.append(
+                f"Shortlist mode: on {listed}, every program, P0 included, reranks each "
+                "query's best dense first-stage candidates instead of the whole corpus.\n"
+            )
         if self.missing:
             listed = ", ".join(str(k) for k in self.missing[:20])
             more = f" and {len(self.missing) - 20} more" if len(self.missing) > 20 else ""
@@ -756,6 +767,7 @@ def _cells_grid(r: TransferReport) -> Grid:
         "encoder",
         "task",
         "program",
+        "shortlist",
         "n_queries",
         "ndcg_at_10",
         "baseline_ndcg_at_10",
@@ -780,6 +792,7 @@ def _cells_grid(r: TransferReport) -> Grid:
             c.encoder,
             c.task,
             c.program,
+            c.shortlist,
             c.n_queries,
             c.ndcg_at_10,
             c.baseline_ndcg_at_10,
@@ -801,6 +814,7 @@ def _cells_grid(r: TransferReport) -> Grid:
         for c in r.cells
     )
     formats = (
+        "",
         "",
         "",
         "",
