@@ -114,10 +114,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     discovery = args.discovery_suite
     disc_tasks = suite_tasks(discovery) if discovery and discovery != NO_DISCOVERY else []
     if heads and not disc_tasks:
-        raise EmbeddingTTCError(
-            f"{LEARNED_HEAD} trains on the discovery suite; --discovery-suite {discovery} "
-            "leaves nothing to train on"
-        )
+        _check_stored_heads(Path(args.out), encoders, discovery, args.head_seed)
     disc_encoder = encoders[0] if disc_tasks else None
     data_root = resolve_data_root(args.data_dir)
     config = BootstrapConfig(resamples=args.bootstrap, seed=args.seed)
@@ -203,8 +200,27 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_stored_heads(out: Path, encoders: list[str], discovery: str, seed: int) -> None:
+    """Without discovery tasks, LearnedHead cells need every encoder's heads already stored."""
+    from embedding_ttc.analysis.head_store import HeadStore
+    from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadConfig
+
+    store = HeadStore(out)
+    lacking = [e for e in encoders if store.reusable(e, HeadConfig(seed=seed)) is None]
+    if lacking:
+        raise EmbeddingTTCError(
+            f"{LEARNED_HEAD} trains on the discovery suite; --discovery-suite {discovery} "
+            f"leaves nothing to train on, and {store.dir} holds no head (seed {seed}) for "
+            f"{', '.join(lacking)}"
+        )
+
+
 def _prepare_heads(the_plan: Any, store: Any, env: Any, disc_tasks: list[str], seed: int) -> None:
-    """Train (or reuse) the learned head of every encoder with LearnedHead cells; say which."""
+    """Train (or reuse) the learned head of every encoder with LearnedHead cells; say which.
+
+    Without discovery tasks (``--discovery-suite none``) the stored heads are reused, whatever
+    tasks they were trained on (:func:`_check_stored_heads` made sure they exist).
+    """
     from embedding_ttc.analysis.head_store import HeadStore, prepare_heads
     from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadConfig, embed_tasks
 
@@ -213,7 +229,8 @@ def _prepare_heads(the_plan: Any, store: Any, env: Any, disc_tasks: list[str], s
         return embed_tasks(env.encoder(encoder), [env.task(t) for t in disc_tasks])
 
     heads = HeadStore(env.heads_root)
-    for done in prepare_heads(the_plan, store, heads, HeadConfig(seed=seed), data):
+    tasks = disc_tasks or None
+    for done in prepare_heads(the_plan, store, heads, HeadConfig(seed=seed), data, tasks):
         r = done.trained.record
         chosen = r.family(r.chosen)
         val = chosen.validation_ndcg_at_10 if chosen is not None else float("nan")

@@ -203,6 +203,21 @@ def test_a_rerun_reuses_the_stored_head_unless_seed_or_families_differ(tmp_path,
     assert not reused and len(calls) == 3 and third.record.seed == 3
 
 
+def test_heads_trained_on_other_tasks_are_retrained(tmp_path, data):
+    store = HeadStore(tmp_path)
+    names = [te.task.name for te in data]
+    config = HeadConfig(families=("pca-whitening",))
+    first, _ = load_or_train(store, "fake", config, lambda: data, names)
+    assert first.record.tasks == names
+    _, reused = load_or_train(store, "fake", config, lambda: pytest.fail("retrained"), names)
+    assert reused
+    # Any tasks will do when none are named (a matrix run without discovery tasks).
+    assert store.reusable("fake", config) is not None
+    assert store.reusable("fake", config, names[:1]) is None
+    fewer, reused = load_or_train(store, "fake", config, lambda: data[:1], names[:1])
+    assert not reused and fewer.record.tasks == names[:1]
+
+
 @dataclass(frozen=True)
 class FakeEnvironment(MatrixEnvironment):
     """The hashing fake encoder and the in-test topic tasks, by name."""

@@ -323,5 +323,7 @@ def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
         "*": None,
         "aila_statutes": 10,
     }
+    assert main([*argv, "--heads"]) == 2
+    assert "holds no head (seed 0) for tokenlearn-static-64" in capsys.readouterr().err
     assert main([*argv, "--shortlist", "scifact=10"]) == 2
     assert "--shortlist names tasks outside the matrix: scifact" in capsys.readouterr().err

@@ -112,8 +112,13 @@ class HeadStore:
             raise HeadStoreError(f"{rpath} and {wpath} do not hold {encoder}'s trained families")
         return TrainedHeads(record, heads)
 
-    def reusable(self, encoder: str, config: HeadConfig) -> TrainedHeads | None:
-        """The stored heads if they were trained with ``config``'s seed and families."""
+    def reusable(
+        self, encoder: str, config: HeadConfig, tasks: Sequence[str] | None = None
+    ) -> TrainedHeads | None:
+        """The stored heads if trained with ``config``'s seed and families (and on ``tasks``).
+
+        ``tasks=None`` accepts heads trained on any tasks.
+        """
         try:
             trained = self.load(encoder)
         except HeadStoreError:
@@ -122,7 +127,8 @@ class HeadStore:
         same = record.seed == config.seed and [f.family for f in record.families] == list(
             config.families
         )
-        return trained if same else None
+        on_tasks = tasks is None or record.tasks == list(tasks)
+        return trained if same and on_tasks else None
 
     def program(self, encoder: str) -> HeadProgram:
         """The ``LearnedHead`` program of ``encoder``'s chosen head."""
@@ -146,9 +152,14 @@ def load_or_train(
     encoder: str,
     config: HeadConfig,
     data: Callable[[], Sequence[TaskEmbeddings]],
+    tasks: Sequence[str] | None = None,
 ) -> tuple[TrainedHeads, bool]:
-    """``encoder``'s stored heads when reusable (``True``), else train on ``data()`` and write."""
-    stored = store.reusable(encoder, config)
+    """``encoder``'s stored heads when reusable (``True``), else train on ``data()`` and write.
+
+    ``tasks``: the discovery tasks ``data()`` holds; stored heads trained on others are
+    retrained (``None``: any stored heads of ``config`` are reused).
+    """
+    stored = store.reusable(encoder, config, tasks)
     if stored is not None:
         return stored, True
     trained = train_heads(encoder, data(), config)
@@ -172,6 +183,7 @@ def prepare_heads(
     store: HeadStore,
     config: HeadConfig,
     data: Callable[[str], Sequence[TaskEmbeddings]],
+    tasks: Sequence[str] | None = None,
 ) -> list[PreparedHead]:
     """Load or train the head of every encoder with a ``LearnedHead`` cell in ``keys``.
 
@@ -185,12 +197,13 @@ def prepare_heads(
         config: how heads are trained.
         data: the discovery tasks' embeddings under an encoder, by encoder name (called only
             when that encoder's head is trained).
+        tasks: the names of those discovery tasks (see :func:`load_or_train`).
 
     """
     encoders = dict.fromkeys(k.encoder for k in keys if k.program == LEARNED_HEAD)
     out = []
     for encoder in encoders:
-        trained, reused = load_or_train(store, encoder, config, partial(data, encoder))
+        trained, reused = load_or_train(store, encoder, config, partial(data, encoder), tasks)
         dropped: tuple[Path, ...] = ()
         if not reused:
             pattern = f"*/{safe_name(LEARNED_HEAD)}.json"

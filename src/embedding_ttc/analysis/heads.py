@@ -91,6 +91,8 @@ class HeadRecord(_Record):
     n_train_pairs: int
     n_validation_queries: int
     families: list[HeadFamily]
+    tasks: list[str] | None = None
+    """The discovery tasks the heads were trained on (``None`` in records that predate it)."""
 
     def family(self, name: str) -> HeadFamily | None:
         """The family called ``name``, if trained."""
@@ -101,8 +103,8 @@ class HeadRecord(_Record):
 class HeadConfig:
     """How heads are trained (the paper's settings are the defaults).
 
-    Only ``seed`` and ``families`` are in the record; a stored head made with another of them
-    is retrained (:meth:`HeadStore.reusable`).
+    Only ``seed`` and ``families`` are in the record (with the tasks trained on); a stored head
+    made with another of them, or on other tasks, is retrained (:meth:`HeadStore.reusable`).
     """
 
     families: tuple[str, ...] = HEAD_FAMILIES
@@ -391,5 +393,6 @@ def train_heads(
         n_train_pairs=len(Xq),
         n_validation_queries=int(sum(v.size for v in held_out)),
         families=families,
+        tasks=[te.task.name for te in data],
     )
     return TrainedHeads(record, heads)
