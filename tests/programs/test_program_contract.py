@@ -2,11 +2,15 @@
 
 Each program: returns a new finite float matrix of S's shape; runs twice to identical output;
 leaves Q, D and S untouched; ignores documents outside a query's candidates (their embedding
-can change without moving any candidate's score); runs with a one-view and a two-view encoder,
-in shortlist mode, and on a small slice of a real task with the default encoder.
+can change without moving any candidate's score); scores its leading rows as the whole call
+does when ``ctx.scored_rows`` marks the rest as reference rows; runs with a one-view and a
+two-view encoder, in shortlist mode, and on a small slice of a real task with the default
+encoder.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -86,6 +90,20 @@ def test_contract_with_fake_encoders(name, two_views):
     out2 = get_program(name)(Q, D2, Q @ D2.T, ctx)
     for row, cand in enumerate(cands):
         np.testing.assert_allclose(out2[row, cand], out[row, cand], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("two_views", [False, True])
+def test_scored_rows_leave_the_leading_rows_as_the_whole_call_gives_them(name, two_views):
+    # Deployment scores one query with reference rows appended (ctx.scored_rows): a program
+    # may skip the reference rows' own scores, never change the live row's.
+    encoder = HashingEncoder(dim=48, two_views=two_views)
+    Q, D, S, ctx = direct_call(full_task(), encoder)[:4]
+    whole = get_program(name)(Q, D, S, ctx)
+    for rows in (1, 2):
+        head = get_program(name)(Q, D, S, replace(ctx, scored_rows=rows))
+        assert head.shape == S.shape
+        np.testing.assert_allclose(head[:rows], whole[:rows], rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -363,7 +363,9 @@ class Reranker:
             local = tuple(np.searchsorted(cols, c).astype(np.intp) for c in lists)
         query_ids = [f"query-{i}" for i in range(len(texts))]
         ref = self.index.reference
+        scored_rows = None
         if reference and ref is not None:
+            scored_rows = len(texts)
             # The reference rows rank the same columns (``local`` is None: one live query).
             Q = np.vstack([Q, ref.embeddings])
             texts = [*texts, *ref.texts]
@@ -380,6 +382,7 @@ class Reranker:
             candidates=local,
             views_collapsed=self.encoder.info.collapsed,
             index_time=enc.index_time,
+            scored_rows=scored_rows,
         )
         start = time.perf_counter()
         out = self.program(Q, D, S, ctx)

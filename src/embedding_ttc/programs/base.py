@@ -58,6 +58,11 @@ class Context:
         views: the encoder's view names with their realisations described, and whether they
             collapse (a program may skip a view that is identical to another).
         index_time: a context manager; encodes inside it are document-side, amortisable work.
+        scored_rows: when set, only the first ``scored_rows`` rows of the output are used. The
+            rows after them are reference queries, present only for statistics a program takes
+            over the batch of queries (a deployed query alone is scored with the index's
+            reference sample). A program may skip their per-row work and leave them at 0, as
+            long as the first rows are those the whole call would give; ``None``: every row.
 
     """
 
@@ -69,6 +74,7 @@ class Context:
     candidates: Sequence[NDArray[np.intp]] | None = None
     views_collapsed: bool = False
     index_time: Callable[[], AbstractContextManager[None]] = field(default=_no_scope)
+    scored_rows: int | None = None
 
     @property
     def doc_lengths(self) -> NDArray[np.int64]:

@@ -22,7 +22,7 @@ any query matrix without encoding, so CrossRoundRRF re-scores its refined querie
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,6 +56,29 @@ def _over_ranked(ctx: Context, channel: Callable[[Sequence[str], Sequence[str]],
     if cols.size:
         out[:, cols] = channel(ctx.query_texts, [ctx.doc_texts[int(j)] for j in cols])
     return out
+
+
+def live_rows(ctx: Context, n_rows: int) -> int | None:
+    """How many leading rows need scores (``ctx.scored_rows``), when fewer than ``n_rows``.
+
+    ``None`` (score every row) unless the context marks trailing reference rows and every row
+    ranks every column: only then are the live rows' channels, other than the batch-statistic
+    ones, independent of the reference rows.
+    """
+    rows = ctx.scored_rows
+    if rows is None or rows >= n_rows or ctx.candidates is not None:
+        return None
+    return rows
+
+
+def head_context(ctx: Context, rows: int) -> Context:
+    """``ctx`` restricted to its first ``rows`` queries (same documents)."""
+    return replace(
+        ctx,
+        query_texts=tuple(ctx.query_texts[:rows]),
+        query_ids=tuple(ctx.query_ids[:rows]),
+        scored_rows=None,
+    )
 
 
 def _bm25(queries: Sequence[str], docs: Sequence[str]) -> Scores:
@@ -101,7 +124,15 @@ class HybridBackbone:
         """Encode every document-side channel once (index-time work)."""
         return cls(CoverageChannels.build(D, ctx, mask), D, reversed_documents(ctx))
 
-    def scores(self, Q: Matrix, mask: Mask | None) -> list[Scores]:
-        """The nine embedding channels for queries ``Q`` (``Q Dᵀ`` is ``S`` for the base ``Q``)."""
+    def scores(self, Q: Matrix, mask: Mask | None, rows: int | None = None) -> list[Scores]:
+        """The nine embedding channels for queries ``Q`` (``Q Dᵀ`` is ``S`` for the base ``Q``).
+
+        With ``rows``, only the first ``rows`` queries are scored (``mask`` must then be
+        ``None``); the bidirectional channel still takes its column statistics over every row.
+        """
         bidir = bidirectional_scores(Q @ self.documents.T, Q @ self.reversed_documents.T, mask)
-        return [*self.coverage.scores(Q, mask), bidir]
+        if rows is None:
+            return [*self.coverage.scores(Q, mask), bidir]
+        if mask is not None:
+            raise ValueError("scoring the leading rows only needs every row to rank every column")
+        return [*self.coverage.scores(Q[:rows], None), bidir[:rows]]

@@ -14,13 +14,24 @@ Choices where the paper is silent:
 * the fusion is a flat RRF over the eleven channels, each counting once;
 * ``k`` = 60, the value of Cormack et al., not the ``k`` = 0 the paper prints (see
   :data:`~embedding_ttc.programs.primitives.scores.RRF_K` for why).
+
+Deployed, a query is scored with the index's reference queries appended, for the bidirectional
+channel's column statistics (``ctx.scored_rows``); every other channel is per query, so they are
+computed for the live rows alone.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.channels import mask_for
-from embedding_ttc.programs.library.lexical_channels import HybridBackbone, hybrid_lexical
+from embedding_ttc.programs.library.lexical_channels import (
+    HybridBackbone,
+    head_context,
+    hybrid_lexical,
+    live_rows,
+)
 from embedding_ttc.programs.primitives.scores import rrf
 
 
@@ -32,5 +43,11 @@ class LexicalHybridRRF:
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the RRF score of every candidate over the eleven channels."""
         mask = mask_for(ctx, S)
-        embedding = HybridBackbone.build(D, ctx, mask).scores(Q, mask)
-        return rrf([*embedding, *hybrid_lexical(ctx)], mask)
+        backbone = HybridBackbone.build(D, ctx, mask)
+        rows = live_rows(ctx, S.shape[0])
+        if rows is None:
+            return rrf([*backbone.scores(Q, mask), *hybrid_lexical(ctx)], mask)
+        live = rrf([*backbone.scores(Q, None, rows), *hybrid_lexical(head_context(ctx, rows))])
+        out = np.zeros(S.shape, dtype=live.dtype)
+        out[:rows] = live
+        return out
