@@ -11,6 +11,7 @@ import pytest
 from embedding_ttc.programs.base import Context
 from embedding_ttc.search.checks import (
     CONTEXT_FIELDS,
+    DEPLOY_ONLY_FIELDS,
     MAX_SOURCE_BYTES,
     ParsedProgram,
     ProgramRejected,
@@ -50,7 +51,13 @@ def test_constraint_names_are_the_interface_ones() -> None:
 
 def test_context_fields_match_the_context_class() -> None:
     fields = {f.name for f in dataclasses.fields(Context)} | {"doc_lengths"}
-    assert fields == CONTEXT_FIELDS
+    assert fields - DEPLOY_ONLY_FIELDS == CONTEXT_FIELDS
+    assert fields >= DEPLOY_ONLY_FIELDS and not DEPLOY_ONLY_FIELDS & CONTEXT_FIELDS
+    assert_rejected(
+        "def program(Q, D, S, ctx):\n    return S * (ctx.scored_rows or 1)\n",
+        "task-universal",
+        "scored_rows",
+    )
 
 
 @pytest.mark.parametrize(

@@ -291,7 +291,11 @@ def _remote_index_time(channel: _Channel) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class ChildContext:
-    """The child's copy of :class:`~embedding_ttc.programs.base.Context` (same fields)."""
+    """The child's copy of :class:`~embedding_ttc.programs.base.Context`.
+
+    It has the fields a searched program may read
+    (:data:`~embedding_ttc.search.checks.CONTEXT_FIELDS`).
+    """
 
     encode_fn: Callable[..., Any]
     query_texts: tuple[str, ...]

@@ -58,6 +58,13 @@ CONTEXT_FIELDS: frozenset[str] = frozenset(
 )
 """The attributes of :class:`~embedding_ttc.programs.base.Context` a program may read."""
 
+DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset({"scored_rows"})
+"""Context fields a searched program does not see: deployment hints for library programs.
+
+A searched program is evaluated on whole query batches, where ``scored_rows`` is always
+``None``; the sandbox's context does not carry it.
+"""
+
 FORBIDDEN_NAMES: frozenset[str] = frozenset(
     {
         "open",
