@@ -150,7 +150,11 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     print(
         f"transfer: {len(the_plan)} cells planned, {len(the_plan) - missing} present, "
         f"{missing} to compute ({args.executor})"
-        + (f", {stale} of them stored under another --shortlist" if stale else ""),
+        + (
+            f", {stale} of them stored under another --shortlist or program version"
+            if stale
+            else ""
+        ),
         file=sys.stderr,
         flush=True,
     )

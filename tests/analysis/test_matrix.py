@@ -18,6 +18,7 @@ from embedding_ttc.analysis.matrix import (
     make_executor,
     plan,
     run_matrix,
+    to_compute,
 )
 from embedding_ttc.cli_analysis import main, split_names
 from embedding_ttc.errors import MissingExtraError
@@ -186,6 +187,19 @@ def test_a_shortlisted_task_recomputes_its_stale_cells_only(store, computed, mon
         monkeypatch, the_plan, store, env=env, bootstrap=BOOT, shortlist=policy
     )
     assert calls == [] and again.stale == () and again.already == 12
+
+
+def test_a_cell_of_another_program_version_is_stale(computed):
+    the_plan = plan(ENCODERS, TASKS, PROGRAMS)
+    store = CellStore(computed[0])
+    assert to_compute(the_plan, store, ShortlistPolicy()) == ([], [])
+    assert {store.load(k).program_version for k in the_plan} == {1}
+    # SoftCentroid's scores change (version 2): its four cells, and only they, are stale.
+    newer = {"SoftCentroid": 2}
+    absent, stale = to_compute(the_plan, store, ShortlistPolicy(), lambda n: newer.get(n, 1))
+    assert absent == [] and sorted(stale) == sorted(
+        k for k in the_plan if k.program == "SoftCentroid"
+    )
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from embedding_ttc.deploy.index import (
     EncoderMismatchError,
     Index,
     IndexCorruptError,
+    ProgramVersionError,
     read_corpus,
     read_queries,
 )
@@ -101,6 +102,7 @@ def test_build_writes_a_versioned_checksummed_directory(tmp_path):
         "collapsed": True,
     }
     assert manifest["program"]["name"] == "BidirZScore"
+    assert manifest["program"]["version"] == 2
     assert manifest["program"]["split"]["batch"] == "reference"
     assert manifest["counts"]["documents"] == len(TEXTS)
     assert manifest["reference"] == {"source": "test queries", "count": len(QUERIES)}
@@ -236,6 +238,19 @@ def test_wrong_encoder_is_named_with_the_index_encoder(tmp_path):
     message = str(err.value)
     assert "revision 'seed=0', dim 32" in message
     assert "revision 'seed=3', dim 16" in message
+
+
+def test_an_index_of_another_program_version_is_refused(tmp_path):
+    build(tmp_path / "ix", "BidirZScore")
+    path = tmp_path / "ix" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["program"]["version"] = 1  # as built before the column statistics changed
+    path.write_text(json.dumps(manifest))
+    message = "built with BidirZScore version 1, but the installed BidirZScore is version 2"
+    with pytest.raises(ProgramVersionError, match=message):
+        Reranker.load(tmp_path / "ix", encoder=HashingEncoder())
+    with pytest.raises(ProgramVersionError, match="rebuild the index"):
+        Index.load(tmp_path / "ix").add([Document("new", "", "a new document")])
 
 
 # --- add ---------------------------------------------------------------------------------------

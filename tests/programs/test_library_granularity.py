@@ -14,6 +14,7 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.library.bidir_zscore import bidirectional_scores
 from embedding_ttc.programs.library.channels import mask_for
 from embedding_ttc.programs.library.granularity import Centred, CoverageChannels
 from embedding_ttc.programs.primitives.chunking import (
@@ -97,7 +98,7 @@ def test_bidir_zscore_is_the_sum_of_column_zscores_by_hand(tiny_task):
     assert not np.allclose(S, S_rev)  # the two views differ, so the channels do too
 
 
-def test_bidir_zscore_column_statistics_are_over_the_queries_that_rank_the_document(tiny_task):
+def test_bidir_zscore_column_statistics_are_over_every_query_of_the_batch(tiny_task):
     task = pool_task(tiny_task)
     encoder = HashingEncoder(dim=32, two_views=True)
     out, _ = scores(get_program("BidirZScore"), task, encoder)
@@ -109,10 +110,15 @@ def test_bidir_zscore_column_statistics_are_over_the_queries_that_rank_the_docum
     Q = encoder.encode(task.query_texts, view=QUERY)
     S = Q @ encoder.encode(task.doc_texts, view=PASSAGE).T
     S_rev = Q @ encoder.encode(task.doc_texts, view=QUERY).T
-    z = masked_zscore(S, mask, axis=0) + masked_zscore(S_rev, mask, axis=0)
+    z = (S - S.mean(axis=0)) / S.std(axis=0) + (S_rev - S_rev.mean(axis=0)) / S_rev.std(axis=0)
     np.testing.assert_allclose(out[mask], z[mask], atol=1e-5)
-    # d4 is ranked by q2 alone: one query has no spread, so its z-score is 0.
-    assert out[1, index["d4"]] == 0.0
+    direct = bidirectional_scores(S, S_rev, mask)  # the same, with 0 off the pools
+    np.testing.assert_allclose(direct[mask], z[mask], atol=1e-5)
+    assert (direct[~mask] == 0.0).all()
+    # d4 is ranked by q2 alone; the other queries still measure its spread, so its z-score is
+    # not 0 (over candidates only, one query has no spread and every such column would be 0).
+    assert out[1, index["d4"]] != 0.0
+    assert masked_zscore(S, mask, axis=0)[1, index["d4"]] == 0.0
 
 
 def test_bidir_zscore_costs_one_query_view_encode_per_document(tiny_task):

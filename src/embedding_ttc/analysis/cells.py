@@ -87,7 +87,8 @@ class Cell(_Record):
     ``c``); timings those of its :class:`~embedding_ttc.evaluation.records.Timings`.
     ``bootstrap`` is the paired bootstrap of the per-query differences. ``shortlist`` is the
     number of dense first-stage candidates every query's program (and P0) reranked, ``None``
-    when the whole corpus was scored.
+    when the whole corpus was scored. ``program_version`` is the program's ``version``
+    (:func:`~embedding_ttc.programs.base.program_version`) when the cell was computed.
     """
 
     schema_version: int = CELL_SCHEMA_VERSION
@@ -117,6 +118,7 @@ class Cell(_Record):
     total_seconds: float
     bootstrap: BootstrapStats
     shortlist: int | None = None
+    program_version: int = 1
 
     @property
     def key(self) -> CellKey:
@@ -188,6 +190,7 @@ def make_cell(
         total_seconds=result.timings.total_seconds,
         bootstrap=bootstrap_stats(key, [per_query[q] - b for q, b in base.items()], config),
         shortlist=result.shortlist,
+        program_version=result.program_version,
     )
 
 

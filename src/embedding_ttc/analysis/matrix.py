@@ -19,8 +19,9 @@ group, the ``ray`` extra). Both yield the same events, and the driver alone writ
 A large task can be scored in *shortlist mode* (:class:`ShortlistPolicy`): every query's
 program, P0 included, reranks that query's ``K`` best dense first-stage candidates, as a
 deployed second stage does, so time and memory grow with ``|Q|·K`` rather than ``|Q|·|D|``
-(:mod:`embedding_ttc.evaluation.batches`). A cell records its ``shortlist``; a stored cell made
-under another setting than the policy's for its task is stale and is recomputed.
+(:mod:`embedding_ttc.evaluation.batches`). A cell records its ``shortlist`` and its program's
+``version``; a stored cell made under another setting than the policy's for its task, or by
+another version of its program than the installed one, is stale and is recomputed.
 
 The learned-head baseline's cells (program ``LearnedHead``) are computed like any program's:
 the environment's ``heads_root`` holds each encoder's trained head
@@ -44,7 +45,7 @@ from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.errors import MissingExtraError, UnknownNameError
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.records import TaskResult
-from embedding_ttc.programs.base import Program
+from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.tasks.task import RetrievalTask
 
@@ -400,18 +401,36 @@ class MatrixOutcome:
         return not self.failed
 
 
+def current_version(name: str) -> int:
+    """The ``version`` of registered program ``name`` as installed (``LearnedHead``: 1)."""
+    if name == LEARNED_HEAD:
+        return 1
+    return program_version(get_program(name))
+
+
 def to_compute(
-    plan: Plan, store: CellStore, shortlist: ShortlistPolicy
+    plan: Plan,
+    store: CellStore,
+    shortlist: ShortlistPolicy,
+    version: Callable[[str], int] = current_version,
 ) -> tuple[list[CellKey], list[CellKey]]:
     """The cells of ``plan`` that a run computes: those absent, and those stale.
 
     A stored cell is stale when it was computed under another shortlist than ``shortlist``
-    gives for its task.
+    gives for its task, or by another version of its program than ``version(name)`` (the
+    installed one by default).
     """
     absent = store.missing(plan)
     gone = set(absent)
     present = store.present(k for k in plan if k not in gone)
-    stale = [c.key for c in present if c.shortlist != shortlist.k_for(c.task)]
+    versions: dict[str, int] = {}
+
+    def outdated(cell: Cell) -> bool:
+        if cell.program not in versions:
+            versions[cell.program] = version(cell.program)
+        return cell.program_version != versions[cell.program]
+
+    stale = [c.key for c in present if c.shortlist != shortlist.k_for(c.task) or outdated(c)]
     return absent, stale
 
 

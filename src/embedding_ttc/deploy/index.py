@@ -59,7 +59,7 @@ from embedding_ttc.deploy.split import (
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, EncoderInfo
 from embedding_ttc.errors import DatasetError, EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
-from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.base import Context, Matrix, program_version
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.programs.primitives.chunking import split_sentences
 from embedding_ttc.programs.primitives.lexical import BM25, BM25_B, BM25_K1, BM25_METHOD
@@ -95,6 +95,10 @@ class IndexCorruptError(DeployError):
 
 class EncoderMismatchError(DeployError):
     """The encoder given is not the one the index was built with (the message names both)."""
+
+
+class ProgramVersionError(DeployError):
+    """The installed program is another version than the one the index was built with."""
 
 
 # --- documents and queries -------------------------------------------------------------------
@@ -255,10 +259,11 @@ class EncoderIdentity(_Record):
 
 
 class ProgramRecord(_Record):
-    """The program the index serves and its declared split (:mod:`.split`)."""
+    """The program the index serves, its version and its declared split (:mod:`.split`)."""
 
     name: str
     split: dict[str, Any]
+    version: int = 1
 
 
 class StoreRecord(_Record):
@@ -781,6 +786,21 @@ class Index:
         encoder = load_encoder(self.manifest.encoder.name)
         return CachedEncoder(encoder, cache_dir) if cache else encoder
 
+    def check_program(self) -> None:
+        """Raise :class:`ProgramVersionError` unless the installed program is the index's version.
+
+        A program's version rises when its scores change (for example BidirZScore's column
+        statistics, version 2); the index's stored work and reference sample were made for the
+        version in the manifest, so serving or extending it with another would mix the two.
+        """
+        built = self.manifest.program
+        installed = program_version(get_program(built.name))
+        if installed != built.version:
+            raise ProgramVersionError(
+                f"index {self.directory} was built with {built.name} version {built.version}, "
+                f"but the installed {built.name} is version {installed}; rebuild the index"
+            )
+
     def check_encoder(self, info: EncoderInfo) -> None:
         """Raise :class:`EncoderMismatchError` unless ``info`` is the index's encoder."""
         built = self.manifest.encoder
@@ -927,7 +947,11 @@ class Index:
         )
         fields = {
             "source": source,
-            "program": ProgramRecord(name=program, split=recipe.describe()),
+            "program": ProgramRecord(
+                name=program,
+                split=recipe.describe(),
+                version=program_version(get_program(program)),
+            ),
             "counts": Counts(
                 documents=len(docs),
                 store_rows=store.n_rows,
@@ -988,6 +1012,7 @@ class Index:
             DatasetError: no documents, or an id already indexed or given twice.
 
         """
+        self.check_program()
         encoder = encoder if encoder is not None else self.default_encoder()
         self.check_encoder(encoder.info)
         with _lock(self.directory):

@@ -132,6 +132,7 @@ class Reranker:
     """
 
     def __init__(self, index: Index, encoder: Encoder) -> None:
+        index.check_program()
         index.check_encoder(encoder.info)
         self.index = index
         self.encoder = encoder
@@ -154,6 +155,7 @@ class Reranker:
 
         Raises:
             EncoderMismatchError: ``encoder`` is not the one the index was built with.
+            ProgramVersionError: the installed program is another version than the index's.
             DeployError: no index there, or a corrupted one (the message names the file).
 
         """

@@ -39,7 +39,7 @@ from embedding_ttc.evaluation.records import (
     TaskResult,
     Timings,
 )
-from embedding_ttc.programs.base import Context, Matrix, Program
+from embedding_ttc.programs.base import Context, Matrix, Program, program_version
 from embedding_ttc.tasks.task import RetrievalTask
 
 Progress = Callable[[int], None]
@@ -295,6 +295,7 @@ def run_programs(
             encoder=encoder_record(encoder),
             task=task_record(task),
             program=program.name,
+            program_version=program_version(program),
             shortlist=shortlist,
             first_stage=first_stage if shortlist is not None else None,
             ndcg_at_10=float(per_query.mean()) if per_query.size else 0.0,

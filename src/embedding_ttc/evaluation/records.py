@@ -82,6 +82,7 @@ class TaskResult(_Record):
     encoder: EncoderRecord
     task: TaskRecord
     program: str
+    program_version: int = 1
     shortlist: int | None = None
     first_stage: str | None = None
     ndcg_at_10: float

@@ -84,10 +84,24 @@ class Context:
 
 @runtime_checkable
 class Program(Protocol):
-    """A deterministic rescoring program."""
+    """A deterministic rescoring program.
+
+    A program may also carry an integer class attribute ``version`` (read with
+    :func:`program_version`; absent means 1), raised whenever its scores change for the same
+    inputs: transfer cells and deployed indexes record it, so that a stored result of an older
+    version is recomputed or refused rather than mixed with new ones.
+    """
 
     name: str
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return a new |Q|×|D| finite score matrix."""
         ...
+
+
+def program_version(program: object) -> int:
+    """The program's ``version`` attribute (1 when it has none)."""
+    version = getattr(program, "version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise TypeError(f"a program version is a positive int, got {version!r}")
+    return version

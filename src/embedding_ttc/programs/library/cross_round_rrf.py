@@ -53,6 +53,7 @@ class CrossRoundRRF:
     """RRF across an initial, a Rocchio and a query-residual round of multi-channel RRF."""
 
     name = "CrossRoundRRF"
+    version = 2  # 2: BidirZScore's column statistics over every query, not candidates only
 
     def rounds(
         self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context

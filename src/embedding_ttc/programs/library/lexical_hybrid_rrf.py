@@ -39,6 +39,7 @@ class LexicalHybridRRF:
     """RRF of nine embedding channels, BM25 and word-bigram overlap."""
 
     name = "LexicalHybridRRF"
+    version = 2  # 2: BidirZScore's column statistics over every query, not candidates only
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the RRF score of every candidate over the eleven channels."""
