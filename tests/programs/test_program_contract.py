@@ -18,6 +18,7 @@ import pytest
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.evaluation.evaluate import evaluate
+from embedding_ttc.programs.base import program_version
 from embedding_ttc.programs.catalog import PROGRAMS, get_program
 from embedding_ttc.tasks.catalog import load_task
 from embedding_ttc.tasks.task import RetrievalTask
@@ -62,6 +63,22 @@ def full_task() -> RetrievalTask:
 def pool_candidates(task: RetrievalTask) -> tuple[np.ndarray, ...]:
     index = {d: i for i, d in enumerate(task.doc_ids)}
     return tuple(np.array([index[d] for d in task.pools[q]]) for q in task.query_ids)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_program_has_a_positive_integer_version(name):
+    # Cells and indexes record it, and recompute or refuse results of another version.
+    version = program_version(get_program(name))
+    assert isinstance(version, int) and version >= 1
+
+
+def test_a_malformed_version_is_refused():
+    class Bad:
+        name = "Bad"
+        version = "2"
+
+    with pytest.raises(TypeError, match="positive int"):
+        program_version(Bad())
 
 
 @pytest.mark.parametrize("name", NAMES)
