@@ -89,7 +89,6 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     from embedding_ttc.analysis.heads import LEARNED_HEAD
     from embedding_ttc.analysis.matrix import (
         MatrixEnvironment,
-        ShortlistPolicy,
         make_executor,
         plan,
         run_matrix,
@@ -118,23 +117,14 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     disc_encoder = encoders[0] if disc_tasks else None
     data_root = resolve_data_root(args.data_dir)
     config = BootstrapConfig(resamples=args.bootstrap, seed=args.seed)
-    try:
-        shortlist = ShortlistPolicy.parse(args.shortlist or [])
-    except ValueError as exc:
-        raise EmbeddingTTCError(str(exc)) from None
-    unknown = [t for t, _ in shortlist.per_task if t not in {*tasks, *disc_tasks}]
-    if unknown:
-        raise EmbeddingTTCError(
-            f"--shortlist names tasks outside the matrix: {', '.join(unknown)}; its tasks: "
-            f"{', '.join([*tasks, *disc_tasks])}"
-        )
+    shortlist, sample = _task_settings(args, [*tasks, *disc_tasks])
 
     the_plan = plan(encoders, tasks, programs)
     if disc_encoder is not None:
         the_plan = the_plan + plan([disc_encoder], disc_tasks, programs)
     out = Path(args.out)
     store = CellStore(out)
-    _write_manifest(out, args, encoders, tasks, disc_tasks, programs, config, shortlist)
+    _write_manifest(out, args, encoders, tasks, disc_tasks, programs, config, shortlist, sample)
     env = MatrixEnvironment(
         data_root=data_root,
         cache_dir=args.cache_dir,
@@ -144,14 +134,15 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     )
     if heads:
         _prepare_heads(the_plan, store, env, disc_tasks, args.head_seed)
-    absent, stale_keys = to_compute(the_plan, store, shortlist)
+    absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample)
     stale = len(stale_keys)
     missing = len(absent) + stale
     print(
         f"transfer: {len(the_plan)} cells planned, {len(the_plan) - missing} present, "
         f"{missing} to compute ({args.executor})"
         + (
-            f", {stale} of them stored under another --shortlist or program version"
+            f", {stale} of them stored under another --shortlist, --sample-queries or program "
+            "version"
             if stale
             else ""
         ),
@@ -173,6 +164,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         env=env,
         bootstrap=config,
         shortlist=shortlist,
+        sample=sample,
     )
     wall = time.perf_counter() - start
     report = TransferReport.from_cells(
@@ -202,6 +194,25 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _task_settings(args: argparse.Namespace, tasks: list[str]) -> tuple[Any, Any]:
+    """``--shortlist`` and ``--sample-queries``, parsed and checked against the matrix's tasks."""
+    from embedding_ttc.analysis.matrix import QuerySample, ShortlistPolicy
+
+    try:
+        shortlist = ShortlistPolicy.parse(args.shortlist or [])
+        sample = QuerySample.parse(args.sample_queries or [])
+    except ValueError as exc:
+        raise EmbeddingTTCError(str(exc)) from None
+    for setting in (shortlist, sample):
+        unknown = [t for t, _ in setting.per_task if t not in tasks]
+        if unknown:
+            raise EmbeddingTTCError(
+                f"{setting.option} names tasks outside the matrix: {', '.join(unknown)}; its "
+                f"tasks: {', '.join(tasks)}"
+            )
+    return shortlist, sample
 
 
 def _check_stored_heads(out: Path, encoders: list[str], discovery: str, seed: int) -> None:
@@ -259,6 +270,7 @@ def _write_manifest(
     programs: list[str],
     config: Any,
     shortlist: Any,
+    sample: Any,
 ) -> None:
     from embedding_ttc.analysis.cells import CELL_SCHEMA_VERSION, write_atomic
 
@@ -275,6 +287,7 @@ def _write_manifest(
         "programs": programs,
         "bootstrap": config.resamples,
         "shortlist": shortlist.describe(),
+        "sample_queries": sample.describe(),
         "seed": config.seed,
         "executor": args.executor,
         "embedding_ttc": __version__,
@@ -396,6 +409,14 @@ def add_analysis_commands(sub: Any) -> None:
         help="rerank each query's K best dense first-stage candidates instead of the whole "
         "corpus, on every task (K) or on one task (TASK=K); repeatable. Cells record it, and "
         "cells stored under another setting are recomputed",
+    )
+    tr.add_argument(
+        "--sample-queries",
+        action="append",
+        metavar="N|TASK=N",
+        help="score a seeded sample of N queries (the same for every encoder, program and run) "
+        "instead of all, on every task (N) or on one task (TASK=N); repeatable. Cells record "
+        "it, and cells stored under another setting are recomputed",
     )
     tr.add_argument("--data-dir", type=Path)
     tr.add_argument("--cache-dir", type=Path)

@@ -13,6 +13,7 @@ from embedding_ttc.analysis.matrix import (
     GroupStarted,
     InProcessExecutor,
     MatrixEnvironment,
+    QuerySample,
     ShortlistPolicy,
     group_jobs,
     make_executor,
@@ -153,8 +154,37 @@ def test_shortlist_policy_parses_a_default_and_per_task_lengths():
     for bad, needle in (("medquad=", "integer"), ("=5", "name the task"), ("x=ten", "integer")):
         with pytest.raises(ValueError, match=needle):
             ShortlistPolicy.parse([bad])
-    with pytest.raises(ValueError, match="at least one candidate"):
+    with pytest.raises(ValueError, match="--shortlist: a shortlist length is at least 1"):
         ShortlistPolicy.parse(["medquad=0"])
+    with pytest.raises(ValueError, match="--sample-queries 'x=ten': expected N or TASK=N"):
+        QuerySample.parse(["x=ten"])
+
+
+def test_a_sampled_task_scores_the_same_queries_for_every_encoder(store, computed, monkeypatch):
+    env = computed[1]
+    the_plan = plan(ENCODERS, TASKS, PROGRAMS)
+    sample = QuerySample(per_task=(("financebench", 40),))
+    outcome, calls, _ = counted_run(
+        monkeypatch, the_plan, store, env=env, bootstrap=BOOT, sample=sample
+    )
+    assert calls == [("financebench", PROGRAMS)] * 2  # only the sampled task is stale
+    assert len(outcome.stale) == 6
+    full = CellStore(computed[0])
+    queries = set()
+    for encoder in ENCODERS:
+        for program in PROGRAMS:
+            cell = store.load(CellKey(encoder, "financebench", program))
+            assert cell.query_sample == 40 and cell.n_queries == 40
+            queries.add(frozenset(cell.per_query))
+            whole = full.load(CellKey(encoder, "financebench", program))
+            # The same queries score as they did within the whole task.
+            assert cell.per_query == {q: whole.per_query[q] for q in cell.per_query}
+            assert store.load(CellKey(encoder, "aila_statutes", program)).query_sample is None
+    assert len(queries) == 1
+    again, calls, _ = counted_run(
+        monkeypatch, the_plan, store, env=env, bootstrap=BOOT, sample=sample
+    )
+    assert calls == [] and again.already == 12
 
 
 def test_a_shortlisted_task_recomputes_its_stale_cells_only(store, computed, monkeypatch):
@@ -341,3 +371,10 @@ def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
     assert "holds no head (seed 0) for tokenlearn-static-64" in capsys.readouterr().err
     assert main([*argv, "--shortlist", "scifact=10"]) == 2
     assert "--shortlist names tasks outside the matrix: scifact" in capsys.readouterr().err
+    assert main([*argv, "--sample-queries", "aila_statutes=5"]) == 0
+    assert "2 of them stored under another --shortlist, --sample-queries" in capsys.readouterr().err
+    manifest = json.loads((out / "transfer.json").read_text())
+    assert manifest["sample_queries"] == {"*": None, "aila_statutes": 5}
+    assert "Query sample: aila_statutes (5)" in (out / "tables" / "report.md").read_text()
+    assert main([*argv, "--sample-queries", "0"]) == 2
+    assert "--sample-queries: a sample size is at least 1, got 0" in capsys.readouterr().err

@@ -55,3 +55,19 @@ def test_data_root_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("EMBEDDING_TTC_DATA", str(tmp_path / "missing"))
     with pytest.raises(DatasetError, match="is not a directory"):
         resolve_data_root()
+
+
+def test_a_query_sample_is_seeded_by_the_task_name_and_restricts_judgements(shared_datasets):
+    from embedding_ttc.tasks.task import sample_queries
+
+    task = load_task("birco_wtb", shared_datasets)
+    a, b = sample_queries(task, 30), sample_queries(task, 30)
+    assert a.query_ids == b.query_ids and a.n_queries == 30
+    assert list(a.query_ids) == [q for q in task.query_ids if q in set(a.query_ids)]  # file order
+    assert set(a.qrels) == set(a.query_ids) and set(a.pools or {}) == set(a.query_ids)
+    texts = dict(zip(task.query_ids, task.query_texts, strict=True))
+    assert list(a.query_texts) == [texts[q] for q in a.query_ids]
+    assert a.metadata["query_sample"] == 30 and a.doc_ids == task.doc_ids
+    assert sample_queries(task, task.n_queries) is task
+    with pytest.raises(ValueError, match="at least one query"):
+        sample_queries(task, 0)

@@ -87,8 +87,10 @@ class Cell(_Record):
     ``c``); timings those of its :class:`~embedding_ttc.evaluation.records.Timings`.
     ``bootstrap`` is the paired bootstrap of the per-query differences. ``shortlist`` is the
     number of dense first-stage candidates every query's program (and P0) reranked, ``None``
-    when the whole corpus was scored. ``program_version`` is the program's ``version``
-    (:func:`~embedding_ttc.programs.base.program_version`) when the cell was computed.
+    when the whole corpus was scored; ``query_sample`` the size of the seeded sample of the
+    task's queries it was scored on (``None``: every query). ``program_version`` is the
+    program's ``version`` (:func:`~embedding_ttc.programs.base.program_version`) when the cell
+    was computed.
     """
 
     schema_version: int = CELL_SCHEMA_VERSION
@@ -119,6 +121,7 @@ class Cell(_Record):
     bootstrap: BootstrapStats
     shortlist: int | None = None
     program_version: int = 1
+    query_sample: int | None = None
 
     @property
     def key(self) -> CellKey:
@@ -154,11 +157,16 @@ def bootstrap_stats(
 
 
 def make_cell(
-    encoder: str, result: TaskResult, baseline: TaskResult, config: BootstrapConfig
+    encoder: str,
+    result: TaskResult,
+    baseline: TaskResult,
+    config: BootstrapConfig,
+    query_sample: int | None = None,
 ) -> Cell:
     """The cell of ``result`` against ``baseline`` (P0 on the same task and encoder).
 
-    ``encoder`` is the name the matrix asked for (the result records the encoder's own).
+    ``encoder`` is the name the matrix asked for (the result records the encoder's own);
+    ``query_sample`` the size of the query sample both were scored on, if any.
     """
     cmp = compare(result, baseline)
     key = CellKey(encoder, result.task.name, result.program)
@@ -191,6 +199,7 @@ def make_cell(
         bootstrap=bootstrap_stats(key, [per_query[q] - b for q, b in base.items()], config),
         shortlist=result.shortlist,
         program_version=result.program_version,
+        query_sample=query_sample,
     )
 
 

@@ -47,7 +47,7 @@ from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program
-from embedding_ttc.tasks.task import RetrievalTask
+from embedding_ttc.tasks.task import RetrievalTask, sample_queries
 
 BASELINE = "P0"
 EXECUTORS: tuple[str, ...] = ("inprocess", "ray")
@@ -76,34 +76,36 @@ def plan(encoders: Sequence[str], tasks: Sequence[str], programs: Sequence[str])
 
 
 @dataclass(frozen=True)
-class ShortlistPolicy:
-    """Which tasks are scored over a dense first stage's shortlist, and how long it is.
+class PerTaskSetting:
+    """An optional positive integer per task: a default and per-task overrides.
 
     Attributes:
-        default: shortlist length of every task not named in ``per_task`` (``None``: the
-            whole corpus).
-        per_task: ``(task, K)`` pairs that override ``default``.
+        default: the value of every task not named in ``per_task`` (``None``: not set).
+        per_task: ``(task, value)`` pairs that override ``default``.
 
     """
 
     default: int | None = None
     per_task: tuple[tuple[str, int], ...] = ()
 
-    def __post_init__(self) -> None:
-        for k in (self.default, *(k for _, k in self.per_task)):
-            if k is not None and k < 1:
-                raise ValueError(f"a shortlist holds at least one candidate, got {k}")
+    option = "--setting"
+    unit = "value"
 
-    def k_for(self, task: str) -> int | None:
-        """The shortlist length for ``task`` (``None``: score the whole corpus)."""
+    def __post_init__(self) -> None:
+        for n in (self.default, *(n for _, n in self.per_task)):
+            if n is not None and n < 1:
+                raise ValueError(f"{self.option}: a {self.unit} is at least 1, got {n}")
+
+    def value_for(self, task: str) -> int | None:
+        """The value for ``task`` (``None``: not set for it)."""
         return dict(self.per_task).get(task, self.default)
 
     @classmethod
-    def parse(cls, specs: Sequence[str]) -> ShortlistPolicy:
+    def parse(cls, specs: Sequence[str]) -> Any:
         """``["100"]`` (every task) or ``["medquad=100", ...]`` (named tasks), or both.
 
         Raises:
-            ValueError: on a malformed spec or a length below 1.
+            ValueError: on a malformed spec or a value below 1.
 
         """
         default: int | None = None
@@ -111,22 +113,50 @@ class ShortlistPolicy:
         for spec in specs:
             task, sep, value = spec.rpartition("=")
             if sep and not task:
-                raise ValueError(f"--shortlist {spec!r}: name the task before '='")
+                raise ValueError(f"{cls.option} {spec!r}: name the task before '='")
             try:
-                k = int(value)
+                n = int(value)
             except ValueError:
                 raise ValueError(
-                    f"--shortlist {spec!r}: expected K or TASK=K with an integer K"
+                    f"{cls.option} {spec!r}: expected N or TASK=N with an integer N"
                 ) from None
             if sep:
-                per_task[task] = k
+                per_task[task] = n
             else:
-                default = k
+                default = n
         return cls(default, tuple(per_task.items()))
 
     def describe(self) -> dict[str, int | None]:
-        """The policy as a JSON object for manifests: ``{"*": default, task: K, ...}``."""
+        """The setting as a JSON object for manifests: ``{"*": default, task: N, ...}``."""
         return {"*": self.default, **dict(self.per_task)}
+
+
+@dataclass(frozen=True)
+class ShortlistPolicy(PerTaskSetting):
+    """Which tasks are scored over a dense first stage's shortlist, and how long it is."""
+
+    option = "--shortlist"
+    unit = "shortlist length"
+
+    def k_for(self, task: str) -> int | None:
+        """The shortlist length for ``task`` (``None``: score the whole corpus)."""
+        return self.value_for(task)
+
+
+@dataclass(frozen=True)
+class QuerySample(PerTaskSetting):
+    """Which tasks are scored on a seeded sample of their queries, and how many.
+
+    The sample of a task depends on its name and size only (:func:`sample_queries`), so every
+    encoder, program and run of the matrix scores the same queries.
+    """
+
+    option = "--sample-queries"
+    unit = "sample size"
+
+    def n_for(self, task: str) -> int | None:
+        """The number of queries sampled from ``task`` (``None``: every query)."""
+        return self.value_for(task)
 
 
 @dataclass(frozen=True)
@@ -138,6 +168,7 @@ class GroupJob:
     programs: tuple[str, ...]
     bootstrap: BootstrapConfig
     shortlist: int | None = None
+    queries: int | None = None
 
     def cell_keys(self) -> list[CellKey]:
         """The cells this job produces."""
@@ -148,13 +179,18 @@ def group_jobs(
     keys: Iterable[CellKey],
     bootstrap: BootstrapConfig,
     shortlist: ShortlistPolicy | None = None,
+    sample: QuerySample | None = None,
 ) -> list[GroupJob]:
     """Group cells by (encoder, task), in order of first appearance."""
     policy = shortlist or ShortlistPolicy()
+    sample = sample or QuerySample()
     groups: dict[tuple[str, str], list[str]] = {}
     for k in keys:
         groups.setdefault((k.encoder, k.task), []).append(k.program)
-    return [GroupJob(e, t, tuple(ps), bootstrap, policy.k_for(t)) for (e, t), ps in groups.items()]
+    return [
+        GroupJob(e, t, tuple(ps), bootstrap, policy.k_for(t), sample.n_for(t))
+        for (e, t), ps in groups.items()
+    ]
 
 
 @dataclass(frozen=True)
@@ -234,6 +270,9 @@ def compute_group(
     ``resolve`` builds a program from its name (default: the program registry).
     """
     build = resolve or get_program
+    if job.queries is not None:
+        task = sample_queries(task, job.queries)
+    cell = partial(make_cell, job.encoder, config=job.bootstrap, query_sample=job.queries)
     remaining = [p for p in job.programs if p != BASELINE]
     want_p0 = BASELINE in job.programs
     baseline: TaskResult | None = None
@@ -251,11 +290,11 @@ def compute_group(
                     if baseline is None:
                         baseline = run.result
                         if want_p0:
-                            yield make_cell(job.encoder, baseline, baseline, job.bootstrap)
+                            yield cell(baseline, baseline)
                     continue
                 if baseline is None:  # unreachable: P0 ran first
                     raise RuntimeError("P0 did not run before the programs")
-                yield make_cell(job.encoder, run.result, baseline, job.bootstrap)
+                yield cell(run.result, baseline)
                 finished += 1
             return
         except Exception as exc:  # one failing program must not end a long matrix
@@ -413,13 +452,15 @@ def to_compute(
     store: CellStore,
     shortlist: ShortlistPolicy,
     version: Callable[[str], int] = current_version,
+    sample: QuerySample | None = None,
 ) -> tuple[list[CellKey], list[CellKey]]:
     """The cells of ``plan`` that a run computes: those absent, and those stale.
 
     A stored cell is stale when it was computed under another shortlist than ``shortlist``
-    gives for its task, or by another version of its program than ``version(name)`` (the
-    installed one by default).
+    gives for its task, on another query sample than ``sample`` gives, or by another version
+    of its program than ``version(name)`` (the installed one by default).
     """
+    sample = sample or QuerySample()
     absent = store.missing(plan)
     gone = set(absent)
     present = store.present(k for k in plan if k not in gone)
@@ -430,7 +471,13 @@ def to_compute(
             versions[cell.program] = version(cell.program)
         return cell.program_version != versions[cell.program]
 
-    stale = [c.key for c in present if c.shortlist != shortlist.k_for(c.task) or outdated(c)]
+    stale = [
+        c.key
+        for c in present
+        if c.shortlist != shortlist.k_for(c.task)
+        or c.query_sample != sample.n_for(c.task)
+        or outdated(c)
+    ]
     return absent, stale
 
 
@@ -455,6 +502,7 @@ def run_matrix(
     env: MatrixEnvironment | None = None,
     bootstrap: BootstrapConfig | None = None,
     shortlist: ShortlistPolicy | None = None,
+    sample: QuerySample | None = None,
 ) -> MatrixOutcome:
     """Compute the cells of ``plan`` missing from ``store`` and write each as it arrives.
 
@@ -468,19 +516,21 @@ def run_matrix(
             another configuration get their statistics recomputed from their per-query scores.
         shortlist: which tasks are scored over a shortlist (default: none); stored cells made
             under another setting are recomputed and overwritten.
+        sample: which tasks are scored on a sample of their queries (default: none); the same
+            holds for cells stored under another sample.
 
     """
     executor = executor or InProcessExecutor()
     env = env or MatrixEnvironment()
     bootstrap = bootstrap or BootstrapConfig()
     policy = shortlist or ShortlistPolicy()
-    absent, stale = to_compute(plan, store, policy)
+    absent, stale = to_compute(plan, store, policy, sample=sample)
     wanted = set(absent) | set(stale)
     missing = [k for k in plan if k in wanted]
     restatted = restat_existing([k for k in plan if k not in wanted], store, bootstrap)
     computed: list[CellKey] = []
     failed: list[CellFailure] = []
-    for event in executor.run(group_jobs(missing, bootstrap, policy), env):
+    for event in executor.run(group_jobs(missing, bootstrap, policy, sample), env):
         if isinstance(event, Cell) and event.key in wanted:
             store.write(event)
             computed.append(event.key)

@@ -319,6 +319,11 @@ class TransferReport:
         """Tasks whose cells reranked a dense shortlist, with its length (per cells present)."""
         return {c.task: c.shortlist for c in self.cells if c.shortlist is not None}
 
+    @property
+    def query_samples(self) -> dict[str, int]:
+        """Tasks whose cells were scored on a sample of their queries, with its size."""
+        return {c.task: c.query_sample for c in self.cells if c.query_sample is not None}
+
     def heldout_markdown(self) -> str:
         """The Table-2 layout alone, as Markdown."""
         return _heldout_grid(self).to_markdown()
@@ -334,6 +339,12 @@ class TransferReport:
             parts.append(
                 f"Shortlist mode: on {listed}, every program, P0 included, reranks each "
                 "query's best dense first-stage candidates instead of the whole corpus.\n"
+            )
+        if self.query_samples:
+            listed = ", ".join(f"{t} ({n})" for t, n in sorted(self.query_samples.items()))
+            parts.append(
+                f"Query sample: {listed} were scored on a seeded sample of their queries (the "
+                "same queries for every encoder and program).\n"
             )
         if self.missing:
             listed = ", ".join(str(k) for k in self.missing[:20])
@@ -768,6 +779,7 @@ def _cells_grid(r: TransferReport) -> Grid:
         "task",
         "program",
         "shortlist",
+        "query_sample",
         "n_queries",
         "ndcg_at_10",
         "baseline_ndcg_at_10",
@@ -793,6 +805,7 @@ def _cells_grid(r: TransferReport) -> Grid:
             c.task,
             c.program,
             c.shortlist,
+            c.query_sample,
             c.n_queries,
             c.ndcg_at_10,
             c.baseline_ndcg_at_10,
@@ -814,6 +827,7 @@ def _cells_grid(r: TransferReport) -> Grid:
         for c in r.cells
     )
     formats = (
+        "",
         "",
         "",
         "",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
+
+import numpy as np
 
 
 def join_title_text(title: str, text: str) -> str:
@@ -90,3 +93,33 @@ class RetrievalTask:
             "pool": self.is_pool,
             "source": self.source,
         }
+
+
+def sample_queries(task: RetrievalTask, n: int) -> RetrievalTask:
+    """The task restricted to a seeded sample of ``n`` of its queries (all when ``n`` ≥ |Q|).
+
+    The sample is drawn without replacement by a generator seeded from the task's name alone
+    (CRC-32), so it is the same for every encoder, program and run; the queries keep their
+    file order, and judgements and pools are restricted to them. ``metadata["query_sample"]``
+    records the size.
+
+    Raises:
+        ValueError: if ``n`` is below 1.
+
+    """
+    if n < 1:
+        raise ValueError(f"a query sample holds at least one query, got {n}")
+    if n >= task.n_queries:
+        return task
+    rng = np.random.default_rng(zlib.crc32(task.name.encode("utf-8")))
+    keep = np.sort(rng.choice(task.n_queries, size=n, replace=False))
+    ids = [task.query_ids[i] for i in keep]
+    chosen = set(ids)
+    return replace(
+        task,
+        query_ids=ids,
+        query_texts=[task.query_texts[i] for i in keep],
+        qrels={q: v for q, v in task.qrels.items() if q in chosen},
+        pools=None if task.pools is None else {q: task.pools[q] for q in ids},
+        metadata=MappingProxyType({**task.metadata, "query_sample": n}),
+    )
