@@ -24,6 +24,7 @@ from embedding_ttc.encoders.universal_sentence_encoder import (
     TruncatingTokenizer,
     use_tokenizer,
 )
+from embedding_ttc.encoders.wordllama import token_batches
 from embedding_ttc.errors import EncoderUnavailableError, MissingExtraError
 
 SPECS = {spec.name: spec for spec in packaged_specs()}
@@ -181,6 +182,25 @@ def test_wordllama_matches_its_package() -> None:
     enc = _load("wordllama-l2-supercat")
     raw = enc.load().embed(SHORT, norm=True)
     np.testing.assert_allclose(enc.encode(SHORT, view=QUERY), raw, atol=1e-6)
+
+
+def test_wordllama_token_batches_bound_the_padded_block() -> None:
+    assert token_batches([], 4, 100) == []
+    assert token_batches([50, 40, 30, 10, 10], 4, 100) == [(0, 2), (2, 5)]
+    assert token_batches([500, 5, 5], 4, 100) == [(0, 1), (1, 3)]  # too long: alone
+    assert token_batches([1] * 9, 4, 100) == [(0, 4), (4, 8), (8, 9)]  # at most `size` texts
+    for a, b in token_batches([90, 60, 33, 33, 33, 2, 0], 8, 100):
+        assert b - a == 1 or (b - a) * max(1, *[90, 60, 33, 33, 33, 2, 0][a:b]) <= 100
+
+
+def test_wordllama_cut_batches_give_the_same_embeddings(monkeypatch) -> None:
+    from embedding_ttc.encoders import wordllama
+
+    enc = _load("wordllama-l2-supercat")
+    texts = [" ".join(SHORT) * k for k in (40, 1, 7, 3)] + SHORT
+    whole = enc.encode(texts, view=QUERY)
+    monkeypatch.setattr(wordllama, "TOKEN_BUDGET", 64)
+    np.testing.assert_allclose(enc.encode(texts, view=QUERY), whole, atol=1e-6)
 
 
 def test_use_matches_its_package() -> None:

@@ -23,6 +23,15 @@ from embedding_ttc.errors import EncoderUnavailableError
 
 CONFIG = "l2_supercat"
 DIM = 256
+TOKEN_BUDGET = 1 << 20
+"""Padded tokens per pooling batch: the gathered ``(batch, longest, 256)`` float32 block is 1 GiB.
+
+``WordLlamaInference.embed`` pads every batch to its longest text, so 256 transcripts of 40,000
+tokens would gather 10 GB (and its pooling as much again): the heads' training pass on the
+discovery suite was killed for memory at 21 GB. Batches are cut so that ``size × longest`` stays
+within this budget; a text longer than the budget goes alone. Padding is masked out of the mean,
+so the cut does not change any embedding.
+"""
 
 
 class WordLlamaEncoder(BaseEncoder):
@@ -33,7 +42,8 @@ class WordLlamaEncoder(BaseEncoder):
     trained on inputs of up to 256 tokens.
 
     Args:
-        batch_size: texts per tokenizer / pooling batch.
+        batch_size: at most this many texts per tokenizer / pooling batch (fewer when long:
+            :data:`TOKEN_BUDGET`).
 
     """
 
@@ -84,7 +94,31 @@ class WordLlamaEncoder(BaseEncoder):
             if max_length is not None:
                 tokenizer.enable_truncation(max_length=max_length)
             try:
-                out = model.embed(texts, norm=False, batch_size=self.batch_size)
+                lengths = [len(e.ids) for e in model.tokenize(texts)] if texts else []
+                parts = [
+                    model.embed(texts[a:b], norm=False, batch_size=b - a)
+                    for a, b in token_batches(lengths, self.batch_size, TOKEN_BUDGET)
+                ]
             finally:
                 tokenizer.no_truncation()
-        return np.asarray(out, dtype=np.float32)
+        if not parts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        return np.concatenate([np.asarray(p, dtype=np.float32) for p in parts])
+
+
+def token_batches(lengths: list[int], size: int, budget: int) -> list[tuple[int, int]]:
+    """Consecutive ``[a, b)`` ranges of at most ``size`` texts with ``count × longest ≤ budget``.
+
+    A text longer than ``budget`` forms a batch of its own. Every index is in exactly one range.
+    """
+    out: list[tuple[int, int]] = []
+    a, longest = 0, 0
+    for i, n in enumerate(lengths):
+        wider = max(longest, n, 1)
+        if i > a and ((i - a + 1) * wider > budget or i - a >= size):
+            out.append((a, i))
+            a, wider = i, max(n, 1)
+        longest = wider
+    if lengths:
+        out.append((a, len(lengths)))
+    return out
