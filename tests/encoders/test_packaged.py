@@ -24,7 +24,7 @@ from embedding_ttc.encoders.universal_sentence_encoder import (
     TruncatingTokenizer,
     use_tokenizer,
 )
-from embedding_ttc.encoders.wordllama import token_batches
+from embedding_ttc.encoders.wordllama import token_batches, token_bound
 from embedding_ttc.errors import EncoderUnavailableError, MissingExtraError
 
 SPECS = {spec.name: spec for spec in packaged_specs()}
@@ -191,6 +191,17 @@ def test_wordllama_token_batches_bound_the_padded_block() -> None:
     assert token_batches([1] * 9, 4, 100) == [(0, 4), (4, 8), (8, 9)]  # at most `size` texts
     for a, b in token_batches([90, 60, 33, 33, 33, 2, 0], 8, 100):
         assert b - a == 1 or (b - a) * max(1, *[90, 60, 33, 33, 33, 2, 0][a:b]) <= 100
+
+
+def test_wordllama_token_bound_is_at_least_the_token_count() -> None:
+    enc = _load("wordllama-l2-supercat")
+    tokenizer = enc.load().tokenizer
+    texts = ["", " ", "a", "Ünïcödé — “quotes” ＦＵＬＬＷＩＤＴＨ ½ ﬁ", "日本語のテキスト"]
+    texts += ["🙂🙃 emoji", *SHORT, " ".join(SHORT) * 5]
+    for text in texts:
+        n = len(tokenizer.encode(text, add_special_tokens=False).ids)
+        assert token_bound(text, None) >= n
+        assert token_bound(text, 3) == min(3, token_bound(text, None))
 
 
 def test_wordllama_cut_batches_give_the_same_embeddings(monkeypatch) -> None:

@@ -31,6 +31,10 @@ tokens would gather 10 GB (and its pooling as much again): the heads' training p
 discovery suite was killed for memory at 21 GB. Batches are cut so that ``size × longest`` stays
 within this budget; a text longer than the budget goes alone. Padding is masked out of the mean,
 so the cut does not change any embedding.
+
+A text's tokens are bounded by its UTF-8 length plus one (every piece of the byte-fallback
+tokenizer covers at least one byte; the word-start marker may add one), which
+:func:`token_bound` uses instead of tokenising twice: the package tokenises each batch anyway.
 """
 
 
@@ -94,7 +98,7 @@ class WordLlamaEncoder(BaseEncoder):
             if max_length is not None:
                 tokenizer.enable_truncation(max_length=max_length)
             try:
-                lengths = [len(e.ids) for e in model.tokenize(texts)] if texts else []
+                lengths = [token_bound(t, max_length) for t in texts]
                 parts = [
                     model.embed(texts[a:b], norm=False, batch_size=b - a)
                     for a, b in token_batches(lengths, self.batch_size, TOKEN_BUDGET)
@@ -104,6 +108,12 @@ class WordLlamaEncoder(BaseEncoder):
         if not parts:
             return np.zeros((0, DIM), dtype=np.float32)
         return np.concatenate([np.asarray(p, dtype=np.float32) for p in parts])
+
+
+def token_bound(text: str, max_length: int | None) -> int:
+    """An upper bound on the tokens of ``text`` (:data:`TOKEN_BUDGET`), at most ``max_length``."""
+    bound = len(text.encode("utf-8")) + 1
+    return bound if max_length is None else min(bound, max_length)
 
 
 def token_batches(lengths: list[int], size: int, budget: int) -> list[tuple[int, int]]:
