@@ -463,20 +463,14 @@ def to_compute(
     sample = sample or QuerySample()
     absent = store.missing(plan)
     gone = set(absent)
-    present = store.present(k for k in plan if k not in gone)
-    versions: dict[str, int] = {}
-
-    def outdated(cell: Cell) -> bool:
-        if cell.program not in versions:
-            versions[cell.program] = version(cell.program)
-        return cell.program_version != versions[cell.program]
-
+    present = list(store.present(k for k in plan if k not in gone))
+    versions = {name: version(name) for name in {c.program for c in present}}
     stale = [
         c.key
         for c in present
         if c.shortlist != shortlist.k_for(c.task)
         or c.query_sample != sample.n_for(c.task)
-        or outdated(c)
+        or c.program_version != versions[c.program]
     ]
     return absent, stale
 

@@ -921,7 +921,7 @@ class Index:
         """
         out = Path(out)
         recipe = recipe_for(program)
-        get_program(program)  # fail before encoding anything
+        version = program_version(get_program(program))  # fail before encoding anything
         check_new_documents(docs, set(), source or "corpus")
         if not reference_queries:
             reference_queries = pseudo_queries(docs, DEFAULT_REFERENCE_SIZE)
@@ -950,7 +950,7 @@ class Index:
             "program": ProgramRecord(
                 name=program,
                 split=recipe.describe(),
-                version=program_version(get_program(program)),
+                version=version,
             ),
             "counts": Counts(
                 documents=len(docs),
