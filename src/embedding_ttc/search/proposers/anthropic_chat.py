@@ -11,8 +11,9 @@ overload, connection errors, timeouts) are the client's own; what still fails be
 :class:`~embedding_ttc.search.proposers.base.ProposerError`.
 
 The key defaults to ``ANTHROPIC_API_KEY`` (the client also reads ``ANTHROPIC_AUTH_TOKEN`` and its
-profile configuration) and the base URL to ``ANTHROPIC_BASE_URL``; a placeholder key is sent to
-an explicit ``base_url`` that checks none (a proxy, or the test server).
+profile configuration) and the base URL to ``ANTHROPIC_BASE_URL``. With an explicit ``base_url``
+that checks no key (a proxy, or the test server) the fixed key ``"not-needed"`` is sent, since
+the client will not send a request without one.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ exponential backoff and ``Retry-After`` handling; what still fails becomes a
 
 Options fall back to environment variables: the base URL to ``EMBEDDING_TTC_OPENAI_BASE_URL``
 then ``OPENAI_BASE_URL`` (else OpenAI's API); the key to ``OPENAI_API_KEY`` (a local server
-needs none, so a placeholder is sent when a base URL is set); the model to
+needs none, so the fixed key ``"not-needed"`` is sent when a base URL is set: the client
+refuses to start without one); the model to
 ``EMBEDDING_TTC_OPENAI_MODEL``.
 """
 
@@ -52,7 +53,7 @@ class OpenAIProposer:
             default ``EMBEDDING_TTC_OPENAI_MODEL``.
         base_url: the API root including ``/v1``; default ``EMBEDDING_TTC_OPENAI_BASE_URL``,
             then ``OPENAI_BASE_URL``, then OpenAI's API.
-        api_key: default ``OPENAI_API_KEY``; a placeholder for a local server.
+        api_key: default ``OPENAI_API_KEY``; ``"not-needed"`` for a local server.
         temperature: sampling temperature; ``None`` leaves the server's default (OpenAI's
             reasoning models accept no other).
         max_tokens: the completion budget. Sent as ``max_completion_tokens`` to OpenAI's own
