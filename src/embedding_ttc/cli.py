@@ -172,6 +172,7 @@ def _evaluate_task(
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate programs on tasks; print a summary table or JSON records."""
+    from embedding_ttc.cli_analysis import command_line
     from embedding_ttc.evaluation.output import RunDirectory
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import get_program, resolve_program_names
@@ -198,7 +199,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if out:
         out.write_manifest(
             {
-                "command": ["embedding-ttc", *sys.argv[1:]],
+                "command": command_line(args),
                 "encoders": args.encoder,
                 "tasks": tasks,
                 "programs": program_names,
@@ -476,6 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``embedding-ttc`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = None if argv is None else list(argv)
     if args.command == "evaluate":
         from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
 

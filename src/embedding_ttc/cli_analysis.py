@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,12 @@ from embedding_ttc import __version__
 from embedding_ttc.errors import EmbeddingTTCError
 
 NO_DISCOVERY = "none"
+
+
+def command_line(args: argparse.Namespace) -> list[str]:
+    """The command as the user gave it, for manifests: ``main(argv)``'s words, else sys.argv."""
+    words = getattr(args, "argv", None)
+    return ["embedding-ttc", *(sys.argv[1:] if words is None else words)]
 
 
 def split_names(values: Sequence[str] | None) -> list[str]:
@@ -132,6 +140,8 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         heads_root=out if heads else None,
     )
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    run_start = time.perf_counter()
     if heads:
         _prepare_heads(the_plan, store, env, disc_tasks, args.head_seed)
     absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample)
@@ -156,16 +166,28 @@ def cmd_transfer(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr, flush=True)
 
     start = time.perf_counter()
-    outcome = run_matrix(
-        the_plan,
-        store,
-        make_executor(args.executor, address=args.ray_address),
-        progress,
-        env=env,
-        bootstrap=config,
-        shortlist=shortlist,
-        sample=sample,
-    )
+    outcome = None
+    status = "error"
+    try:
+        outcome = run_matrix(
+            the_plan,
+            store,
+            make_executor(args.executor, address=args.ray_address),
+            progress,
+            env=env,
+            bootstrap=config,
+            shortlist=shortlist,
+            sample=sample,
+        )
+        status = "complete" if outcome.complete else "incomplete"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        wall_run = time.perf_counter() - run_start
+        _log_run(
+            out, args, started, wall_run, status, len(the_plan), len(the_plan) - missing, outcome
+        )
     wall = time.perf_counter() - start
     report = TransferReport.from_cells(
         store.present(the_plan),
@@ -194,6 +216,35 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _log_run(
+    out: Path,
+    args: argparse.Namespace,
+    started: str,
+    wall: float,
+    status: str,
+    planned: int,
+    already: int,
+    outcome: Any,
+) -> None:
+    """Append this run to ``OUT/runs.jsonl`` (:mod:`embedding_ttc.analysis.run_log`)."""
+    from embedding_ttc.analysis.run_log import TransferRun, append_run
+
+    run = TransferRun(
+        command=command_line(args),
+        started_at=started,
+        wall_seconds=round(wall, 3),
+        status=status,  # type: ignore[arg-type]
+        planned=planned,
+        computed=len(outcome.computed) if outcome is not None else 0,
+        failed=len(outcome.failed) if outcome is not None else 0,
+        already=already,
+        executor=args.executor,
+        embedding_ttc=__version__,
+        cpus=os.cpu_count(),
+    )
+    append_run(out, run)
 
 
 def _task_settings(args: argparse.Namespace, tasks: list[str]) -> tuple[Any, Any]:
@@ -278,7 +329,7 @@ def _write_manifest(
     body = {
         "schema_version": CELL_SCHEMA_VERSION,
         "kind": "transfer_manifest",
-        "command": ["embedding-ttc", *sys.argv[1:]],
+        "command": command_line(args),
         "suite": args.suite,
         "tasks": tasks,
         "discovery_suite": args.discovery_suite,
@@ -464,7 +515,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_analysis_commands(sub)
     from embedding_ttc.cli import run_command
 
-    return run_command(parser.parse_args(argv), "cells already written are complete")
+    args = parser.parse_args(argv)
+    args.argv = None if argv is None else list(argv)
+    return run_command(args, "cells already written are complete")
 
 
 if __name__ == "__main__":
