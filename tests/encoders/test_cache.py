@@ -2,6 +2,7 @@ import multiprocessing as mp
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.meter import Meter, MeteredEncoder
@@ -96,3 +97,33 @@ def test_views_with_different_prompts_do_not_share(tmp_path: Path):
     enc.encode(["a"], view="retrieval.query")  # "query: " prompt: a different encoding
     enc.encode(["a"], view="text-matching")  # same prompt as the query view: a hit
     assert enc.stats.misses == 2 and enc.stats.hits == 1
+
+
+class _Interrupting:
+    """Wraps an encoder and raises KeyboardInterrupt on its ``n``-th call."""
+
+    def __init__(self, inner, n: int) -> None:
+        self.inner, self.n, self.calls = inner, n, 0
+        self.info = inner.info
+
+    def encode(self, texts, view="retrieval.passage", dim=None, max_length=None):
+        self.calls += 1
+        if self.calls == self.n:
+            raise KeyboardInterrupt
+        return self.inner.encode(texts, view=view, dim=dim, max_length=max_length)
+
+
+def test_misses_are_stored_a_block_at_a_time_so_an_interruption_keeps_finished_blocks(tmp_path):
+    inner = HashingEncoder(dim=16)
+    flaky = _Interrupting(inner, n=3)
+    cache = CachedEncoder(flaky, tmp_path, block_size=8)
+    with pytest.raises(KeyboardInterrupt):
+        cache.encode(TEXTS, view="retrieval.passage")  # 20 misses: blocks of 8, 8, 4
+    assert inner.calls == [8, 8]
+    resumed = CachedEncoder(inner, tmp_path, block_size=8)
+    out = resumed.encode(TEXTS, view="retrieval.passage")
+    assert inner.calls == [8, 8, 4]  # only the block that was cut off is encoded again
+    assert resumed.stats.hits == 16 and resumed.stats.misses == 4
+    np.testing.assert_array_equal(out, inner.encode(TEXTS, view="retrieval.passage"))
+    with pytest.raises(ValueError, match="block_size"):
+        CachedEncoder(inner, tmp_path, block_size=0)

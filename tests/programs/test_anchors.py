@@ -18,7 +18,7 @@ from embedding_ttc.programs.primitives.anchors import (
     portion_size,
     top_portion,
 )
-from embedding_ttc.programs.primitives.scores import ranks
+from embedding_ttc.programs.primitives.scores import ranks, row_candidates
 
 
 def at_degrees(*angles: float) -> np.ndarray:
@@ -165,3 +165,35 @@ def test_inputs_not_mutated_and_deterministic() -> None:
     np.testing.assert_array_equal(s, SCORES)
     np.testing.assert_array_equal(cand, cand_copy)
     assert all(type(x) is int for x in got[:5])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_central_anchor_is_the_argmax_of_the_gram_row_sums_without_self_loops(seed):
+    rng = np.random.default_rng(seed)
+    n_d = int(rng.integers(4, 400))
+    d = rng.normal(size=(n_d, 16))
+    d[rng.integers(0, n_d, size=n_d // 5)] = d[0]  # duplicate documents tie exactly
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    scores = rng.normal(size=n_d)
+    cand = np.sort(rng.choice(n_d, size=int(rng.integers(1, n_d + 1)), replace=False))
+    for c in (None, cand):
+        top = top_portion(scores, c, QUARTER)
+        gram = d[top] @ d[top].T
+        if top.size == 1:
+            expected = int(top[0])
+        else:
+            centrality = (gram.sum(axis=1) - np.diag(gram)) / (top.size - 1)
+            # the first (best-ranked) of the documents as central as the most central one
+            expected = int(top[np.flatnonzero(centrality >= centrality.max() - 1e-12)[0]])
+        assert central_anchor(d, scores, c) == expected
+
+
+def test_row_candidates_sorts_and_dedupes_only_when_it_must():
+    assert row_candidates(np.array([1, 3, 7]), 8).tolist() == [1, 3, 7]
+    assert row_candidates(np.array([7, 3, 3, 1]), 8).tolist() == [1, 3, 7]
+    given = np.array([0, 2], dtype=np.intp)
+    out = row_candidates(given, 3)
+    out[0] = 2  # a copy: the caller's candidates are never aliased
+    assert given.tolist() == [0, 2]
+    with pytest.raises(ValueError, match="outside"):
+        row_candidates(np.array([0, 3]), 3)

@@ -64,11 +64,28 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "model"
 
 
-class CachedEncoder:
-    """Serve embeddings from disk; encode only what is missing, in one batch."""
+#: Misses encoded per call of the wrapped encoder (and stored before the next block starts).
+BLOCK_SIZE = 2048
 
-    def __init__(self, inner: Encoder, root: Path | str | None = None) -> None:
+
+class CachedEncoder:
+    """Serve embeddings from disk; encode what is missing, ``block_size`` texts per call.
+
+    Args:
+        inner: the encoder whose embeddings are cached.
+        root: the cache directory (default :func:`default_cache_dir`).
+        block_size: misses per call of ``inner``; each block is stored as soon as it is
+            encoded, so an interrupted call loses at most one block.
+
+    """
+
+    def __init__(
+        self, inner: Encoder, root: Path | str | None = None, block_size: int = BLOCK_SIZE
+    ) -> None:
+        if block_size < 1:
+            raise ValueError(f"block_size is at least 1, got {block_size}")
         self.inner = inner
+        self.block_size = block_size
         info = inner.info
         self.root = Path(root) if root is not None else default_cache_dir()
         self.dir = self.root / f"{_slug(info.model_id)}-{_slug(info.revision)}"
@@ -172,15 +189,18 @@ class CachedEncoder:
             else:
                 out[i] = vec
         self.stats.hits += len(texts) - sum(len(v) for v in missing.values())
-        if missing:
-            order = list(missing)
+        order = list(missing)
+        # Misses are encoded and stored a block at a time, so an interrupted call (Ctrl-C, a
+        # killed job) keeps every block it finished: a long sentence-level pass resumes.
+        for lo in range(0, len(order), self.block_size):
+            block = order[lo : lo + self.block_size]
             start = time.perf_counter()
             fresh = self.inner.encode(
-                [texts[missing[k][0]] for k in order], view=view, max_length=max_length
+                [texts[missing[k][0]] for k in block], view=view, max_length=max_length
             )
             self.stats.forward_seconds += time.perf_counter() - start
-            self.stats.misses += len(order)
-            for k, vec in zip(order, fresh, strict=True):
+            self.stats.misses += len(block)
+            for k, vec in zip(block, fresh, strict=True):
                 self._write(k, vec)
                 out[missing[k]] = vec
         return out if dim == full else finish(out, dim)

@@ -236,7 +236,10 @@ def row_candidates(cand: ArrayLike | None, n_d: int) -> NDArray[np.intp]:
     """
     if cand is None:
         return np.arange(n_d, dtype=np.intp)
-    return np.unique(_check_indices(cand, n_d, "cand"))
+    idx = _check_indices(cand, n_d, "cand")
+    if idx.size < 2 or bool(np.all(idx[1:] > idx[:-1])):
+        return idx.copy()  # already sorted and unique (the evaluator's candidates are): O(n)
+    return np.unique(idx)
 
 
 def row_top_k(
