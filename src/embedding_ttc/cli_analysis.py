@@ -127,9 +127,14 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     config = BootstrapConfig(resamples=args.bootstrap, seed=args.seed)
     shortlist, sample = _task_settings(args, [*tasks, *disc_tasks])
 
-    the_plan = plan(encoders, tasks, programs)
-    if disc_encoder is not None:
-        the_plan = the_plan + plan([disc_encoder], disc_tasks, programs)
+    if args.discovery_only and disc_encoder is None:
+        raise EmbeddingTTCError(
+            f"--discovery-only computes the discovery column; --discovery-suite {discovery} "
+            "has none"
+        )
+    column = plan([disc_encoder], disc_tasks, programs) if disc_encoder else plan([], [], [])
+    study = plan(encoders, tasks, programs) + column  # what the tables lay out
+    the_plan = column if args.discovery_only else study  # what this run computes
     out = Path(args.out)
     store = CellStore(out)
     _write_manifest(out, args, encoders, tasks, disc_tasks, programs, config, shortlist, sample)
@@ -190,7 +195,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         )
     wall = time.perf_counter() - start
     report = TransferReport.from_cells(
-        store.present(the_plan),
+        store.present(study),
         encoders=encoders,
         tasks=tasks,
         programs=programs,
@@ -208,7 +213,8 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     )
     for failure in outcome.failed:
         print(f"  failed {failure.key}: {failure.reason}", file=sys.stderr)
-    if report.missing:
+    planned = set(the_plan)
+    if any(k in planned for k in report.missing):
         print(
             f"transfer: {len(report.missing)} cells missing; run the same command again to "
             "compute them",
@@ -326,14 +332,20 @@ def _write_manifest(
     from embedding_ttc.analysis.cells import CELL_SCHEMA_VERSION, write_atomic
 
     out.mkdir(parents=True, exist_ok=True)
+    discovery = {
+        "discovery_suite": args.discovery_suite,
+        "discovery_tasks": disc_tasks,
+        "discovery_encoder": encoders[0] if disc_tasks else None,
+    }
+    if not disc_tasks:  # a held-out piece keeps the column an earlier run laid out
+        discovery = _earlier_discovery(out) or discovery
     body = {
         "schema_version": CELL_SCHEMA_VERSION,
         "kind": "transfer_manifest",
         "command": command_line(args),
         "suite": args.suite,
         "tasks": tasks,
-        "discovery_suite": args.discovery_suite,
-        "discovery_tasks": disc_tasks,
+        **discovery,
         "encoders": encoders,
         "programs": programs,
         "bootstrap": config.resamples,
@@ -345,6 +357,28 @@ def _write_manifest(
         "search_run": _search_run_entry(out, getattr(args, "search_run", None)),
     }
     write_atomic(out / "transfer.json", json.dumps(body, indent=2) + "\n")
+
+
+def _earlier_discovery(out: Path) -> dict[str, Any] | None:
+    """The discovery column of the manifest already in ``out``, if it has one.
+
+    A study run in pieces has held-out pieces with ``--discovery-suite none``; the manifest
+    they write keeps the column of the run that laid it out, so ``report`` still shows it.
+    """
+    from embedding_ttc.analysis.report import ReportError, read_manifest
+
+    try:
+        earlier = read_manifest(out)
+    except ReportError:
+        return None
+    if not earlier or not earlier.get("discovery_tasks"):
+        return None
+    encoders = earlier.get("encoders") or [None]
+    return {
+        "discovery_suite": earlier.get("discovery_suite"),
+        "discovery_tasks": earlier["discovery_tasks"],
+        "discovery_encoder": earlier.get("discovery_encoder") or encoders[0],
+    }
 
 
 def _search_run_entry(out: Path, given: Path | None) -> str | None:
@@ -421,6 +455,11 @@ def add_analysis_commands(sub: Any) -> None:
         "--discovery-suite",
         default="discovery",
         help=f"suite of the discovery column, on the first encoder ('{NO_DISCOVERY}': no column)",
+    )
+    tr.add_argument(
+        "--discovery-only",
+        action="store_true",
+        help="compute only the discovery column's cells (a piece of a study run in pieces)",
     )
     tr.add_argument("--oracle", action="append", help="the oracle's program set (default: all)")
     tr.add_argument(

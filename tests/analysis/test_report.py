@@ -412,3 +412,41 @@ def test_a_recorded_search_run_that_is_gone_names_the_manifest(tmp_path):
         build_page(out)
     run = write_search_run(tmp_path / "run")
     assert build_page(out, search_run=run).search.path == run
+
+
+def test_a_study_in_pieces_keeps_its_discovery_column(tmp_path, capsys):
+    """--discovery-only computes the column alone; held-out pieces keep it in the manifest."""
+    out = tmp_path / "matrix"
+    store = CellStore(out)
+    disc = ["aila_statutes", "financebench"]
+    for p in ("P0", "SoftCentroid"):  # every cell present: nothing to compute, no encoder loaded
+        delta = 0.0 if p == "P0" else 0.01
+        for enc in ("enc-a", "enc-b"):
+            store.write(cell(enc, "scifact", p, delta))
+        for task in disc:
+            store.write(cell("enc-a", task, p, delta))
+    common = ["--programs", "P0,SoftCentroid", "--bootstrap", "1000", "--data-dir", str(tmp_path)]
+    common += ["--out", str(out), "--no-progress", "--task", "scifact"]
+    column = ["--discovery-suite", "smoke"]  # its tasks: aila_statutes, financebench, limit-small
+    store.write(cell("enc-a", "limit-small", "P0", 0.0))
+    store.write(cell("enc-a", "limit-small", "SoftCentroid", -0.01))
+
+    assert main(["transfer", "--encoders", "enc-a", *column, "--discovery-only", *common]) == 0
+    assert "transfer: 6 cells planned, 6 present" in capsys.readouterr().err
+    manifest = json.loads((out / "transfer.json").read_text())
+    assert manifest["tasks"] == ["scifact"] and manifest["discovery_encoder"] == "enc-a"
+
+    # a held-out piece of the other encoder, without a column of its own, keeps enc-a's
+    piece = ["transfer", "--encoders", "enc-b", "--discovery-suite", "none", *common]
+    assert main(piece) == 0
+    manifest = json.loads((out / "transfer.json").read_text())
+    assert manifest["discovery_encoder"] == "enc-a" and manifest["discovery_suite"] == "smoke"
+    assert manifest["encoders"] == ["enc-b"]
+    layout = build_page(out).layout
+    assert layout.discovery_encoder == "enc-a"
+    assert layout.discovery_tasks == ("aila_statutes", "financebench", "limit-small")
+    assert layout.encoders == ("enc-a", "enc-b")  # the discovery encoder leads
+
+    none = ["transfer", "--encoders", "enc-a", "--discovery-suite", "none", "--discovery-only"]
+    assert main([*none, *common]) == 2
+    assert "--discovery-only computes the discovery column" in capsys.readouterr().err

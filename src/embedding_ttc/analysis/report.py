@@ -230,11 +230,16 @@ def resolve_layout(manifest: dict[str, Any] | None, cells: Sequence[Cell]) -> La
     for kind, extra in (("encoders", extra_enc), ("tasks", extra_tasks), ("programs", extra_prog)):
         if extra:
             notes.append(f"{kind} beyond {MANIFEST}, found among the cells: {', '.join(extra)}")
+    named = manifest.get("discovery_encoder")
+    disc_encoder = str(named) if named else (m_encoders[0] if m_encoders else None)
+    if disc_encoder in encoders:  # the discovery encoder leads the held-out columns, as in Table 2
+        encoders.remove(disc_encoder)
+        encoders.insert(0, disc_encoder)
     return Layout(
         encoders=tuple(encoders),
         tasks=tuple(tasks),
         programs=tuple(programs),
-        discovery_encoder=m_encoders[0] if disc_tasks and m_encoders else None,
+        discovery_encoder=disc_encoder if disc_tasks else None,
         discovery_tasks=tuple(disc_tasks),
         notes=tuple(notes),
     )
