@@ -450,3 +450,11 @@ def test_a_study_in_pieces_keeps_its_discovery_column(tmp_path, capsys):
     none = ["transfer", "--encoders", "enc-a", "--discovery-suite", "none", "--discovery-only"]
     assert main([*none, *common]) == 2
     assert "--discovery-only computes the discovery column" in capsys.readouterr().err
+
+
+def test_held_out_tasks_are_laid_out_in_the_suite_order_whatever_the_last_piece_named():
+    from embedding_ttc.analysis.report import resolve_layout
+
+    cells = [cell("enc-a", t, p, 0.0) for t in ("medquad", "scifact", "cranfield") for p in ("P0",)]
+    manifest = {"suite": "heldout", "tasks": ["medquad", "cranfield"], "encoders": ["enc-a"]}
+    assert resolve_layout(manifest, cells).tasks == ("scifact", "cranfield", "medquad")

@@ -224,6 +224,8 @@ def resolve_layout(manifest: dict[str, Any] | None, cells: Sequence[Cell]) -> La
     held_tasks = {*m_tasks, *suite} - set(disc_tasks)
     held = [c for c in cells if c.task in held_tasks]
     tasks, extra_tasks = _extend(m_tasks, [t for t in suite if any(c.task == t for c in held)])
+    # a piece's --task order would otherwise lead: the suite's own order, then other tasks
+    tasks.sort(key=lambda t: suite.index(t) if t in suite else len(suite))
     encoders, extra_enc = _extend(m_encoders, sorted({c.encoder for c in held}))
     found = sorted({c.program for c in cells if c.task in held_tasks or c.task in disc_tasks})
     programs, extra_prog = _extend([str(p) for p in manifest.get("programs", [])], found)
