@@ -207,3 +207,15 @@ def test_renders_markdown_csv_and_latex():
     assert tex["heldout"].startswith(r"\begin{tabular}{@{}lcccc@{}}")
     assert r"$-0.0200^{*}$" in tex["deltas"]
     assert r"$50\%$" in tex["programs"]
+
+
+def test_best_rocchio_counts_the_default_once_when_its_grid_point_is_there():
+    from embedding_ttc.analysis.tables import DEFAULT_ROCCHIO
+
+    made = []
+    for p, d in (("P0", 0.0), ("SoftCentroid", 0.01), ("Rocchio", 0.05), (DEFAULT_ROCCHIO, 0.05)):
+        made.append(cell("enc", "scifact", p, d))
+    made.append(cell("enc", "scifact", "Rocchio:K=2,beta=0.1", 0.02))
+    progs = ["SoftCentroid", "Rocchio", DEFAULT_ROCCHIO, "Rocchio:K=2,beta=0.1"]
+    report = TransferReport.from_cells(made, encoders=["enc"], tasks=["scifact"], programs=progs)
+    assert "best of 2 Rocchio configuration(s)" in report.sections()["prf"].title

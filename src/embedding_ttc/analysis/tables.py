@@ -40,10 +40,12 @@ from dataclasses import dataclass
 from embedding_ttc.analysis.cells import Cell, CellKey
 from embedding_ttc.evaluation.records import TIE_THRESHOLD
 from embedding_ttc.programs.catalog import parse_name
+from embedding_ttc.programs.library.rocchio import ROCCHIO_BETA, ROCCHIO_K
 
 BASELINE = "P0"
 SOFT_CENTROID = "SoftCentroid"
 ROCCHIO = "Rocchio"
+DEFAULT_ROCCHIO = f"{ROCCHIO}:K={ROCCHIO_K},beta={ROCCHIO_BETA}"  # the grid point ROCCHIO is
 FUSION_PAIR = ("BM25DenseRRF", "LexicalHybridRRF")
 
 
@@ -267,6 +269,8 @@ class TransferReport:
         lines = tuple(_program_line(p, held, disc, threshold) for p in progs)
         oracle_set = tuple(oracle_programs) if oracle_programs is not None else progs
         rocchios = tuple(p for p in progs if parse_name(p)[0] == ROCCHIO)
+        if DEFAULT_ROCCHIO in rocchios:  # the default's own grid point: count it once
+            rocchios = tuple(p for p in rocchios if p != ROCCHIO)
         prf = _prf(held, rocchios, threshold) if SOFT_CENTROID in progs and rocchios else None
         fusion = (
             _fusion(held, FUSION_PAIR, threshold) if all(p in progs for p in FUSION_PAIR) else None
