@@ -103,7 +103,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         to_compute,
     )
     from embedding_ttc.analysis.report import write_tables
-    from embedding_ttc.analysis.tables import TransferReport
+    from embedding_ttc.analysis.tables import TransferReport, default_oracle
     from embedding_ttc.programs.catalog import resolve_program_names
     from embedding_ttc.tasks.catalog import resolve_data_root, suite_tasks
 
@@ -113,9 +113,10 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     asked = split_names(args.programs)
     heads = args.heads or LEARNED_HEAD in asked
     programs = resolve_program_names([p for p in asked if p != LEARNED_HEAD])
-    oracle = resolve_program_names(split_names(args.oracle)) if args.oracle else None
+    oracle = (
+        resolve_program_names(split_names(args.oracle)) if args.oracle else default_oracle(programs)
+    )
     if heads:
-        oracle = oracle if oracle is not None else list(programs)  # the head is no program
         programs.append(LEARNED_HEAD)
     tasks = _heldout_tasks(args.suite, args.task)
     discovery = args.discovery_suite
@@ -461,7 +462,12 @@ def add_analysis_commands(sub: Any) -> None:
         action="store_true",
         help="compute only the discovery column's cells (a piece of a study run in pieces)",
     )
-    tr.add_argument("--oracle", action="append", help="the oracle's program set (default: all)")
+    tr.add_argument(
+        "--oracle",
+        action="append",
+        help="the oracle's program set (default: the frontier group's programs in the matrix, "
+        "else all)",
+    )
     tr.add_argument(
         "--heads",
         action="store_true",

@@ -219,3 +219,13 @@ def test_best_rocchio_counts_the_default_once_when_its_grid_point_is_there():
     progs = ["SoftCentroid", "Rocchio", DEFAULT_ROCCHIO, "Rocchio:K=2,beta=0.1"]
     report = TransferReport.from_cells(made, encoders=["enc"], tasks=["scifact"], programs=progs)
     assert "best of 2 Rocchio configuration(s)" in report.sections()["prf"].title
+
+
+def test_the_oracle_defaults_to_the_frontier_programs_in_the_matrix():
+    from embedding_ttc.analysis.tables import default_oracle
+    from embedding_ttc.programs.catalog import FRONTIER, resolve_program_names
+
+    assert resolve_program_names(["frontier"]) == list(FRONTIER) and len(FRONTIER) == 12
+    progs = ["P0", "BM25", "SentMaxSim", "Rocchio:K=2,beta=0.1", "LearnedHead", "FisherStability"]
+    assert default_oracle(progs) == ["SentMaxSim", "FisherStability"]
+    assert default_oracle(["P0", "BM25", "LearnedHead", "SoftCentroid"]) == ["BM25", "SoftCentroid"]

@@ -47,7 +47,7 @@ from embedding_ttc.analysis.figure_data import (
     Skipped,
     build_figures,
 )
-from embedding_ttc.analysis.heads import HEADS_DIR, LEARNED_HEAD, HeadRecord
+from embedding_ttc.analysis.heads import HEADS_DIR, HeadRecord
 from embedding_ttc.analysis.run_log import (
     RUN_LOG,
     TransferRun,
@@ -56,7 +56,7 @@ from embedding_ttc.analysis.run_log import (
     summed_run_seconds,
     total_wall_seconds,
 )
-from embedding_ttc.analysis.tables import BASELINE, Grid, TransferReport
+from embedding_ttc.analysis.tables import BASELINE, Grid, TransferReport, default_oracle
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.ledger import LEDGER_FILE
 from embedding_ttc.search.records import LedgerRecord
@@ -312,7 +312,7 @@ def build_page(
         programs=layout.programs,
         discovery_encoder=layout.discovery_encoder,
         discovery_tasks=layout.discovery_tasks,
-        oracle_programs=[p for p in layout.programs if p not in (BASELINE, LEARNED_HEAD)],
+        oracle_programs=default_oracle(layout.programs),
     )
     used = {c.key for c in report.cells}
     outside = tuple(c.key for c in cells if c.key not in used)

@@ -49,6 +49,20 @@ DEFAULT_ROCCHIO = f"{ROCCHIO}:K={ROCCHIO_K},beta={ROCCHIO_BETA}"  # the grid poi
 FUSION_PAIR = ("BM25DenseRRF", "LexicalHybridRRF")
 
 
+def default_oracle(programs: Sequence[str]) -> list[str]:
+    """The oracle's program set when none is given.
+
+    The paper's frontier programs among ``programs`` (the ``frontier`` group), else every
+    program but P0 and the learned head. The oracle asks how many cells *some frontier
+    program* lifts (§4.2); baselines such as BM25, the Rocchio grid or the learned head are
+    compared on their own rows instead.
+    """
+    from embedding_ttc.programs.catalog import FRONTIER
+
+    frontier = [p for p in programs if p in FRONTIER]
+    return frontier or [p for p in programs if p not in (BASELINE, "LearnedHead")]
+
+
 @dataclass(frozen=True)
 class WTL:
     """Wins, ties and losses of Δ values at ±threshold."""

@@ -117,6 +117,22 @@ def get_program(name: str) -> Program:
     return program
 
 
+#: The paper's twelve Pareto-optimal programs (Table 2), in ascending cost.
+FRONTIER: tuple[str, ...] = (
+    "BidirZScore",
+    "SentMaxSim",
+    "AdaptGranularity",
+    "CoverageTriple",
+    "LexicalHybridRRF",
+    "CrossRoundRRF",
+    "DiverseDualCtx",
+    "ConsensusRocchio",
+    "NegContrastive",
+    "MomentumProg",
+    "GraphCentrality",
+    "FisherStability",
+)
+register_group("frontier", list(FRONTIER))
 register_group(
     "rocchio-grid",
     [f"Rocchio:K={k},beta={b}" for k in (2, 3, 5, 10) for b in (0.1, 0.3, 0.5, 0.7)],
