@@ -121,3 +121,24 @@ def test_tasks_json(shared_datasets: Path, capsys):
     names = {t["task"] for t in listing["tasks"]}
     assert {"scifact", "birco_wtb", "lemb_passkey", "lemb_needle"} <= names
     assert set(listing["suites"]["smoke"]["tasks"]) <= names
+
+
+def test_sigterm_inside_a_command_is_an_interruption_and_the_handler_is_restored():
+    import os
+    import signal
+    import time
+
+    from embedding_ttc.cli import terminate_as_interrupt
+
+    before = signal.getsignal(signal.SIGTERM)
+    finished = []
+    with pytest.raises(KeyboardInterrupt), terminate_as_interrupt():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # the handler runs at the next bytecode
+                pass
+        finally:
+            finished.append("finally ran")
+    assert finished == ["finally ran"]
+    assert signal.getsignal(signal.SIGTERM) == before

@@ -486,13 +486,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_command(args, "files already written are complete")
 
 
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM (a job scheduler's or ``kill``'s stop) acts as Ctrl-C does.
+
+    Commands then finish their ``finally`` clauses (a transfer run's log record, a search's
+    ledger) instead of dying mid-write. Only the main thread can set handlers; elsewhere, and
+    where SIGTERM is not available, the block runs unchanged.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_command(args: argparse.Namespace, on_interrupt: str) -> int:
     """Run a parsed command: a user error prints one line and exits 2; Ctrl-C exits 130.
 
-    ``on_interrupt`` tells the user what an interruption leaves behind.
+    ``on_interrupt`` tells the user what an interruption leaves behind. SIGTERM is taken
+    as an interruption too (:func:`terminate_as_interrupt`).
     """
     try:
-        return int(args.func(args))
+        with terminate_as_interrupt():
+            return int(args.func(args))
     except EmbeddingTTCError as exc:
         print(f"embedding-ttc: error: {exc}", file=sys.stderr)
         return 2

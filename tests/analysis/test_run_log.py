@@ -111,3 +111,22 @@ def test_transfer_logs_each_run_and_the_report_sums_them(shared_datasets, tmp_pa
     html = render_html(page, [])
     assert "2 in runs.jsonl, 2 cells computed; wall time" in html
     assert "2 transfer runs" in html
+
+
+def test_an_interrupted_transfer_logs_its_run_and_exits_130(shared_datasets, tmp_path, monkeypatch):
+    from embedding_ttc.analysis import matrix
+    from embedding_ttc.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(matrix, "run_matrix", interrupted)
+    out = tmp_path / "study"
+    argv = [
+        "transfer", "--suite", "smoke", "--task", "aila_statutes",
+        "--encoders", "tokenlearn-static-64", "--programs", "P0", "--discovery-suite", "none",
+        "--out", str(out), "--data-dir", str(shared_datasets), "--no-progress",
+    ]  # fmt: skip
+    assert main(argv) == 130
+    (run,) = read_runs(out)
+    assert (run.status, run.computed, run.planned) == ("interrupted", 0, 1)
