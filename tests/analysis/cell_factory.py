@@ -45,3 +45,19 @@ def cell(encoder, task, program, delta, sig=0, base=100, prog=0, baseline=0.5, p
             significant_loss=sig < 0,
         ),
     )
+
+
+def smoke_transfer_argv(out, data, *extra, programs="P0,SoftCentroid"):
+    """``transfer`` on the smoke suite's aila_statutes with the 64-d static encoder (seconds)."""
+    return [
+        "transfer",
+        "--suite", "smoke",
+        "--task", "aila_statutes",
+        "--encoders", "tokenlearn-static-64",
+        "--programs", programs,
+        "--discovery-suite", "none",
+        "--out", str(out),
+        "--bootstrap", "100",
+        "--data-dir", str(data),
+        *extra,
+    ]  # fmt: skip

@@ -24,6 +24,7 @@ from embedding_ttc.analysis.matrix import (
 from embedding_ttc.cli_analysis import main, split_names
 from embedding_ttc.errors import MissingExtraError
 
+from .cell_factory import smoke_transfer_argv
 from fakes import HashingEncoder
 
 ENCODERS = ["tokenlearn-static-64", "wordllama-l2-supercat"]
@@ -338,18 +339,7 @@ def test_split_names_keeps_parameters_together():
 
 def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
     out = tmp_path / "run"
-    argv = [
-        "transfer",
-        "--suite", "smoke",
-        "--task", "aila_statutes",
-        "--encoders", "tokenlearn-static-64",
-        "--programs", "P0,SoftCentroid",
-        "--discovery-suite", "none",
-        "--out", str(out),
-        "--bootstrap", "100",
-        "--data-dir", str(shared_datasets),
-        "--cache-dir", str(tmp_path / "cache"),
-    ]  # fmt: skip
+    argv = smoke_transfer_argv(out, shared_datasets, "--cache-dir", str(tmp_path / "cache"))
     assert main(argv) == 0
     printed = capsys.readouterr()
     assert printed.out.startswith("| program | c | tokenlearn-static-64 (1 tasks) |")

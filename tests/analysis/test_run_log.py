@@ -16,6 +16,8 @@ from embedding_ttc.analysis.run_log import (
     total_wall_seconds,
 )
 
+from .cell_factory import smoke_transfer_argv
+
 
 def run(started: str, wall: float, **kw) -> TransferRun:
     fields = {
@@ -85,19 +87,9 @@ def test_transfer_logs_each_run_and_the_report_sums_them(shared_datasets, tmp_pa
     from embedding_ttc.cli import main
 
     out = tmp_path / "study"
-    argv = [
-        "transfer",
-        "--suite", "smoke",
-        "--task", "aila_statutes",
-        "--encoders", "tokenlearn-static-64",
-        "--programs", "P0,SoftCentroid",
-        "--discovery-suite", "none",
-        "--out", str(out),
-        "--bootstrap", "100",
-        "--data-dir", str(shared_datasets),
-        "--cache-dir", str(tmp_path / "cache"),
-        "--no-progress",
-    ]  # fmt: skip
+    argv = smoke_transfer_argv(
+        out, shared_datasets, "--cache-dir", str(tmp_path / "cache"), "--no-progress"
+    )
     assert main(argv) == 0
     assert main(argv) == 0  # a second piece: nothing left to compute
     capsys.readouterr()
@@ -122,11 +114,7 @@ def test_an_interrupted_transfer_logs_its_run_and_exits_130(shared_datasets, tmp
 
     monkeypatch.setattr(matrix, "run_matrix", interrupted)
     out = tmp_path / "study"
-    argv = [
-        "transfer", "--suite", "smoke", "--task", "aila_statutes",
-        "--encoders", "tokenlearn-static-64", "--programs", "P0", "--discovery-suite", "none",
-        "--out", str(out), "--data-dir", str(shared_datasets), "--no-progress",
-    ]  # fmt: skip
+    argv = smoke_transfer_argv(out, shared_datasets, "--no-progress", programs="P0")
     assert main(argv) == 130
     (run,) = read_runs(out)
     assert (run.status, run.computed, run.planned) == ("interrupted", 0, 1)

@@ -17,7 +17,7 @@ from embedding_ttc.encoders.base import CLASSIFICATION, PASSAGE, QUERY, TEXT_MAT
 from embedding_ttc.encoders.meter import Meter, MeteredEncoder
 from embedding_ttc.evaluation.evaluate import evaluate
 from embedding_ttc.programs.base import Context
-from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.catalog import FRONTIER, get_program
 from embedding_ttc.programs.library.consensus_rocchio import consensus_split
 from embedding_ttc.programs.library.expansion import Pipeline, contrast
 from embedding_ttc.programs.library.fisher_stability import fisher_scores
@@ -31,14 +31,8 @@ from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder
 
-EXPANSION = [
-    "DiverseDualCtx",
-    "ConsensusRocchio",
-    "NegContrastive",
-    "MomentumProg",
-    "GraphCentrality",
-    "FisherStability",
-]
+# The frontier's query-expansion family: the six programs after CrossRoundRRF.
+EXPANSION = list(FRONTIER[FRONTIER.index("CrossRoundRRF") + 1 :])
 
 
 class Recorder:
