@@ -106,7 +106,7 @@ class FisherStability:
     """Multi-round expansion plus Fisher and rank-stability channels, on GraphCentrality."""
 
     name = "FisherStability"
-    version = 2  # 2: duplicate documents tie as equally central (central_anchor's TIE_EPS)
+    version = 2  # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of every round."""

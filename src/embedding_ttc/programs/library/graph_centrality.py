@@ -57,7 +57,7 @@ class GraphCentrality:
     """Central and hardest-negative anchors expanded, on top of MomentumProg."""
 
     name = "GraphCentrality"
-    version = 2  # 2: duplicate documents tie as equally central (central_anchor's TIE_EPS)
+    version = 2  # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of every round."""

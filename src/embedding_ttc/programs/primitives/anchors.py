@@ -38,7 +38,7 @@ QUARTER: int = 4
 
 
 #: Centralities closer than this are ties (rounding of equal sums over duplicate documents).
-TIE_EPS = 1e-12
+_TIE_EPS = 1e-12
 
 
 def portion_size(n_candidates: int, parts: int) -> int:
@@ -161,7 +161,7 @@ def central_anchor(D: ArrayLike, scores_row: ArrayLike, cand: ArrayLike | None) 
 
     Centrality is the mean cosine of a document to the *other* top-quarter documents (the
     weighted degree in the top-quarter similarity graph, self-loops excluded). Centralities
-    within ``TIE_EPS`` (float rounding) of the largest tie, and the best-ranked of them is
+    within ``_TIE_EPS`` (float rounding) of the largest tie, and the best-ranked of them is
     returned. A top quarter of one document returns that document.
 
     Args:
@@ -183,8 +183,8 @@ def central_anchor(D: ArrayLike, scores_row: ArrayLike, cand: ArrayLike | None) 
     degree = block @ block.sum(axis=0) - np.einsum("ij,ij->i", block, block)
     centrality = degree / (top.size - 1)
     # Duplicate documents are equally central; rounding must not pick among them, so values
-    # within TIE_EPS of the best tie, and the first (best-ranked) of them wins.
-    best = np.flatnonzero(centrality >= centrality.max() - TIE_EPS)
+    # within _TIE_EPS of the best tie, and the first (best-ranked) of them wins.
+    best = np.flatnonzero(centrality >= centrality.max() - _TIE_EPS)
     return int(top[best[0]])
 
 
