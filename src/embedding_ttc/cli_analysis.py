@@ -96,6 +96,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     from embedding_ttc.analysis.cells import BootstrapConfig, CellStore
     from embedding_ttc.analysis.heads import LEARNED_HEAD
     from embedding_ttc.analysis.matrix import (
+        CellFailure,
         MatrixEnvironment,
         make_executor,
         plan,
@@ -166,7 +167,11 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         flush=True,
     )
 
+    tally = {"computed": 0, "failed": 0}  # what the run log counts, should the run be cut short
+
     def progress(update: Any) -> None:
+        tally["failed"] += isinstance(update.event, CellFailure)
+        tally["computed"] = update.done - tally["failed"]  # done: cells written or failed
         line = _progress_line(update)
         if line and not args.no_progress:
             print(line, file=sys.stderr, flush=True)
@@ -192,7 +197,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     finally:
         wall_run = time.perf_counter() - run_start
         _log_run(
-            out, args, started, wall_run, status, len(the_plan), len(the_plan) - missing, outcome
+            out, args, started, wall_run, status, len(the_plan), len(the_plan) - missing, tally
         )
     wall = time.perf_counter() - start
     report = TransferReport.from_cells(
@@ -233,7 +238,7 @@ def _log_run(
     status: str,
     planned: int,
     already: int,
-    outcome: Any,
+    tally: dict[str, int],
 ) -> None:
     """Append this run to ``OUT/runs.jsonl`` (:mod:`embedding_ttc.analysis.run_log`)."""
     from embedding_ttc.analysis.run_log import TransferRun, append_run
@@ -244,8 +249,8 @@ def _log_run(
         wall_seconds=round(wall, 3),
         status=status,  # type: ignore[arg-type]
         planned=planned,
-        computed=len(outcome.computed) if outcome is not None else 0,
-        failed=len(outcome.failed) if outcome is not None else 0,
+        computed=tally["computed"],
+        failed=tally["failed"],
         already=already,
         executor=args.executor,
         embedding_ttc=__version__,

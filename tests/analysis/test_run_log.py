@@ -16,7 +16,7 @@ from embedding_ttc.analysis.run_log import (
     total_wall_seconds,
 )
 
-from .cell_factory import smoke_transfer_argv
+from .cell_factory import cell, smoke_transfer_argv
 
 
 def run(started: str, wall: float, **kw) -> TransferRun:
@@ -109,12 +109,16 @@ def test_an_interrupted_transfer_logs_its_run_and_exits_130(shared_datasets, tmp
     from embedding_ttc.analysis import matrix
     from embedding_ttc.cli import main
 
-    def interrupted(*args, **kwargs):
+    def interrupted(plan, store, executor, progress, **kwargs):
+        first, second = plan  # one cell written, one failed, then Ctrl-C
+        done = cell(first.encoder, first.task, first.program, 0.0)
+        progress(matrix.MatrixProgress(1, len(plan), done))
+        progress(matrix.MatrixProgress(2, len(plan), matrix.CellFailure(second, "boom")))
         raise KeyboardInterrupt
 
     monkeypatch.setattr(matrix, "run_matrix", interrupted)
     out = tmp_path / "study"
-    argv = smoke_transfer_argv(out, shared_datasets, "--no-progress", programs="P0")
+    argv = smoke_transfer_argv(out, shared_datasets, "--no-progress", programs="P0,SoftCentroid")
     assert main(argv) == 130
     (run,) = read_runs(out)
-    assert (run.status, run.computed, run.planned) == ("interrupted", 0, 1)
+    assert (run.status, run.computed, run.failed, run.planned) == ("interrupted", 1, 1, 2)
