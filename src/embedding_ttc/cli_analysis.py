@@ -177,7 +177,6 @@ def cmd_transfer(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr, flush=True)
 
     start = time.perf_counter()
-    outcome = None
     status = "error"
     try:
         outcome = run_matrix(
@@ -335,7 +334,8 @@ def _write_manifest(
     shortlist: Any,
     sample: Any,
 ) -> None:
-    from embedding_ttc.analysis.cells import CELL_SCHEMA_VERSION, write_atomic
+    from embedding_ttc.analysis.cells import CELL_SCHEMA_VERSION
+    from embedding_ttc.durable import write_atomic
 
     out.mkdir(parents=True, exist_ok=True)
     discovery = {

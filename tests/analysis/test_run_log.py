@@ -50,6 +50,9 @@ def test_a_torn_last_line_is_skipped_and_a_bad_middle_line_is_named(tmp_path: Pa
     with open(tmp_path / RUN_LOG, "a", encoding="utf-8") as fh:
         fh.write('{"schema_version": 1, "kind": "transfer_ru')  # killed mid-write
     assert read_runs(tmp_path) == [good]
+    later = run("2026-11-23T08:00:00+00:00", 5.0)
+    append_run(tmp_path, later)  # the next run cuts the torn line before appending
+    assert read_runs(tmp_path) == [good, later]
     (tmp_path / RUN_LOG).write_text(
         good.model_dump_json()
         + "\n"
@@ -58,7 +61,7 @@ def test_a_torn_last_line_is_skipped_and_a_bad_middle_line_is_named(tmp_path: Pa
         + good.model_dump_json()
         + "\n"
     )
-    with pytest.raises(RunLogError, match=rf"{RUN_LOG}, line 2: not a transfer run record"):
+    with pytest.raises(RunLogError, match=rf"{RUN_LOG}:2: not a transfer run record"):
         read_runs(tmp_path)
 
 

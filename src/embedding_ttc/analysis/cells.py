@@ -16,7 +16,6 @@ whole cells only, and a re-run computes exactly the cells whose file is absent.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES, cell_seed, paired_bootstrap
+from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.output import safe_name
 from embedding_ttc.evaluation.records import TaskResult, compare
@@ -201,16 +201,6 @@ def make_cell(
         program_version=result.program_version,
         query_sample=query_sample,
     )
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, fsynced, then renamed."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 class CellStore:

@@ -13,7 +13,6 @@ the head of every encoder with such cells before the matrix runs.
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -36,6 +35,7 @@ from embedding_ttc.analysis.heads import (
     TrainedHeads,
     train_heads,
 )
+from embedding_ttc.durable import write_atomic
 from embedding_ttc.evaluation.output import safe_name
 from embedding_ttc.programs.base import Context, Matrix
 
@@ -61,8 +61,6 @@ class HeadStore:
         The weights file carries its record's JSON, so a record and weights from two different
         trainings (an interrupted write) are told apart on load.
         """
-        from embedding_ttc.analysis.cells import write_atomic
-
         self.dir.mkdir(parents=True, exist_ok=True)
         text = trained.record.model_dump_json(indent=1) + "\n"
         arrays: dict[str, Any] = {"record": np.array(text)}
@@ -70,13 +68,7 @@ class HeadStore:
             arrays.update({f"{family}/{k}": v for k, v in head.weights.items()})
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
-        path = self.weights_path(trained.record.encoder)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(buffer.getvalue())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        write_atomic(self.weights_path(trained.record.encoder), buffer.getvalue())
         write_atomic(self.record_path(trained.record.encoder), text)
         return self.record_path(trained.record.encoder)
 

@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from embedding_ttc import __version__
-from embedding_ttc.analysis.cells import Cell, CellKey, write_atomic
+from embedding_ttc.analysis.cells import Cell, CellKey
 from embedding_ttc.analysis.figure_data import (
     DEFAULT_PRF_TASK,
     FigureData,
@@ -57,6 +57,7 @@ from embedding_ttc.analysis.run_log import (
     total_wall_seconds,
 )
 from embedding_ttc.analysis.tables import BASELINE, Grid, TransferReport, default_oracle
+from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.ledger import LEDGER_FILE
 from embedding_ttc.search.records import LedgerRecord

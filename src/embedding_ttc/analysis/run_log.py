@@ -7,21 +7,21 @@ completed, failed or interrupted, with its command, start time, wall seconds and
 it computed. The report sums the wall time over the log (the study's wall time) and lists the
 commands, so the directory says how it was made.
 
-Lines are appended whole and fsynced; a torn last line (a run killed while writing it) is
-skipped on reading, and any other malformed line is an error naming the file and the line.
+Lines are appended and read by :mod:`embedding_ttc.durable`: whole and fsynced; a torn last
+line (a run killed while writing it) is skipped on reading and cut before the next append, and
+any other malformed line is an error naming the file and the line.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
+from embedding_ttc.durable import append_record, read_records
 from embedding_ttc.errors import EmbeddingTTCError
 
 RUN_LOG = "runs.jsonl"
@@ -71,11 +71,7 @@ class TransferRun(BaseModel):
 
 def append_run(out: Path, run: TransferRun) -> None:
     """Append ``run`` to ``out/runs.jsonl`` as one line, flushed and fsynced."""
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / RUN_LOG, "a", encoding="utf-8") as fh:
-        fh.write(run.model_dump_json() + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    append_record(out / RUN_LOG, run)
 
 
 def read_runs(out: Path) -> list[TransferRun]:
@@ -85,24 +81,7 @@ def read_runs(out: Path) -> list[TransferRun]:
         RunLogError: on a malformed line other than a torn last one.
 
     """
-    path = out / RUN_LOG
-    if not path.is_file():
-        return []
-    text = path.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    runs: list[TransferRun] = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            runs.append(TransferRun.model_validate(json.loads(line)))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            torn = n == len(lines) and not text.endswith("\n")
-            if torn:
-                break
-            first = str(exc).splitlines()[0]
-            raise RunLogError(f"{path}, line {n}: not a transfer run record ({first})") from None
-    return runs
+    return read_records(out / RUN_LOG, TransferRun, RunLogError, "a transfer run record")
 
 
 def total_wall_seconds(runs: Sequence[TransferRun]) -> float:

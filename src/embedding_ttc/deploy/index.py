@@ -56,6 +56,7 @@ from embedding_ttc.deploy.split import (
     StoreKey,
     recipe_for,
 )
+from embedding_ttc.durable import fsync_dir
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, EncoderInfo
 from embedding_ttc.errors import DatasetError, EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
@@ -362,15 +363,6 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform can open a directory
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _save_array(path: Path, array: NDArray[Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as fh:
@@ -454,7 +446,7 @@ def _staging(out: Path) -> Iterator[Path]:
 
 def _publish(staging: Path, out: Path, replace: bool) -> None:
     """Move a finished index directory to ``out`` (swapping with the old one if ``replace``)."""
-    _fsync_dir(staging)
+    fsync_dir(staging)
     if not out.exists():
         os.rename(staging, out)
     elif not replace:
@@ -466,7 +458,7 @@ def _publish(staging: Path, out: Path, replace: bool) -> None:
         os.rename(out, old / "index")
         os.rename(staging, out)
         shutil.rmtree(old)
-    _fsync_dir(out.parent)
+    fsync_dir(out.parent)
 
 
 def _lock(out: Path) -> Any:

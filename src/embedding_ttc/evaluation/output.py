@@ -15,11 +15,11 @@ only; results already written survive a later failure.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
+from embedding_ttc.durable import append_record, write_atomic
 from embedding_ttc.evaluation.evaluate import ProgramRun
 from embedding_ttc.evaluation.records import SCHEMA_VERSION, SummaryRow
 from embedding_ttc.evaluation.table import DiscoveryTable
@@ -33,12 +33,6 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=,+-]+", "_", name) or "_"
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 class RunDirectory:
     """Writes results into ``root`` as they are produced."""
 
@@ -49,7 +43,7 @@ class RunDirectory:
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Record how the run was made."""
         body = {"schema_version": SCHEMA_VERSION, "kind": "run_manifest", **manifest}
-        _atomic_write(self.root / "manifest.json", json.dumps(body, indent=2) + "\n")
+        write_atomic(self.root / "manifest.json", json.dumps(body, indent=2) + "\n")
 
     def result_path(self, encoder: str, task: str, program: str, suffix: str) -> Path:
         """Where one result file lives."""
@@ -61,18 +55,15 @@ class RunDirectory:
         """Write the suite table as Markdown, CSV and LaTeX beside the encoder's results."""
         folder = self.root / safe_name(encoder)
         folder.mkdir(parents=True, exist_ok=True)
-        _atomic_write(folder / "table.md", table.to_markdown())
-        _atomic_write(folder / "table.csv", table.to_csv())
-        _atomic_write(folder / "table.tex", table.to_latex())
+        write_atomic(folder / "table.md", table.to_markdown())
+        write_atomic(folder / "table.csv", table.to_csv())
+        write_atomic(folder / "table.tex", table.to_latex())
 
     def write(self, run: ProgramRun, summary: SummaryRow) -> None:
         """Write the result JSON, its TREC run file, and append the summary line."""
         r = run.result
         json_path = self.result_path(r.encoder.name, r.task.name, r.program, ".json")
-        _atomic_write(json_path, r.model_dump_json(indent=2) + "\n")
+        write_atomic(json_path, r.model_dump_json(indent=2) + "\n")
         trec_path = self.result_path(r.encoder.name, r.task.name, r.program, ".trec")
         write_run(trec_path, run.rankings(RUN_DEPTH), tag=r.program)
-        with open(self.root / "summary.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(summary.model_dump_json() + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_record(self.root / "summary.jsonl", summary)

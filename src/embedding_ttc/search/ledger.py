@@ -10,18 +10,16 @@ Write order makes a SIGKILL at any moment harmless: the source is written to a t
 name, fsynced and renamed first; then the record is appended as one line, flushed and fsynced.
 A generation exists exactly when its line does. On open, a final line without its newline
 (the only thing a kill can leave) is cut off, and that generation runs again; a source file
-without a line is overwritten by the re-run. Any other malformed line is an error naming it.
+without a line is overwritten by the re-run. Any other malformed line is an error naming it
+(:mod:`embedding_ttc.durable` does the writing and reading).
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import ValidationError
-
+from embedding_ttc.durable import append_record, cut_torn_tail, read_records, write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.records import LedgerRecord
 
@@ -31,25 +29,6 @@ PROGRAMS_DIR = "programs"
 
 class LedgerError(EmbeddingTTCError):
     """The ledger file is malformed (not merely cut short by a kill)."""
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, fsynced, then renamed."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
 
 
 class Ledger:
@@ -65,27 +44,13 @@ class Ledger:
         self.path = self.run_dir / LEDGER_FILE
         self.programs_dir = self.run_dir / PROGRAMS_DIR
         self.programs_dir.mkdir(parents=True, exist_ok=True)
-        self._records = list(self._load())
+        self._records = self._load()
 
-    def _load(self) -> Iterator[LedgerRecord]:
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            # A kill during the append: drop the partial line, durably, before anything else.
-            keep = data.rfind(b"\n") + 1
-            with open(self.path, "r+b") as fh:
-                fh.truncate(keep)
-                fh.flush()
-                os.fsync(fh.fileno())
-            data = data[:keep]
-        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-            if not line.strip():
-                raise LedgerError(f"{self.path}:{number}: empty line in the ledger")
-            try:
-                yield LedgerRecord.model_validate_json(line)
-            except ValidationError as exc:
-                raise LedgerError(f"{self.path}:{number}: not a ledger record: {exc}") from exc
+    def _load(self) -> list[LedgerRecord]:
+        # A kill during an append leaves a final line without its newline: cut it, durably,
+        # before anything else, so that generation runs again.
+        cut_torn_tail(self.path)
+        return read_records(self.path, LedgerRecord, LedgerError, "a ledger record")
 
     @property
     def records(self) -> tuple[LedgerRecord, ...]:
@@ -117,11 +82,7 @@ class Ledger:
         """Append one record as one line; flushed and fsynced before returning."""
         if any(r.program_id == record.program_id for r in self._records):
             raise LedgerError(f"program id {record.program_id!r} is already in {self.path}")
-        line = record.model_dump_json() + "\n"
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_record(self.path, record)
         self._records.append(record)
 
     def write_config(self, config: dict[str, object]) -> None:

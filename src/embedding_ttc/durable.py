@@ -1,0 +1,139 @@
+"""Durable writes: whole files replaced atomically, JSONL records appended one whole line at a time.
+
+Every record the project keeps on disk (result cells, ledgers, run logs, manifests, learned
+heads) goes through these few functions, so a kill at any moment leaves either the old file or
+the new one, never half of one:
+
+* :func:`write_atomic` writes to a temporary name in the same directory (one per process, so
+  two processes writing the same file do not share it), fsyncs it, renames it into place and
+  fsyncs the directory.
+* :func:`append_record` appends one record as one line, flushed and fsynced. A final line
+  without its newline, the only thing a kill during an append can leave, is cut off first, so
+  the new line never lands glued to a torn one.
+* :func:`read_records` reads a JSONL file of one record type. Blank lines are skipped, a torn
+  final line is skipped (the file is not touched: reading never writes), and any other line
+  that is not a valid record is an error naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from embedding_ttc.errors import EmbeddingTTCError
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new file in directory ``path`` durable (where the platform can)."""
+    with contextlib.suppress(OSError):  # not every platform can open a directory
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Replace ``path`` with ``data`` (text as UTF-8) through a fsynced temporary file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+
+
+def cut_torn_tail(path: Path) -> bool:
+    """Cut a final line that lacks its newline (a kill during an append), durably.
+
+    Returns whether anything was cut. A missing or empty file is left alone.
+    """
+    if not path.is_file():
+        return False
+    with open(path, "r+b") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return False
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return False
+        # Scan back in blocks for the last newline; everything after it is the torn line.
+        keep = 0
+        pos = size
+        while pos > 0:
+            start = max(0, pos - (1 << 16))
+            fh.seek(start)
+            found = fh.read(pos - start).rfind(b"\n")
+            if found >= 0:
+                keep = start + found + 1
+                break
+            pos = start
+        fh.truncate(keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return True
+
+
+def append_record(path: Path, record: BaseModel) -> None:
+    """Append ``record`` to the JSONL file ``path`` as one line, flushed and fsynced."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cut_torn_tail(path)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(record.model_dump_json() + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_records(
+    path: Path,
+    model: type[RecordT],
+    error: type[EmbeddingTTCError],
+    what: str,
+) -> list[RecordT]:
+    """Every ``model`` record in the JSONL file ``path`` (none when it is absent), in order.
+
+    Args:
+        path: the JSONL file.
+        model: the record type of every line.
+        error: the error type raised for a malformed line.
+        what: what a line should be, for the message (``a ledger record``).
+
+    Raises:
+        error: ``<path>:<line>: not <what> (<reason>)`` for a malformed line other than a
+            torn final one.
+
+    """
+    if not path.is_file():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    torn_at = len(lines) if data and not data.endswith(b"\n") else None
+    records: list[RecordT] = []
+    for number, raw in enumerate(lines, start=1):
+        if number == torn_at:
+            break
+        if not raw.strip():
+            continue
+        try:
+            records.append(model.model_validate_json(raw))
+        except ValidationError as exc:
+            raise error(f"{path}:{number}: not {what} ({_reason(exc)})") from None
+    return records
+
+
+def _reason(exc: ValidationError) -> str:
+    """The first few problems of a validation error, each as ``field: message``."""
+    problems = [f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()[:3]]
+    more = len(exc.errors()) - len(problems)
+    return "; ".join(problems) + (f"; and {more} more" if more > 0 else "")
