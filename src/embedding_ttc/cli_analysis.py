@@ -391,13 +391,17 @@ def _search_run_entry(out: Path, given: Path | None) -> str | None:
     """The search run the manifest records: ``--search-run`` (checked), else the previous one.
 
     A run without ``--search-run`` keeps the one an earlier run of the same matrix recorded, so
-    a matrix computed in phases still knows its search.
+    a matrix computed in phases still knows its search. The path is recorded relative to ``out``
+    (where it can be), so a matrix and its search run moved or cloned together stay linked.
     """
     from embedding_ttc.analysis.report import load_search_run, read_manifest
 
     if given is not None:
         load_search_run(given)  # a missing or malformed ledger fails before any cell is computed
-        return str(given.resolve())
+        try:
+            return os.path.relpath(given.resolve(), out.resolve())
+        except ValueError:  # another drive (Windows): no relative path
+            return str(given.resolve())
     try:
         previous = read_manifest(out)
     except EmbeddingTTCError:

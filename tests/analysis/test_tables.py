@@ -108,7 +108,8 @@ def test_oracle_over_the_program_set():
 def test_missing_cells_are_listed_and_outsiders_ignored():
     r = report()
     p0 = [CellKey(e, t, "P0") for e in "AB" for t in ("t1", "t2", "t3")]
-    assert r.missing == (*p0[:3], CellKey("A", "t3", "Y"), *p0[3:])  # in layout order
+    disc_p0 = [CellKey("A", d, "P0") for d in ("d1", "d2")]  # the discovery column's baseline
+    assert r.missing == (*p0[:3], CellKey("A", "t3", "Y"), *p0[3:], *disc_p0)  # layout order
     assert all(c.encoder != "C" for c in r.cells)
     assert r.prf is None and r.fusion is None
 
@@ -186,7 +187,7 @@ def test_renders_markdown_csv_and_latex():
     assert md[0] == "| program | c | discovery A (2 tasks) | A (3 tasks) | B (3 tasks) |"
     assert md[2] == "| X | 1.50 | 1/0/1 | 1/1/1 | 2/0/1 |"
     full = r.to_markdown()
-    assert "## Held-out transfer" in full and "7 cells missing" in full
+    assert "## Held-out transfer" in full and "9 cells missing" in full
     assert "| X | 6 | +0.0008 | +0.0019 | 50% | 1 | 1 | t1 | t3 |" in full
     assert "| A | 2/3 | +0.0113 | +0.0500 Y | +0.0040 Y | -0.0200 X |" in full
     assert "| A | X | +0.0100 | -0.0005 | -0.0200* |" in full

@@ -275,7 +275,7 @@ def _search_path(out: Path, manifest: dict[str, Any] | None, given: Path | None)
     if not recorded:
         return None
     path = Path(str(recorded))
-    return path if path.is_absolute() else out / path
+    return path if path.is_absolute() else (out / path).resolve()
 
 
 def build_page(

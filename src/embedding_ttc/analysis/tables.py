@@ -292,7 +292,9 @@ class TransferReport:
         wanted_programs = (BASELINE, *progs) if BASELINE in programs else progs
         expected = [CellKey(e, t, p) for e in encoders for t in tasks for p in wanted_programs]
         if discovery_encoder is not None:
-            expected += [CellKey(discovery_encoder, t, p) for t in discovery_tasks for p in progs]
+            expected += [
+                CellKey(discovery_encoder, t, p) for t in discovery_tasks for p in wanted_programs
+            ]
         expected = list(dict.fromkeys(expected))
         return cls(
             encoders=tuple(encoders),
