@@ -59,10 +59,11 @@ def test_corrupted_and_partial_entries_are_recomputed(tmp_path: Path):
     blob[20] ^= 0xFF  # flip a payload byte
     files[0].write_bytes(bytes(blob))
     files[1].write_bytes(files[1].read_bytes()[:30])  # truncated write
+    files[2].write_bytes(files[2].read_bytes() + b"\0")  # a whole entry and a byte more
     again = CachedEncoder(inner, tmp_path)
     out = again.encode(TEXTS[:3], view="retrieval.query")
     np.testing.assert_array_equal(out, good)
-    assert again.stats.corrupt == 2 and again.stats.misses == 2 and again.stats.hits == 1
+    assert again.stats.corrupt == 3 and again.stats.misses == 3 and again.stats.hits == 0
     assert CachedEncoder(inner, tmp_path).encode(TEXTS[:3], view="retrieval.query").shape == (3, 16)
 
 

@@ -38,6 +38,7 @@ from embedding_ttc.encoders.base import (
 _MAGIC = b"ETTCEMB1"
 _HEADER = struct.Struct("<8sI")
 _DIGEST = 16
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: Windows only
 
 
 def default_cache_dir() -> Path:
@@ -89,6 +90,7 @@ class CachedEncoder:
         info = inner.info
         self.root = Path(root) if root is not None else default_cache_dir()
         self.dir = self.root / f"{_slug(info.model_id)}-{_slug(info.revision)}"
+        self._dir_str = os.fspath(self.dir)
         self.stats = CacheStats()
         self._entry_size = _HEADER.size + 4 * info.dim + _DIGEST
 
@@ -118,19 +120,27 @@ class CachedEncoder:
         spec = views.get(view)
         return [v for v, s in views.items() if v != view and s == spec]
 
-    def _path(self, key: bytes) -> Path:
+    def _path(self, key: bytes) -> str:
         hexkey = key.hex()
-        return self.dir / hexkey[:2] / f"{hexkey}.emb"
+        return f"{self._dir_str}{os.sep}{hexkey[:2]}{os.sep}{hexkey}.emb"
 
     def _read(self, key: bytes) -> np.ndarray | None:
-        path = self._path(key)
+        # A warm re-run reads every entry of a corpus, sentence by sentence: one open and one
+        # read system call per entry (Path.read_bytes adds a stat and buffering, ~3x slower).
         try:
-            blob = path.read_bytes()
+            fd = os.open(self._path(key), _READ_FLAGS)
         except FileNotFoundError:
             return None
         except OSError:
             self.stats.corrupt += 1
             return None
+        try:
+            blob = os.read(fd, self._entry_size + 1)  # one byte more: a longer file is corrupt
+        except OSError:
+            self.stats.corrupt += 1
+            return None
+        finally:
+            os.close(fd)
         dim = self.inner.info.dim
         if len(blob) != self._entry_size:
             self.stats.corrupt += 1
@@ -144,7 +154,7 @@ class CachedEncoder:
         return np.frombuffer(payload, dtype="<f4")
 
     def _write(self, key: bytes, vec: np.ndarray) -> None:
-        path = self._path(key)
+        path = Path(self._path(key))
         path.parent.mkdir(parents=True, exist_ok=True)
         payload = np.ascontiguousarray(vec, dtype="<f4").tobytes()
         digest = hashlib.blake2b(key + payload, digest_size=_DIGEST).digest()
