@@ -323,6 +323,26 @@ def test_bad_mask_is_rejected() -> None:
         ranks(S[0])
 
 
+@pytest.mark.parametrize("values", ["continuous", "few distinct", "one row", "one column"])
+def test_average_ranks_agree_with_scipy_rankdata(values: str):
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(7)
+    shape = {"one row": (1, 57), "one column": (9, 1)}.get(values, (13, 57))
+    S = (
+        rng.integers(0, 4, shape).astype(np.float32)
+        if values == "few distinct"
+        else rng.standard_normal(shape).astype(np.float32)
+    )
+    S[rng.random(shape) < 0.1] = np.nan  # ranks last, tied with -inf
+    S[rng.random(shape) < 0.05] = -np.inf
+    S[rng.random(shape) < 0.05] = np.inf
+    key = np.nan_to_num(-S.astype(np.float64), nan=np.inf, posinf=np.inf, neginf=-np.inf)
+    key[np.isinf(key) & (key > 0)] = np.finfo(np.float64).max
+    expected = rankdata(key, method="average", axis=1).astype(np.float32)
+    np.testing.assert_array_equal(ranks(S, ties="average"), expected)
+
+
 def test_average_ties_share_their_rank_and_rrf_uses_them():
     S = np.array([[0.5, 0.9, 0.5, 0.5, 0.1]], dtype=np.float32)
     # 0.9 -> 1; the three 0.5s span ranks 2..4 -> 3 each; 0.1 -> 5

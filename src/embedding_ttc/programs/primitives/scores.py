@@ -149,14 +149,20 @@ def ranks(S: ArrayLike, mask: Mask | None = None, ties: Ties = "first") -> Score
     m = _check_mask(mask, x.shape)
     key = _sort_key(x)
     if ties == "average":
-        from scipy.stats import rankdata
-
         # Candidates that rank last (NaN or -inf scores) tie at the largest finite key;
         # non-candidates sit at +inf behind them and are overwritten below.
         key = np.where(np.isnan(key) | np.isposinf(key), np.finfo(np.float64).max, key)
         if m is not None:
             key = np.where(m, key, np.inf)
-        averaged: Scores = np.asarray(rankdata(key, method="average", axis=1), dtype=np.float32)
+        if m is None:
+            averaged: Scores = _average_ranks(key).astype(np.float32)
+        else:
+            # A masked row is mostly non-candidates tied at +inf: one long run, which the
+            # stable sort of rankdata detects, beating the quicksort (37 against 62 ms on
+            # 300 x 5,183 with 30 candidates a row).
+            from scipy.stats import rankdata
+
+            averaged = np.asarray(rankdata(key, method="average", axis=1), dtype=np.float32)
         if m is not None:
             averaged[~m] = np.inf
         return averaged
@@ -365,6 +371,34 @@ def _zscore(S: ArrayLike, mask: Mask | None, axis: int) -> Scores:
     if m is not None:
         z = np.where(m, z, 0.0)
     return z.astype(np.float32)
+
+
+def _average_ranks(key: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+    """1-based ranks of each row's keys, ascending, tied keys sharing their mean rank.
+
+    The numbers of ``scipy.stats.rankdata(key, "average", axis=1)`` (``key`` has no NaN),
+    from an unstable sort: the order within a tie does not change its mean, so the quicksort
+    serves where ``rankdata`` pays for a stable sort (3x slower on 300 x 5,183 without ties,
+    1.4x with many).
+    """
+    n, m = key.shape
+    order = np.argsort(key, axis=1)
+    ordered = np.take_along_axis(key, order, axis=1)
+    tied = ordered[:, 1:] == ordered[:, :-1]  # with the next position in sorted order
+    pos = np.arange(m)
+    ranked: NDArray[np.float64]
+    if tied.any():
+        # Each sorted position's group runs from the nearest group start at or before it to
+        # the nearest group end at or after it; its rank is the mean of the two (1-based).
+        first = np.maximum.accumulate(np.where(np.insert(~tied, 0, True, axis=1), pos, 0), axis=1)
+        is_last = np.insert(~tied, m - 1, True, axis=1)
+        last = np.minimum.accumulate(np.where(is_last, pos, m - 1)[:, ::-1], axis=1)[:, ::-1]
+        ranked = (first + last) / 2.0 + 1.0  # exact: integers and halves
+    else:
+        ranked = np.broadcast_to(pos + 1.0, (n, m))
+    out = np.empty((n, m), dtype=np.float64)
+    np.put_along_axis(out, order, ranked, axis=1)
+    return out
 
 
 def _sort_key(x: NDArray[np.floating[Any]]) -> NDArray[np.floating[Any]]:
