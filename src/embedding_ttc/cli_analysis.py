@@ -149,9 +149,11 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     )
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     run_start = time.perf_counter()
-    if heads:
-        _prepare_heads(the_plan, store, env, disc_tasks, args.head_seed)
     absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample)
+    if heads and _prepare_heads(
+        the_plan, [*absent, *stale_keys], store, env, disc_tasks, args.head_seed
+    ):  # a retrained head dropped its stale cells: they are to compute now
+        absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample)
     stale = len(stale_keys)
     missing = len(absent) + stale
     print(
@@ -283,7 +285,7 @@ def _check_stored_heads(out: Path, encoders: list[str], discovery: str, seed: in
     from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadConfig
 
     store = HeadStore(out)
-    lacking = [e for e in encoders if store.reusable(e, HeadConfig(seed=seed)) is None]
+    lacking = [e for e in encoders if store.matching_record(e, HeadConfig(seed=seed)) is None]
     if lacking:
         raise EmbeddingTTCError(
             f"{LEARNED_HEAD} trains on the discovery suite; --discovery-suite {discovery} "
@@ -292,8 +294,12 @@ def _check_stored_heads(out: Path, encoders: list[str], discovery: str, seed: in
         )
 
 
-def _prepare_heads(the_plan: Any, store: Any, env: Any, disc_tasks: list[str], seed: int) -> None:
+def _prepare_heads(
+    the_plan: Any, compute: Any, store: Any, env: Any, disc_tasks: list[str], seed: int
+) -> bool:
     """Train (or reuse) the learned head of every encoder with LearnedHead cells; say which.
+
+    Returns whether a retrained head dropped stale cells.
 
     Without discovery tasks (``--discovery-suite none``) the stored heads are reused, whatever
     tasks they were trained on (:func:`_check_stored_heads` made sure they exist).
@@ -307,8 +313,11 @@ def _prepare_heads(the_plan: Any, store: Any, env: Any, disc_tasks: list[str], s
 
     heads = HeadStore(env.heads_root)
     tasks = disc_tasks or None
-    for done in prepare_heads(the_plan, store, heads, HeadConfig(seed=seed), data, tasks):
-        r = done.trained.record
+    dropped_any = False
+    config = HeadConfig(seed=seed)
+    for done in prepare_heads(the_plan, store, heads, config, data, tasks, compute):
+        r = done.record
+        dropped_any = dropped_any or bool(done.dropped)
         chosen = r.family(r.chosen)
         val = chosen.validation_ndcg_at_10 if chosen is not None else float("nan")
         how = "reused" if done.reused else "trained"
@@ -321,6 +330,7 @@ def _prepare_heads(the_plan: Any, store: Any, env: Any, disc_tasks: list[str], s
             file=sys.stderr,
             flush=True,
         )
+    return dropped_any
 
 
 def _write_manifest(

@@ -269,6 +269,29 @@ def test_retraining_drops_the_stale_head_cells(tmp_path, data):
     assert not moved.reused and moved.dropped == (cells.path(key),) and key not in cells
 
 
+def test_stored_cells_need_only_the_record_and_a_cell_to_compute_needs_the_weights(tmp_path, data):
+    env = FakeEnvironment(heads_root=tmp_path)
+    cells, heads = CellStore(tmp_path), HeadStore(tmp_path)
+    the_plan = plan(["fake"], ["c"], [LEARNED_HEAD])
+    key = CellKey("fake", "c", LEARNED_HEAD)
+    config = HeadConfig(families=("linear",))
+    prepare_heads(the_plan, cells, heads, config, lambda e: data)
+    run_matrix(the_plan, cells, env=env, bootstrap=BOOT)
+    heads.weights_path("fake").unlink()  # a matrix kept with its head records, not its weights
+    (kept,) = prepare_heads(
+        the_plan, cells, heads, config, lambda e: pytest.fail("retrained"), compute=[]
+    )
+    assert kept.reused and kept.trained is None and kept.dropped == () and key in cells
+    assert kept.record == heads.matching_record("fake", config)
+    other = HeadConfig(families=("linear",), seed=1)  # another training: the cells are stale
+    assert heads.matching_record("fake", other) is None
+    (moved,) = prepare_heads(the_plan, cells, heads, other, lambda e: data, compute=[])
+    assert not moved.reused and moved.dropped == (cells.path(key),) and key not in cells
+    heads.weights_path("fake").unlink()
+    (again,) = prepare_heads(the_plan, cells, heads, other, lambda e: data, compute=[key])
+    assert not again.reused and again.trained is not None  # to compute: weights needed
+
+
 def test_learned_head_cells_need_a_heads_root(tmp_path):
     with pytest.raises(HeadStoreError, match="heads_root"):
         MatrixEnvironment().program(LEARNED_HEAD, "fake")

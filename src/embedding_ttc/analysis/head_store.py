@@ -3,7 +3,8 @@
 Layout of a :class:`HeadStore`::
 
     OUT/heads/<encoder>.json   the HeadRecord (read by the report's training-time panel)
-    OUT/heads/<encoder>.npz    every family's weights, with the record they belong to
+    OUT/heads/<encoder>.npz    every family's weights, with the record they belong to (read
+                               only when a LearnedHead cell of that encoder is to compute)
 
 In the transfer matrix the chosen head is the program ``LearnedHead`` (:class:`HeadProgram`):
 it spends no encoder call, so its cost ratio is 1. :func:`prepare_heads` trains (or reuses)
@@ -115,16 +116,34 @@ class HeadStore:
             trained = self.load(encoder)
         except HeadStoreError:
             return None
-        record = trained.record
-        same = record.seed == config.seed and [f.family for f in record.families] == list(
-            config.families
-        )
-        on_tasks = tasks is None or record.tasks == list(tasks)
-        return trained if same and on_tasks else None
+        return trained if _trained_as(trained.record, config, tasks) else None
+
+    def matching_record(
+        self, encoder: str, config: HeadConfig, tasks: Sequence[str] | None = None
+    ) -> HeadRecord | None:
+        """``encoder``'s stored record if trained as :meth:`reusable` asks; weights not read.
+
+        The cells a stored head computed stay valid without its weights, which only a cell
+        still to compute needs.
+        """
+        try:
+            record = HeadRecord.model_validate_json(
+                self.record_path(encoder).read_text(encoding="utf-8")
+            )
+        except (OSError, ValidationError):
+            return None
+        return record if record.encoder == encoder and _trained_as(record, config, tasks) else None
 
     def program(self, encoder: str) -> HeadProgram:
         """The ``LearnedHead`` program of ``encoder``'s chosen head."""
         return HeadProgram(self.load(encoder).chosen)
+
+
+def _trained_as(record: HeadRecord, config: HeadConfig, tasks: Sequence[str] | None) -> bool:
+    same = record.seed == config.seed and [f.family for f in record.families] == list(
+        config.families
+    )
+    return same and (tasks is None or record.tasks == list(tasks))
 
 
 @dataclass
@@ -164,7 +183,8 @@ class PreparedHead:
     """What :func:`prepare_heads` did for one encoder."""
 
     encoder: str
-    trained: TrainedHeads
+    record: HeadRecord
+    trained: TrainedHeads | None  # None: nothing to compute, the weights were not loaded
     reused: bool
     dropped: tuple[Path, ...]
 
@@ -176,11 +196,14 @@ def prepare_heads(
     config: HeadConfig,
     data: Callable[[str], Sequence[TaskEmbeddings]],
     tasks: Sequence[str] | None = None,
+    compute: Iterable[CellKey] | None = None,
 ) -> list[PreparedHead]:
     """Load or train the head of every encoder with a ``LearnedHead`` cell in ``keys``.
 
     A head (re)trained here makes every stored ``LearnedHead`` cell of that encoder stale: they
-    are deleted, so the matrix recomputes them with the new head.
+    are deleted, so the matrix recomputes them with the new head. An encoder whose stored record
+    was trained as ``config`` asks and that has no ``LearnedHead`` cell in ``compute`` is left
+    alone: its weights are not even read (a matrix can keep its head records without them).
 
     Args:
         keys: the planned cells.
@@ -190,11 +213,20 @@ def prepare_heads(
         data: the discovery tasks' embeddings under an encoder, by encoder name (called only
             when that encoder's head is trained).
         tasks: the names of those discovery tasks (see :func:`load_or_train`).
+        compute: the planned cells still to compute (``None``: all of ``keys``).
 
     """
+    keys = list(keys)
     encoders = dict.fromkeys(k.encoder for k in keys if k.program == LEARNED_HEAD)
+    pending = {
+        k.encoder for k in (keys if compute is None else compute) if k.program == LEARNED_HEAD
+    }
     out = []
     for encoder in encoders:
+        record = None if encoder in pending else store.matching_record(encoder, config, tasks)
+        if record is not None:
+            out.append(PreparedHead(encoder, record, None, True, ()))
+            continue
         trained, reused = load_or_train(store, encoder, config, partial(data, encoder), tasks)
         dropped: tuple[Path, ...] = ()
         if not reused:
@@ -202,5 +234,5 @@ def prepare_heads(
             dropped = tuple(sorted((cells.dir / safe_name(encoder)).glob(pattern)))
             for path in dropped:
                 path.unlink()
-        out.append(PreparedHead(encoder, trained, reused, dropped))
+        out.append(PreparedHead(encoder, trained.record, trained, reused, dropped))
     return out
