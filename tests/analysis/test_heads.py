@@ -255,28 +255,28 @@ def test_the_learned_head_cell_is_against_p0(tmp_path, data):
     assert cell.bootstrap.resamples == 200
 
 
-def test_retraining_drops_the_stale_head_cells(tmp_path, data):
+@pytest.fixture
+def head_cell(tmp_path, data):
+    """A one-cell LearnedHead matrix, computed with a linear head."""
     env = FakeEnvironment(heads_root=tmp_path)
     cells, heads = CellStore(tmp_path), HeadStore(tmp_path)
     the_plan = plan(["fake"], ["c"], [LEARNED_HEAD])
-    key = CellKey("fake", "c", LEARNED_HEAD)
     config = HeadConfig(families=("linear",))
     prepare_heads(the_plan, cells, heads, config, lambda e: data)
     run_matrix(the_plan, cells, env=env, bootstrap=BOOT)
+    return cells, heads, the_plan, CellKey("fake", "c", LEARNED_HEAD), config
+
+
+def test_retraining_drops_the_stale_head_cells(head_cell, data):
+    cells, heads, the_plan, key, config = head_cell
     (again,) = prepare_heads(the_plan, cells, heads, config, lambda e: pytest.fail("retrained"))
     assert again.reused and again.dropped == () and key in cells
     (moved,) = prepare_heads(the_plan, cells, heads, HeadConfig(families=("mlp",)), lambda e: data)
     assert not moved.reused and moved.dropped == (cells.path(key),) and key not in cells
 
 
-def test_stored_cells_need_only_the_record_and_a_cell_to_compute_needs_the_weights(tmp_path, data):
-    env = FakeEnvironment(heads_root=tmp_path)
-    cells, heads = CellStore(tmp_path), HeadStore(tmp_path)
-    the_plan = plan(["fake"], ["c"], [LEARNED_HEAD])
-    key = CellKey("fake", "c", LEARNED_HEAD)
-    config = HeadConfig(families=("linear",))
-    prepare_heads(the_plan, cells, heads, config, lambda e: data)
-    run_matrix(the_plan, cells, env=env, bootstrap=BOOT)
+def test_stored_cells_need_only_the_record_and_a_cell_to_compute_needs_the_weights(head_cell, data):
+    cells, heads, the_plan, key, config = head_cell
     heads.weights_path("fake").unlink()  # a matrix kept with its head records, not its weights
     (kept,) = prepare_heads(
         the_plan, cells, heads, config, lambda e: pytest.fail("retrained"), compute=[]
