@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from embedding_ttc.errors import DatasetError, UnknownNameError
+from embedding_ttc.tasks.fingerprint import task_fingerprint
 from embedding_ttc.tasks.generated import (
     DEFAULT_LENGTHS,
     DEFAULT_SEED,
@@ -20,7 +21,6 @@ from embedding_ttc.tasks.generated import (
     load_haystack_texts,
     make_needle_task,
     make_passkey_task,
-    task_fingerprint,
 )
 from embedding_ttc.tasks.task import RetrievalTask
 
