@@ -79,7 +79,7 @@ def _log(message: str) -> None:
 
 def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, Any]:
     """One search loop per configuration, sharing the tasks, encoder, evaluator and model."""
-    from embedding_ttc.cli import build_encoder
+    from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.search.checks import check_source
     from embedding_ttc.search.compact_prompt import example_structures
     from embedding_ttc.search.evaluator import SuiteEvaluator

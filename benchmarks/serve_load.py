@@ -1,7 +1,7 @@
 """Load test of ``embedding-ttc serve`` on loopback: latency percentiles and throughput.
 
 For each program (default P0, SoftCentroid, LexicalHybridRRF) the index of one task is served
-by a child process (``python -m embedding_ttc.cli_deploy serve``, uncached query encoder,
+by a child process (``python -m embedding_ttc.cli.deploy serve``, uncached query encoder,
 warning-level logs); after a short warm-up, a bounded number of ``POST /search`` requests (the
 task's queries, cycled; ``k`` = 10, the server's dense shortlist of 100) go out from
 ``--concurrency`` client threads. Printed per program: requests, errors, p50 / p95 / max
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from rerank_latency import ensure_index
 
-from embedding_ttc.cli_deploy import set_threads
+from embedding_ttc.cli.deploy import set_threads
 from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
 from embedding_ttc.tasks.catalog import load_task
 
@@ -61,7 +61,7 @@ def post(url: str, body: dict[str, object], timeout: float = 300.0) -> tuple[int
 
 
 def start_server(index: Path, port: int, threads: int) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "embedding_ttc.cli_deploy", "serve", str(index)]
+    cmd = [sys.executable, "-m", "embedding_ttc.cli.deploy", "serve", str(index)]
     cmd += ["--port", str(port), "--no-cache", "--log-level", "warning"]
     cmd += ["--threads", str(threads)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -128,7 +128,7 @@ def test_sigterm_inside_a_command_is_an_interruption_and_the_handler_is_restored
     import signal
     import time
 
-    from embedding_ttc.cli import terminate_as_interrupt
+    from embedding_ttc.cli.common import terminate_as_interrupt
 
     before = signal.getsignal(signal.SIGTERM)
     finished = []

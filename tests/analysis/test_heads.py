@@ -299,7 +299,7 @@ def test_learned_head_cells_need_a_heads_root(tmp_path):
 
 
 def test_transfer_command_trains_then_reuses_heads(shared_datasets, tmp_path, capsys):
-    from embedding_ttc.cli_analysis import main
+    from embedding_ttc.cli.analysis import main
 
     out = tmp_path / "run"
     argv = [

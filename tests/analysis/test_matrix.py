@@ -21,7 +21,7 @@ from embedding_ttc.analysis.matrix import (
     run_matrix,
     to_compute,
 )
-from embedding_ttc.cli_analysis import main, split_names
+from embedding_ttc.cli.analysis import main, split_names
 from embedding_ttc.errors import MissingExtraError
 
 from .cell_factory import smoke_transfer_argv

@@ -20,7 +20,7 @@ from embedding_ttc.analysis.report import (
     load_search_run,
     write_report,
 )
-from embedding_ttc.cli_analysis import main
+from embedding_ttc.cli.analysis import main
 from embedding_ttc.search.records import LedgerRecord
 
 from .cell_factory import cell

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedding_ttc.cli_deploy import main as deploy_main
+from embedding_ttc.cli.deploy import main as deploy_main
 from embedding_ttc.deploy import index as index_module
 from embedding_ttc.deploy.index import (
     DeployError,
@@ -334,7 +334,7 @@ def _raise(*args, **kwargs):
 
 def test_cli_build_and_add_on_corpus_files(tmp_path, monkeypatch, capsys):
     # The CLI loads encoders by name: point the fake's name at the registry for this test.
-    import embedding_ttc.cli as cli
+    import embedding_ttc.cli.common as cli
 
     monkeypatch.setattr(cli, "build_encoder", lambda *a, **k: HashingEncoder())
     first = tmp_path / "a.tsv"

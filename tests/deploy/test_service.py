@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from embedding_ttc.cli_deploy import main as deploy_main
+from embedding_ttc.cli.deploy import main as deploy_main
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.deploy.service import MAX_K, MAX_QUERY_CHARS, create_app
@@ -161,7 +161,7 @@ def test_serve_subprocess_answers_then_exits_cleanly_on_sigterm(tmp_path):
     Index.build(tmp_path / "ix", corpus(), encoder=encoder, program="SoftCentroid")
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "embedding_ttc.cli_deploy", "serve", str(tmp_path / "ix")]
+    cmd = [sys.executable, "-m", "embedding_ttc.cli.deploy", "serve", str(tmp_path / "ix")]
     proc = subprocess.Popen(
         [*cmd, "--host", "127.0.0.1", "--port", str(port), "--shortlist", "4"],
         stdout=subprocess.PIPE,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.cli_search import DraftingOptions, _drafting, add_search_commands
+from embedding_ttc.cli.search import DraftingOptions, _drafting, add_search_commands
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.checks import check_source

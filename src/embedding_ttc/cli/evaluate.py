@@ -1,62 +1,22 @@
-"""The ``embedding-ttc`` command line: thin commands over library calls."""
+"""The ``evaluate``, ``tasks``, ``encoders`` and ``bench`` commands: thin wiring of evaluation."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from embedding_ttc import __version__
+from embedding_ttc.cli.common import (
+    build_encoder,
+    command_line,
+    progress_bars,
+    rich_console,
+    with_backend,
+)
 from embedding_ttc.errors import EmbeddingTTCError
-
-
-def _console(stderr: bool = True) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=stderr)
-
-
-@contextmanager
-def _progress(enabled: bool) -> Iterator[Any]:
-    """A rich progress display on stderr (a no-op object when disabled)."""
-    if not enabled:
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_console(),
-        transient=True,
-    ) as progress:
-        yield progress
-
-
-def build_encoder(name: str, cache_dir: Path | None, no_cache: bool, backend: str = "torch") -> Any:
-    """Load an encoder on ``backend`` and wrap it in the on-disk cache unless ``no_cache``."""
-    from embedding_ttc.encoders.cache import CachedEncoder
-    from embedding_ttc.encoders.catalog import load_encoder
-
-    encoder = load_encoder(name, backend)
-    return encoder if no_cache else CachedEncoder(encoder, cache_dir)
-
-
-def _with_backend(name: str, backend: str) -> str:
-    """``name@backend`` for a backend other than torch (the name that encoder reports)."""
-    return name if backend == "torch" or "@" in name else f"{name}@{backend}"
 
 
 def _task_names(args: argparse.Namespace) -> list[str]:
@@ -172,7 +132,6 @@ def _evaluate_task(
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate programs on tasks; print a summary table or JSON records."""
-    from embedding_ttc.cli_analysis import command_line
     from embedding_ttc.evaluation.output import RunDirectory
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import get_program, resolve_program_names
@@ -185,7 +144,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     files: list[Any] = []
     failures: list[Any] = []
     if args.program_file:
-        from embedding_ttc.cli_search import program_files
+        from embedding_ttc.cli.search import program_files
 
         files, rejected = program_files(args.program_file, data_root, tasks, args.timeout)
         program_names += [p.name for p in files]
@@ -207,12 +166,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 "embedding_ttc": __version__,
             }
         )
-    console = _console()
+    console = rich_console()
     rows: list[Any] = []
-    with _progress(not args.no_progress) as progress:
+    with progress_bars(not args.no_progress) as progress:
         for enc_name in args.encoder:
             encoder = build_encoder(enc_name, args.cache_dir, args.no_cache, args.backend)
-            label = _with_backend(enc_name, args.backend)
+            label = with_backend(enc_name, args.backend)
             for task_name in tasks:
                 task = load_task(task_name, data_root)
                 for w in task.warnings:
@@ -226,9 +185,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(json.dumps([r.model_dump() for r in [*rows, *failures]], indent=2))
     for f in failures:
         console.print(f"[red]{f.program} on {f.task}: {f.status}: {f.reason}[/red]")
-    _print_table(rows, console if args.json else _console(stderr=False))
+    _print_table(rows, console if args.json else rich_console(stderr=False))
     if len(tasks) > 1:
-        _discovery_tables(rows, out, console if args.json else _console(stderr=False))
+        _discovery_tables(rows, out, console if args.json else rich_console(stderr=False))
     return 0
 
 
@@ -309,7 +268,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             s["source"],
             ", ".join(member),
         )
-    console = _console(stderr=False)
+    console = rich_console(stderr=False)
     console.print(table)
     for name, suite in suites.items():
         console.print(f"[bold]{name}[/bold]: {', '.join(suite['tasks'])} — {suite['description']}")
@@ -352,7 +311,7 @@ def cmd_encoders(args: argparse.Namespace) -> int:
             "yes" if s.available() else ("needs network" if not missing else f"pip: {missing[0]}")
         )
         table.add_row(s.name, s.family, str(s.dim), views, here, s.description)
-    _console(stderr=False).print(table)
+    rich_console(stderr=False).print(table)
     return 0
 
 
@@ -362,7 +321,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     report = run_bench(
         suite=args.suite,
-        encoder_name=_with_backend(args.encoder, args.backend),
+        encoder_name=with_backend(args.encoder, args.backend),
         data_dir=args.data_dir,
         tasks=args.task,
         log=lambda line: print(line, flush=True),
@@ -371,18 +330,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+def add_evaluate_commands(sub: Any) -> None:
+    """Add ``evaluate``, ``tasks``, ``encoders`` and ``bench`` to the subcommand parsers."""
     from embedding_ttc.encoders.catalog import BACKENDS, DEFAULT_ENCODER
 
     backend_help = "runtime: torch (default) or onnx-int8 (needs the onnx extra)"
-    parser = argparse.ArgumentParser(
-        prog="embedding-ttc",
-        description="Test-time compute for frozen embedding models: evaluate programs over a "
-        "metered encoder on retrieval suites.",
-    )
-    parser.add_argument("--version", action="version", version=f"embedding-ttc {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
 
     ev = sub.add_parser("evaluate", help="evaluate programs on tasks or a suite")
     ev.add_argument(
@@ -460,76 +412,3 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--data-dir", type=Path)
     be.add_argument("--backend", choices=BACKENDS, default="torch", help=backend_help)
     be.set_defaults(func=cmd_bench)
-
-    from embedding_ttc.cli_search import add_search_commands
-
-    add_search_commands(sub)
-
-    from embedding_ttc.cli_analysis import add_analysis_commands
-    from embedding_ttc.cli_deploy import add_deploy_commands
-
-    add_analysis_commands(sub)
-    add_deploy_commands(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``embedding-ttc`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    args.argv = None if argv is None else list(argv)
-    if args.command == "evaluate":
-        from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
-
-        args.encoder = args.encoder or [DEFAULT_ENCODER]
-        args.program = args.program or ["P0"]
-    return run_command(args, "files already written are complete")
-
-
-@contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM (a job scheduler's or ``kill``'s stop) acts as Ctrl-C does.
-
-    Commands then finish their ``finally`` clauses (a transfer run's log record, a search's
-    ledger) instead of dying mid-write. Only the main thread can set handlers; elsewhere, and
-    where SIGTERM is not available, the block runs unchanged.
-    """
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
-        yield
-        return
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def run_command(args: argparse.Namespace, on_interrupt: str) -> int:
-    """Run a parsed command: a user error prints one line and exits 2; Ctrl-C exits 130.
-
-    ``on_interrupt`` tells the user what an interruption leaves behind. SIGTERM is taken
-    as an interruption too (:func:`terminate_as_interrupt`).
-    """
-    try:
-        with terminate_as_interrupt():
-            return int(args.func(args))
-    except EmbeddingTTCError as exc:
-        print(f"embedding-ttc: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # output piped into a pager or head that closed early
-        sys.stderr.close()
-        return 0
-    except KeyboardInterrupt:
-        print(f"embedding-ttc: interrupted; {on_interrupt}", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """The ``index build``, ``index add`` and ``serve`` commands: thin wiring of ``deploy``.
 
 ``add_deploy_commands(sub)`` adds them to the ``embedding-ttc`` parser; ``python -m
-embedding_ttc.cli_deploy`` runs them on their own.
+embedding_ttc.cli.deploy`` runs them on their own.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _say(text: str) -> None:
 
 def cmd_index_build(args: argparse.Namespace) -> int:
     """Build an index of a task's corpus or a corpus file for one program and encoder."""
-    from embedding_ttc.cli import build_encoder
+    from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.deploy.index import (
         Document,
         Index,
@@ -117,7 +117,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
 
 def cmd_index_add(args: argparse.Namespace) -> int:
     """Append a corpus file's documents to an index."""
-    from embedding_ttc.cli import build_encoder
+    from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.deploy.index import Index, read_corpus
 
     set_threads(args.threads)
@@ -135,7 +135,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from embedding_ttc.deploy.service import create_app, require_serve_extra, serve
 
     require_serve_extra()  # before loading a model
-    from embedding_ttc.cli import build_encoder
+    from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.deploy.index import Index
     from embedding_ttc.deploy.reranker import Reranker
 
@@ -205,10 +205,10 @@ def add_deploy_commands(sub: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the deploy commands on their own (``python -m embedding_ttc.cli_deploy``)."""
+    """Run the deploy commands on their own (``python -m embedding_ttc.cli.deploy``)."""
     parser = argparse.ArgumentParser(prog="embedding-ttc")
     add_deploy_commands(parser.add_subparsers(dest="command", required=True))
-    from embedding_ttc.cli import run_command
+    from embedding_ttc.cli.common import run_command
 
     return run_command(parser.parse_args(argv), "no partial index was left")
 

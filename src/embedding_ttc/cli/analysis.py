@@ -27,15 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from embedding_ttc import __version__
+from embedding_ttc.cli.common import command_line
 from embedding_ttc.errors import EmbeddingTTCError
 
 NO_DISCOVERY = "none"
-
-
-def command_line(args: argparse.Namespace) -> list[str]:
-    """The command as the user gave it, for manifests: ``main(argv)``'s words, else sys.argv."""
-    words = getattr(args, "argv", None)
-    return ["embedding-ttc", *(sys.argv[1:] if words is None else words)]
 
 
 def split_names(values: Sequence[str] | None) -> list[str]:
@@ -573,11 +568,11 @@ def add_report_command(sub: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the analysis commands alone (``python -m embedding_ttc.cli_analysis transfer ...``)."""
+    """Run the analysis commands alone (``python -m embedding_ttc.cli.analysis transfer ...``)."""
     parser = argparse.ArgumentParser(prog="embedding-ttc")
     sub = parser.add_subparsers(dest="command", required=True)
     add_analysis_commands(sub)
-    from embedding_ttc.cli import run_command
+    from embedding_ttc.cli.common import run_command
 
     args = parser.parse_args(argv)
     args.argv = None if argv is None else list(argv)

@@ -163,7 +163,7 @@ def _precheck(
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Run or resume an agentic program search; print the frontier at the end."""
-    from embedding_ttc.cli import build_encoder
+    from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.encoders.cache import default_cache_dir
     from embedding_ttc.search.checks import check_source
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator

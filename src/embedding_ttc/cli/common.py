@@ -1,0 +1,115 @@
+"""What every command shares: running it, consoles and progress, building an encoder.
+
+A command is a function ``cmd(args) -> int`` set as ``args.func`` by its group's parser;
+:func:`run_command` runs it with the command line's error conventions. Command groups import
+this module and nothing else of :mod:`embedding_ttc.cli`, so imports run one way: the root
+parser (:mod:`embedding_ttc.cli`) imports the groups, the groups import ``common``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc.errors import EmbeddingTTCError
+
+
+def command_line(args: argparse.Namespace) -> list[str]:
+    """The command as the user gave it, for manifests: ``main(argv)``'s words, else sys.argv."""
+    words = getattr(args, "argv", None)
+    return ["embedding-ttc", *(sys.argv[1:] if words is None else words)]
+
+
+def rich_console(stderr: bool = True) -> Any:
+    """A rich console on stderr (progress, warnings) or stdout (results)."""
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+@contextmanager
+def progress_bars(enabled: bool) -> Iterator[Any]:
+    """A rich progress display on stderr (``None`` when disabled)."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=rich_console(),
+        transient=True,
+    ) as progress:
+        yield progress
+
+
+def build_encoder(name: str, cache_dir: Path | None, no_cache: bool, backend: str = "torch") -> Any:
+    """Load an encoder on ``backend`` and wrap it in the on-disk cache unless ``no_cache``."""
+    from embedding_ttc.encoders.cache import CachedEncoder
+    from embedding_ttc.encoders.catalog import load_encoder
+
+    encoder = load_encoder(name, backend)
+    return encoder if no_cache else CachedEncoder(encoder, cache_dir)
+
+
+def with_backend(name: str, backend: str) -> str:
+    """``name@backend`` for a backend other than torch (the name that encoder reports)."""
+    return name if backend == "torch" or "@" in name else f"{name}@{backend}"
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM (a job scheduler's or ``kill``'s stop) acts as Ctrl-C does.
+
+    Commands then finish their ``finally`` clauses (a transfer run's log record, a search's
+    ledger) instead of dying mid-write. Only the main thread can set handlers; elsewhere, and
+    where SIGTERM is not available, the block runs unchanged.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_command(args: argparse.Namespace, on_interrupt: str) -> int:
+    """Run a parsed command: a user error prints one line and exits 2; Ctrl-C exits 130.
+
+    ``on_interrupt`` tells the user what an interruption leaves behind. SIGTERM is taken
+    as an interruption too (:func:`terminate_as_interrupt`).
+    """
+    try:
+        with terminate_as_interrupt():
+            return int(args.func(args))
+    except EmbeddingTTCError as exc:
+        print(f"embedding-ttc: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into a pager or head that closed early
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print(f"embedding-ttc: interrupted; {on_interrupt}", file=sys.stderr)
+        return 130
