@@ -103,8 +103,8 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         run_matrix,
         to_compute,
     )
-    from embedding_ttc.analysis.report import write_tables
-    from embedding_ttc.analysis.tables import TransferReport, default_oracle
+    from embedding_ttc.analysis.tables import heldout_markdown, write_tables
+    from embedding_ttc.analysis.transfer_report import TransferReport, default_oracle
     from embedding_ttc.programs.catalog import resolve_program_names
     from embedding_ttc.tasks.catalog import resolve_data_root, suite_tasks
 
@@ -211,7 +211,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         oracle_programs=oracle,
     )
     write_tables(out / "tables", report)
-    print(report.heldout_markdown())
+    print(heldout_markdown(report))
     print(
         f"transfer: computed {len(outcome.computed)} cells in {wall:.0f} s, "
         f"restatted {len(outcome.restatted)}, failed {len(outcome.failed)}; "

@@ -23,7 +23,7 @@ from embedding_ttc.analysis.figure_data import (
     train_vs_test_data,
     trajectory_data,
 )
-from embedding_ttc.analysis.tables import TransferReport
+from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.search.records import LedgerRecord
 

@@ -1,10 +1,10 @@
 """What each figure of the transfer study draws: pure computation, no plotting library.
 
 Every builder turns records — search ledger lines, transfer cells and their
-:class:`~embedding_ttc.analysis.tables.TransferReport`, learned-head records — into a frozen
-dataclass holding exactly the numbers one figure shows, or a :class:`Skipped` that says why the
-figure cannot be drawn. :mod:`embedding_ttc.analysis.figures` renders them; the paper's figure
-each one follows is named beside it:
+:class:`~embedding_ttc.analysis.transfer_report.TransferReport`, learned-head records — into a
+frozen dataclass holding exactly the numbers one figure shows, or a :class:`Skipped` that says
+why the figure cannot be drawn. :mod:`embedding_ttc.analysis.figures` renders them; the
+paper's figure each one follows is named beside it:
 
 * ``pareto`` (Fig. 2): every evaluated program of a search as (cost ratio ``c``, mean discovery
   Δ), the Pareto set highlighted and the frontier curve drawn from P0 at (1, 0);
@@ -37,10 +37,11 @@ from typing import Literal
 import numpy as np
 
 from embedding_ttc.analysis.cells import Cell, CellKey
+from embedding_ttc.analysis.comparisons import SOFT_CENTROID
 from embedding_ttc.analysis.heads import LEARNED_HEAD as LEARNED_HEAD
 from embedding_ttc.analysis.heads import HeadFamily as HeadFamily
 from embedding_ttc.analysis.heads import HeadRecord as HeadRecord
-from embedding_ttc.analysis.tables import SOFT_CENTROID, TransferReport
+from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.registry import closest
 from embedding_ttc.search.frontier import admitted, pareto

@@ -38,7 +38,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from embedding_ttc.analysis.cells import BootstrapConfig, Cell, CellKey, CellStore, make_cell
+from embedding_ttc.analysis.cells import (
+    BASELINE,
+    BootstrapConfig,
+    Cell,
+    CellKey,
+    CellStore,
+    make_cell,
+)
 from embedding_ttc.analysis.head_store import HeadStore
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadStoreError
 from embedding_ttc.encoders.base import Encoder
@@ -49,7 +56,6 @@ from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.tasks.task import RetrievalTask, sample_queries
 
-BASELINE = "P0"
 EXECUTORS: tuple[str, ...] = ("inprocess", "ray")
 
 

@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from embedding_ttc import __version__
-from embedding_ttc.analysis.cells import Cell, CellKey
+from embedding_ttc.analysis.cells import BASELINE, Cell, CellKey
 from embedding_ttc.analysis.figure_data import (
     DEFAULT_PRF_TASK,
     FigureData,
@@ -47,6 +47,7 @@ from embedding_ttc.analysis.figure_data import (
     Skipped,
     build_figures,
 )
+from embedding_ttc.analysis.grid import Grid
 from embedding_ttc.analysis.heads import HEADS_DIR, HeadRecord
 from embedding_ttc.analysis.run_log import (
     RUN_LOG,
@@ -56,7 +57,8 @@ from embedding_ttc.analysis.run_log import (
     summed_run_seconds,
     total_wall_seconds,
 )
-from embedding_ttc.analysis.tables import BASELINE, Grid, TransferReport, default_oracle
+from embedding_ttc.analysis.tables import sections, write_tables
+from embedding_ttc.analysis.transfer_report import TransferReport, default_oracle
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.ledger import LEDGER_FILE
@@ -359,16 +361,6 @@ def build_page(
 # --- writing ------------------------------------------------------------------------------------
 
 
-def write_tables(folder: Path, report: TransferReport) -> None:
-    """Each section as ``<name>.md``, ``.csv`` and ``.tex``, and ``report.md``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, grid in report.sections().items():
-        write_atomic(folder / f"{name}.md", f"## {grid.title}\n\n{grid.to_markdown()}")
-        write_atomic(folder / f"{name}.csv", grid.to_csv())
-        write_atomic(folder / f"{name}.tex", grid.to_latex())
-    write_atomic(folder / "report.md", report.to_markdown())
-
-
 @dataclass(frozen=True)
 class ReportFiles:
     """What :func:`write_report` wrote."""
@@ -453,7 +445,7 @@ def _skipped_html(title: str, skipped: Skipped) -> str:
 
 
 def grid_html(grid: Grid) -> str:
-    """A :class:`~embedding_ttc.analysis.tables.Grid` as an HTML table (Markdown's formats)."""
+    """A :class:`~embedding_ttc.analysis.grid.Grid` as an HTML table (Markdown's formats)."""
     head = "".join(f"<th>{_e(h)}</th>" for h in grid.header)
     rows = []
     for row in grid.rows:
@@ -614,7 +606,7 @@ def render_html(page: ReportPage, figure_blocks: Sequence[str]) -> str:
     facts = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in _facts(page))
     notes = "".join(f'<p class="note">{_e(n)}</p>' for n in page.notes)
     tables = []
-    for name, grid in page.report.sections().items():
+    for name, grid in sections(page.report).items():
         body = f'<h3 id="table-{_e(name)}">{_e(grid.title)}</h3>\n{grid_html(grid)}'
         if name == "cells":
             summary = f"{_e(grid.title)} ({len(grid.rows)} rows)"
