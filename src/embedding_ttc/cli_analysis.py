@@ -381,7 +381,7 @@ def _earlier_discovery(out: Path) -> dict[str, Any] | None:
     A study run in pieces has held-out pieces with ``--discovery-suite none``; the manifest
     they write keeps the column of the run that laid it out, so ``report`` still shows it.
     """
-    from embedding_ttc.analysis.report import ReportError, read_manifest
+    from embedding_ttc.analysis.inputs import ReportError, read_manifest
 
     try:
         earlier = read_manifest(out)
@@ -404,7 +404,7 @@ def _search_run_entry(out: Path, given: Path | None) -> str | None:
     a matrix computed in phases still knows its search. The path is recorded relative to ``out``
     (where it can be), so a matrix and its search run moved or cloned together stay linked.
     """
-    from embedding_ttc.analysis.report import load_search_run, read_manifest
+    from embedding_ttc.analysis.inputs import load_search_run, read_manifest
 
     if given is not None:
         load_search_run(given)  # a missing or malformed ledger fails before any cell is computed
@@ -422,7 +422,8 @@ def _search_run_entry(out: Path, given: Path | None) -> str | None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the tables, the figures and ``DIR/report.html`` of a transfer matrix."""
-    from embedding_ttc.analysis.report import build_page, write_report
+    from embedding_ttc.analysis.report import write_report
+    from embedding_ttc.analysis.report_page import build_page
 
     page = build_page(
         args.dir,

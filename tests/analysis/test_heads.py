@@ -21,8 +21,8 @@ from embedding_ttc.analysis.heads import (
     training_pairs,
     validation_rows,
 )
+from embedding_ttc.analysis.inputs import load_heads
 from embedding_ttc.analysis.matrix import MatrixEnvironment, plan, run_matrix
-from embedding_ttc.analysis.report import load_heads
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.evaluation.evaluate import evaluate_programs
 from embedding_ttc.evaluation.ranking import TaskRanker

@@ -86,7 +86,8 @@ def test_durations_read_as_a_person_would_write_them(seconds: float, text: str):
 
 
 def test_transfer_logs_each_run_and_the_report_sums_them(shared_datasets, tmp_path, capsys):
-    from embedding_ttc.analysis.report import build_page, render_html
+    from embedding_ttc.analysis.report_html import render_html
+    from embedding_ttc.analysis.report_page import build_page
     from embedding_ttc.cli import main
 
     out = tmp_path / "study"
