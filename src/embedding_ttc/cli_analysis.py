@@ -69,7 +69,7 @@ def _heldout_tasks(suite: str, tasks: Sequence[str] | None) -> list[str]:
 
 def _progress_line(update: Any) -> str | None:
     from embedding_ttc.analysis.cells import Cell
-    from embedding_ttc.analysis.matrix import CellFailure, GroupStarted
+    from embedding_ttc.analysis.groups import CellFailure, GroupStarted
 
     event = update.event
     width = len(str(update.total))
@@ -94,15 +94,12 @@ def _progress_line(update: Any) -> str | None:
 def cmd_transfer(args: argparse.Namespace) -> int:
     """Compute the missing cells of the transfer matrix, write and print the tables."""
     from embedding_ttc.analysis.cells import BootstrapConfig, CellStore
+    from embedding_ttc.analysis.executors import make_executor
+    from embedding_ttc.analysis.groups import CellFailure, MatrixEnvironment
     from embedding_ttc.analysis.heads import LEARNED_HEAD
-    from embedding_ttc.analysis.matrix import (
-        CellFailure,
-        MatrixEnvironment,
-        make_executor,
-        plan,
-        run_matrix,
-        to_compute,
-    )
+    from embedding_ttc.analysis.matrix import run_matrix
+    from embedding_ttc.analysis.plan import plan
+    from embedding_ttc.analysis.staleness import to_compute
     from embedding_ttc.analysis.tables import heldout_markdown, write_tables
     from embedding_ttc.analysis.transfer_report import TransferReport, default_oracle
     from embedding_ttc.programs.catalog import resolve_program_names
@@ -262,7 +259,7 @@ def _log_run(
 
 def _task_settings(args: argparse.Namespace, tasks: list[str]) -> tuple[Any, Any]:
     """``--shortlist`` and ``--sample-queries``, parsed and checked against the matrix's tasks."""
-    from embedding_ttc.analysis.matrix import QuerySample, ShortlistPolicy
+    from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy
 
     try:
         shortlist = ShortlistPolicy.parse(args.shortlist or [])
@@ -449,8 +446,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def add_analysis_commands(sub: Any) -> None:
     """Add ``transfer`` and ``report`` to the subcommand parser."""
+    from embedding_ttc.analysis.executors import EXECUTORS
     from embedding_ttc.analysis.heads import LEARNED_HEAD
-    from embedding_ttc.analysis.matrix import EXECUTORS
     from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES
     from embedding_ttc.encoders.catalog import BACKENDS
 
