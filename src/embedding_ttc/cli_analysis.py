@@ -543,7 +543,8 @@ def add_analysis_commands(sub: Any) -> None:
 
 def add_report_command(sub: Any) -> None:
     """Add ``report`` to the subcommand parser."""
-    from embedding_ttc.analysis.figure_data import DEFAULT_PRF_TASK, DEFAULT_PROGRAM
+    from embedding_ttc.analysis.figure_data.prf import DEFAULT_PRF_TASK
+    from embedding_ttc.analysis.figure_data.transfer import DEFAULT_PROGRAM
 
     rp = sub.add_parser(
         "report",

@@ -1,7 +1,7 @@
 """The transfer study's figures: matplotlib rendering of :mod:`.figure_data` records, nothing else.
 
 Every figure is a :class:`FigureSpec` in :data:`FIGURES`, a registry keyed by the names of
-:data:`~embedding_ttc.analysis.figure_data.FIGURE_NAMES`: it draws one data record on a fresh
+:data:`~embedding_ttc.analysis.figure_data.build.FIGURE_NAMES`: it draws one data record on a fresh
 :class:`matplotlib.figure.Figure` (the Agg canvas, no pyplot state) and writes its caption.
 :func:`save` writes ``<name>.png`` and ``<name>.svg``. matplotlib is the ``report`` extra and is
 imported only when a figure is drawn.
@@ -16,18 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from embedding_ttc.analysis.figure_data import (
-    LEARNED_HEAD,
-    EncoderBars,
-    EncoderBarsGrid,
-    FigureData,
-    HeatmapData,
-    ParetoData,
-    PRFBars,
-    PRFGrid,
-    TrainVsTestData,
-    TrajectoryData,
-)
+from embedding_ttc.analysis.figure_data.build import FigureData
+from embedding_ttc.analysis.figure_data.prf import PRFBars, PRFGrid
+from embedding_ttc.analysis.figure_data.search import ParetoData, TrajectoryData
+from embedding_ttc.analysis.figure_data.train_vs_test import TrainVsTestData
+from embedding_ttc.analysis.figure_data.transfer import EncoderBars, EncoderBarsGrid, HeatmapData
+from embedding_ttc.analysis.heads import LEARNED_HEAD
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.registry import Registry
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from embedding_ttc.analysis.figure_data import Skipped
+from embedding_ttc.analysis.figure_data.base import Skipped
 from embedding_ttc.analysis.report_html import figure_html, render_html, skipped_html
 from embedding_ttc.analysis.report_page import ReportPage
 from embedding_ttc.analysis.tables import write_tables

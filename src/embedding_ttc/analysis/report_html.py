@@ -12,7 +12,7 @@ import html
 from collections.abc import Sequence
 
 from embedding_ttc import __version__
-from embedding_ttc.analysis.figure_data import Skipped
+from embedding_ttc.analysis.figure_data.base import Skipped
 from embedding_ttc.analysis.grid import Grid
 from embedding_ttc.analysis.heads import HeadRecord
 from embedding_ttc.analysis.inputs import MANIFEST, SearchRun

@@ -19,13 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from embedding_ttc.analysis.cells import BASELINE, Cell, CellKey
-from embedding_ttc.analysis.figure_data import (
-    DEFAULT_PRF_TASK,
-    FigureData,
-    FigureInputs,
-    Skipped,
-    build_figures,
-)
+from embedding_ttc.analysis.figure_data.base import Skipped
+from embedding_ttc.analysis.figure_data.build import FigureData, FigureInputs, build_figures
+from embedding_ttc.analysis.figure_data.prf import DEFAULT_PRF_TASK
 from embedding_ttc.analysis.heads import HeadRecord
 from embedding_ttc.analysis.inputs import (
     MANIFEST,
