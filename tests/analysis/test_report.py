@@ -13,7 +13,7 @@ from PIL import Image
 
 from embedding_ttc.analysis.cells import CellStore
 from embedding_ttc.analysis.figure_data.build import FIGURE_NAMES
-from embedding_ttc.analysis.figures import FIGURES
+from embedding_ttc.analysis.figures.registry import FIGURES
 from embedding_ttc.analysis.heads import LEARNED_HEAD
 from embedding_ttc.analysis.inputs import ReportError, load_search_run
 from embedding_ttc.analysis.report import write_report

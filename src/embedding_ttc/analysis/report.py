@@ -43,7 +43,7 @@ class ReportFiles:
 
 def write_report(page: ReportPage) -> ReportFiles:
     """Write the tables, every figure with data (PNG and SVG) and ``report.html``."""
-    from embedding_ttc.analysis.figures import FIGURES, render, save
+    from embedding_ttc.analysis.figures.registry import FIGURES, render, save
 
     tables = page.out / "tables"
     write_tables(tables, page.report)
