@@ -1,4 +1,3 @@
-import json
 import shutil
 from dataclasses import dataclass
 
@@ -11,9 +10,7 @@ from embedding_ttc.analysis.groups import CellFailure, GroupStarted, MatrixEnvir
 from embedding_ttc.analysis.matrix import run_matrix
 from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy, group_jobs, plan
 from embedding_ttc.analysis.staleness import to_compute
-from embedding_ttc.cli_analysis import main, split_names
 
-from .cell_factory import smoke_transfer_argv
 from fakes import HashingEncoder
 
 ENCODERS = ["tokenlearn-static-64", "wordllama-l2-supercat"]
@@ -247,45 +244,3 @@ def test_a_failing_base_encoding_fails_the_whole_group(tiny_task, tmp_path, monk
     outcome = run_matrix(the_plan, store, env=BrokenEnv(task_factory=tiny_task), bootstrap=BOOT)
     assert [f.key for f in outcome.failed] == list(the_plan)
     assert store.missing(the_plan) == list(the_plan)
-
-
-def test_split_names_keeps_parameters_together():
-    assert split_names(["P0,Rocchio:K=3,beta=0.5,SoftCentroid", "BM25"]) == [
-        "P0",
-        "Rocchio:K=3,beta=0.5",
-        "SoftCentroid",
-        "BM25",
-    ]
-
-
-def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
-    out = tmp_path / "run"
-    argv = smoke_transfer_argv(out, shared_datasets, "--cache-dir", str(tmp_path / "cache"))
-    assert main(argv) == 0
-    printed = capsys.readouterr()
-    assert printed.out.startswith("| program | c | tokenlearn-static-64 (1 tasks) |")
-    assert "| SoftCentroid | 1.00 |" in printed.out
-    assert "[2/2]" in printed.err
-    for section in ("heldout", "programs", "oracle", "cells"):
-        for ext in ("md", "csv", "tex"):
-            assert (out / "tables" / f"{section}.{ext}").is_file()
-    assert (out / "tables" / "report.md").is_file() and (out / "transfer.json").is_file()
-    assert main(argv) == 0  # resumes: nothing left to compute
-    assert "0 to compute" in capsys.readouterr().err
-    assert main([*argv, "--shortlist", "aila_statutes=10"]) == 0
-    assert "2 of them stored under another --shortlist" in capsys.readouterr().err
-    assert json.loads((out / "transfer.json").read_text())["shortlist"] == {
-        "*": None,
-        "aila_statutes": 10,
-    }
-    assert main([*argv, "--heads"]) == 2
-    assert "holds no head (seed 0) for tokenlearn-static-64" in capsys.readouterr().err
-    assert main([*argv, "--shortlist", "scifact=10"]) == 2
-    assert "--shortlist names tasks outside the matrix: scifact" in capsys.readouterr().err
-    assert main([*argv, "--sample-queries", "aila_statutes=5"]) == 0
-    assert "2 of them stored under another --shortlist, --sample-queries" in capsys.readouterr().err
-    manifest = json.loads((out / "transfer.json").read_text())
-    assert manifest["sample_queries"] == {"*": None, "aila_statutes": 5}
-    assert "Query sample: aila_statutes (5)" in (out / "tables" / "report.md").read_text()
-    assert main([*argv, "--sample-queries", "0"]) == 2
-    assert "--sample-queries: a sample size is at least 1, got 0" in capsys.readouterr().err

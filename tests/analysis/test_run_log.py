@@ -110,7 +110,7 @@ def test_transfer_logs_each_run_and_the_report_sums_them(shared_datasets, tmp_pa
 
 
 def test_an_interrupted_transfer_logs_its_run_and_exits_130(shared_datasets, tmp_path, monkeypatch):
-    from embedding_ttc.analysis import groups, matrix
+    from embedding_ttc.analysis import groups, matrix, transfer
     from embedding_ttc.cli import main
 
     def interrupted(plan, store, executor, progress, **kwargs):
@@ -120,7 +120,7 @@ def test_an_interrupted_transfer_logs_its_run_and_exits_130(shared_datasets, tmp
         progress(matrix.MatrixProgress(2, len(plan), groups.CellFailure(second, "boom")))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(matrix, "run_matrix", interrupted)
+    monkeypatch.setattr(transfer, "run_matrix", interrupted)
     out = tmp_path / "study"
     argv = smoke_transfer_argv(out, shared_datasets, "--no-progress", programs="P0,SoftCentroid")
     assert main(argv) == 130

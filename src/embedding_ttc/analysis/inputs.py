@@ -1,8 +1,5 @@
 """What a transfer study left on disk, read without writing anything.
 
-* ``DIR/transfer.json`` — the manifest of the last ``transfer`` run (:func:`read_manifest`):
-  the layout (encoders, held-out and discovery tasks, programs), the bootstrap settings and the
-  search run;
 * ``DIR/cells/**.json`` — every cell found (:func:`scan_cells`,
   :class:`~embedding_ttc.analysis.cells.Cell`);
 * a search run's ``ledger.jsonl`` and ``search.json`` (:func:`load_search_run`), for the Pareto
@@ -10,6 +7,7 @@
 * ``DIR/heads/<encoder>.json`` — learned-head records (:func:`load_heads`), for the
   training-time panel.
 
+The manifest, ``DIR/transfer.json``, has its own module (:mod:`~embedding_ttc.analysis.manifest`).
 A missing or malformed input is a :class:`ReportError` naming the file.
 """
 
@@ -28,25 +26,9 @@ from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.ledger import LEDGER_FILE
 from embedding_ttc.search.records import LedgerRecord
 
-MANIFEST = "transfer.json"
-
 
 class ReportError(EmbeddingTTCError):
     """An input of the report is missing or malformed (the message names the file)."""
-
-
-def read_manifest(out: Path) -> dict[str, Any] | None:
-    """``out/transfer.json``, or ``None`` when the matrix has none."""
-    path = out / MANIFEST
-    if not path.is_file():
-        return None
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path} is not JSON: {exc}") from None
-    if not isinstance(loaded, dict) or loaded.get("kind") != "transfer_manifest":
-        raise ReportError(f"{path} is not a transfer manifest (kind 'transfer_manifest')")
-    return loaded
 
 
 def scan_cells(out: Path) -> list[Cell]:

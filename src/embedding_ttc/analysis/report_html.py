@@ -15,7 +15,8 @@ from embedding_ttc import __version__
 from embedding_ttc.analysis.figure_data.base import Skipped
 from embedding_ttc.analysis.grid import Grid
 from embedding_ttc.analysis.heads import HeadRecord
-from embedding_ttc.analysis.inputs import MANIFEST, SearchRun
+from embedding_ttc.analysis.inputs import SearchRun
+from embedding_ttc.analysis.manifest import MANIFEST
 from embedding_ttc.analysis.report_page import ReportPage
 from embedding_ttc.analysis.run_log import (
     RUN_LOG,

@@ -24,14 +24,13 @@ from embedding_ttc.analysis.figure_data.build import FigureData, FigureInputs, b
 from embedding_ttc.analysis.figure_data.prf import DEFAULT_PRF_TASK
 from embedding_ttc.analysis.heads import HeadRecord
 from embedding_ttc.analysis.inputs import (
-    MANIFEST,
     ReportError,
     SearchRun,
     load_heads,
     load_search_run,
-    read_manifest,
     scan_cells,
 )
+from embedding_ttc.analysis.manifest import MANIFEST, read_manifest
 from embedding_ttc.analysis.run_log import TransferRun, read_runs
 from embedding_ttc.analysis.transfer_report import TransferReport, default_oracle
 from embedding_ttc.errors import EmbeddingTTCError
