@@ -44,9 +44,10 @@ class MatrixEnvironment:
         data_root: folder of task folders (``None``: the default data root).
         cache_dir: embedding cache (``None``: the default cache directory).
         backend: encoder runtime (``torch`` or ``onnx-int8``).
-        use_cache: wrap encoders in the on-disk :class:`CachedEncoder`.
+        use_cache: wrap encoders in the on-disk
+            :class:`~embedding_ttc.encoders.cache.CachedEncoder`.
         heads_root: the matrix directory whose ``heads/`` holds the trained learned heads
-            (:class:`~embedding_ttc.analysis.heads.HeadStore`); needed only by ``LearnedHead``
+            (:class:`~embedding_ttc.analysis.head_store.HeadStore`); needed only by ``LearnedHead``
             cells.
 
     """

@@ -116,8 +116,9 @@ class ShortlistPolicy(PerTaskSetting):
 class QuerySample(PerTaskSetting):
     """Which tasks are scored on a seeded sample of their queries, and how many.
 
-    The sample of a task depends on its name and size only (:func:`sample_queries`), so every
-    encoder, program and run of the matrix scores the same queries.
+    The sample of a task depends on its name and size only
+    (:func:`~embedding_ttc.tasks.task.sample_queries`), so every encoder, program and run of the
+    matrix scores the same queries.
     """
 
     option = "--sample-queries"

@@ -113,7 +113,7 @@ def resolve_layout(manifest: dict[str, Any] | None, cells: Sequence[Cell]) -> La
 
 @dataclass(frozen=True)
 class ReportPage:
-    """Everything the page shows, computed; :func:`write_report` renders and writes it."""
+    """Everything the page shows, computed (:mod:`~embedding_ttc.analysis.report` writes it)."""
 
     out: Path
     layout: Layout

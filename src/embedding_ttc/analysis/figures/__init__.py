@@ -1,4 +1,4 @@
-"""The transfer study's figures: matplotlib rendering of :mod:`.figure_data` records, nothing else.
+"""The transfer study's figures: matplotlib rendering of figure data records, nothing else.
 
 One module per family of figures, as in :mod:`embedding_ttc.analysis.figure_data`
 (:mod:`.search`, :mod:`.transfer`, :mod:`.train_vs_test`, :mod:`.prf`), each drawing one data
