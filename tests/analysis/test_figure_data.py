@@ -1,29 +1,24 @@
 import math
+import subprocess
+import sys
 
 import pytest
 
-from embedding_ttc.analysis.figure_data import (
-    FIGURE_NAMES,
-    LEARNED_HEAD,
-    MIN_UMAP_POINTS,
-    FigureInputs,
-    HeadRecord,
-    Skipped,
-    build_figures,
+from embedding_ttc.analysis.figure_data.base import Skipped
+from embedding_ttc.analysis.figure_data.build import FIGURE_NAMES, FigureInputs, build_figures
+from embedding_ttc.analysis.figure_data.layout import MIN_UMAP_POINTS, layout_2d, pca_2d
+from embedding_ttc.analysis.figure_data.prf import prf_bars, prf_grid
+from embedding_ttc.analysis.figure_data.search import pareto_data, trajectory_data
+from embedding_ttc.analysis.figure_data.train_vs_test import train_vs_test_data
+from embedding_ttc.analysis.figure_data.transfer import (
     choose_program,
     encoder_bars,
     encoder_bars_grid,
     heatmap_data,
-    layout_2d,
     normalise_columns,
-    pareto_data,
-    pca_2d,
-    prf_bars,
-    prf_grid,
-    train_vs_test_data,
-    trajectory_data,
 )
-from embedding_ttc.analysis.tables import TransferReport
+from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadRecord
+from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.search.records import LedgerRecord
 
@@ -365,3 +360,13 @@ def test_build_figures_names_every_figure_and_skips_the_search_ones_without_a_le
     assert not isinstance(with_ledger["pareto"], Skipped)
     assert not isinstance(with_ledger["trajectory"], Skipped)
     assert isinstance(with_ledger["prf"], Skipped)
+
+
+def test_figure_data_imports_no_plotting_library():
+    # Computation apart from rendering: the report's numbers need neither matplotlib nor UMAP.
+    code = (
+        "import sys, embedding_ttc.analysis.figure_data.build; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'umap')))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]"

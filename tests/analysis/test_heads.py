@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from embedding_ttc.analysis.cells import BootstrapConfig, CellKey, CellStore
+from embedding_ttc.analysis.groups import MatrixEnvironment
 from embedding_ttc.analysis.head_store import HeadProgram, HeadStore, load_or_train, prepare_heads
 from embedding_ttc.analysis.heads import (
     HEAD_FAMILIES,
@@ -21,8 +22,9 @@ from embedding_ttc.analysis.heads import (
     training_pairs,
     validation_rows,
 )
-from embedding_ttc.analysis.matrix import MatrixEnvironment, plan, run_matrix
-from embedding_ttc.analysis.report import load_heads
+from embedding_ttc.analysis.inputs import load_heads
+from embedding_ttc.analysis.matrix import run_matrix
+from embedding_ttc.analysis.plan import plan
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.evaluation.evaluate import evaluate_programs
 from embedding_ttc.evaluation.ranking import TaskRanker

@@ -1,30 +1,16 @@
-import json
 import shutil
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-from embedding_ttc.analysis import matrix
+from embedding_ttc.analysis import groups
 from embedding_ttc.analysis.cells import BootstrapConfig, Cell, CellKey, CellStore
-from embedding_ttc.analysis.matrix import (
-    CellFailure,
-    GroupStarted,
-    InProcessExecutor,
-    MatrixEnvironment,
-    QuerySample,
-    ShortlistPolicy,
-    group_jobs,
-    make_executor,
-    plan,
-    run_matrix,
-    to_compute,
-)
-from embedding_ttc.cli.analysis import main, split_names
-from embedding_ttc.errors import MissingExtraError
+from embedding_ttc.analysis.groups import CellFailure, GroupStarted, MatrixEnvironment
+from embedding_ttc.analysis.matrix import run_matrix
+from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy, group_jobs, plan
+from embedding_ttc.analysis.staleness import to_compute
 
-from .cell_factory import smoke_transfer_argv
 from fakes import HashingEncoder
 
 ENCODERS = ["tokenlearn-static-64", "wordllama-l2-supercat"]
@@ -39,7 +25,7 @@ class Counter:
 
     def __init__(self):
         self.calls = []
-        self.real = matrix.run_programs
+        self.real = groups.run_programs
 
     def __call__(self, programs, task, encoder, **kwargs):
         self.calls.append((task.name, [p.name for p in programs]))
@@ -48,7 +34,7 @@ class Counter:
 
 def counted_run(mp, *args, **kwargs):
     counter = Counter()
-    mp.setattr(matrix, "run_programs", counter)
+    mp.setattr(groups, "run_programs", counter)
     events = []
     outcome = run_matrix(*args, progress=events.append, **kwargs)
     return outcome, counter.calls, events
@@ -71,26 +57,6 @@ def store(computed, tmp_path):
     """A private copy of the computed store."""
     shutil.copytree(computed[0], tmp_path / "out")
     return CellStore(tmp_path / "out")
-
-
-def test_plan_is_ordered_and_groups_by_encoder_and_task():
-    p = plan(["e1", "e2"], ["t1", "t2"], ["P0", "X"])
-    assert len(p) == 8
-    assert list(p)[:3] == [
-        CellKey("e1", "t1", "P0"),
-        CellKey("e1", "t1", "X"),
-        CellKey("e1", "t2", "P0"),
-    ]
-    both = p + plan(["e1"], ["t1", "t3"], ["X"])
-    assert len(both) == 9 and list(both)[-1] == CellKey("e1", "t3", "X")
-    jobs = group_jobs(both, BOOT)
-    assert [(j.encoder, j.task, j.programs) for j in jobs] == [
-        ("e1", "t1", ("P0", "X")),
-        ("e1", "t2", ("P0", "X")),
-        ("e2", "t1", ("P0", "X")),
-        ("e2", "t2", ("P0", "X")),
-        ("e1", "t3", ("X",)),
-    ]
 
 
 def test_first_run_writes_every_cell_with_one_call_per_group(computed):
@@ -144,21 +110,6 @@ def test_another_bootstrap_configuration_restats_without_encoding(store, compute
     assert calls == [] and len(outcome.restatted) == 12
     cell = store.load(CellKey("tokenlearn-static-64", "aila_statutes", "SoftCentroid"))
     assert (cell.bootstrap.resamples, cell.bootstrap.base_seed) == (100, 3)
-
-
-def test_shortlist_policy_parses_a_default_and_per_task_lengths():
-    policy = ShortlistPolicy.parse(["medquad=100", "50", "a=b=7"])
-    assert policy.k_for("medquad") == 100 and policy.k_for("scifact") == 50
-    assert policy.k_for("a=b") == 7  # only the last '=' separates the length
-    assert policy.describe() == {"*": 50, "medquad": 100, "a=b": 7}
-    assert ShortlistPolicy().k_for("medquad") is None
-    for bad, needle in (("medquad=", "integer"), ("=5", "name the task"), ("x=ten", "integer")):
-        with pytest.raises(ValueError, match=needle):
-            ShortlistPolicy.parse([bad])
-    with pytest.raises(ValueError, match="--shortlist: a shortlist length is at least 1"):
-        ShortlistPolicy.parse(["medquad=0"])
-    with pytest.raises(ValueError, match="--sample-queries 'x=ten': expected N or TASK=N"):
-        QuerySample.parse(["x=ten"])
 
 
 def test_a_sampled_task_scores_the_same_queries_for_every_encoder(store, computed, monkeypatch):
@@ -254,8 +205,8 @@ class Boom:
 
 
 def test_a_failing_program_leaves_only_its_cell_missing(tiny_task, tmp_path, monkeypatch):
-    real = matrix.get_program
-    monkeypatch.setattr(matrix, "get_program", lambda n: Boom() if n == "Boom" else real(n))
+    real = groups.get_program
+    monkeypatch.setattr(groups, "get_program", lambda n: Boom() if n == "Boom" else real(n))
     env = FakeEnvironment(task_factory=tiny_task)
     store = CellStore(tmp_path)
     the_plan = plan(["fake"], ["tiny"], ["SoftCentroid", "Boom", "Rocchio"])  # no P0 cell
@@ -293,78 +244,3 @@ def test_a_failing_base_encoding_fails_the_whole_group(tiny_task, tmp_path, monk
     outcome = run_matrix(the_plan, store, env=BrokenEnv(task_factory=tiny_task), bootstrap=BOOT)
     assert [f.key for f in outcome.failed] == list(the_plan)
     assert store.missing(the_plan) == list(the_plan)
-
-
-def test_missing_ray_names_the_extra(monkeypatch):
-    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
-    with pytest.raises(MissingExtraError, match=r"embedding-ttc\[ray\]"):
-        make_executor("ray")
-    assert isinstance(make_executor("inprocess"), InProcessExecutor)
-
-
-def test_the_ray_executor_takes_a_cluster_address():
-    pytest.importorskip("ray")
-    executor = make_executor("ray", address="ray://head:10001")
-    assert isinstance(executor, matrix.RayExecutor) and executor.address == "ray://head:10001"
-    assert make_executor("ray").address is None  # then Ray reads RAY_ADDRESS or starts locally
-
-
-def test_ray_and_in_process_give_identical_cells(shared_datasets, tmp_path):
-    ray = pytest.importorskip("ray")
-    the_plan = plan(
-        ["tokenlearn-static-64"], ["aila_statutes", "financebench"], ["P0", "SoftCentroid"]
-    )
-    local, remote = CellStore(tmp_path / "local"), CellStore(tmp_path / "ray")
-    # Separate embedding caches: the Ray workers encode for themselves.
-    env = MatrixEnvironment(data_root=shared_datasets, cache_dir=tmp_path / "cache-local")
-    run_matrix(the_plan, local, env=env, bootstrap=BOOT)
-    executor = matrix.RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
-    env = MatrixEnvironment(data_root=shared_datasets, cache_dir=tmp_path / "cache-ray")
-    outcome = run_matrix(the_plan, remote, executor, env=env, bootstrap=BOOT)
-    assert not ray.is_initialized()  # the executor shuts down the Ray it started
-    assert not outcome.failed and len(outcome.computed) == 4
-    for key in the_plan:
-        a, b = local.load(key), remote.load(key)
-        assert a.model_dump(exclude=TIMING) == b.model_dump(exclude=TIMING)
-
-
-def test_split_names_keeps_parameters_together():
-    assert split_names(["P0,Rocchio:K=3,beta=0.5,SoftCentroid", "BM25"]) == [
-        "P0",
-        "Rocchio:K=3,beta=0.5",
-        "SoftCentroid",
-        "BM25",
-    ]
-
-
-def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
-    out = tmp_path / "run"
-    argv = smoke_transfer_argv(out, shared_datasets, "--cache-dir", str(tmp_path / "cache"))
-    assert main(argv) == 0
-    printed = capsys.readouterr()
-    assert printed.out.startswith("| program | c | tokenlearn-static-64 (1 tasks) |")
-    assert "| SoftCentroid | 1.00 |" in printed.out
-    assert "[2/2]" in printed.err
-    for section in ("heldout", "programs", "oracle", "cells"):
-        for ext in ("md", "csv", "tex"):
-            assert (out / "tables" / f"{section}.{ext}").is_file()
-    assert (out / "tables" / "report.md").is_file() and (out / "transfer.json").is_file()
-    assert main(argv) == 0  # resumes: nothing left to compute
-    assert "0 to compute" in capsys.readouterr().err
-    assert main([*argv, "--shortlist", "aila_statutes=10"]) == 0
-    assert "2 of them stored under another --shortlist" in capsys.readouterr().err
-    assert json.loads((out / "transfer.json").read_text())["shortlist"] == {
-        "*": None,
-        "aila_statutes": 10,
-    }
-    assert main([*argv, "--heads"]) == 2
-    assert "holds no head (seed 0) for tokenlearn-static-64" in capsys.readouterr().err
-    assert main([*argv, "--shortlist", "scifact=10"]) == 2
-    assert "--shortlist names tasks outside the matrix: scifact" in capsys.readouterr().err
-    assert main([*argv, "--sample-queries", "aila_statutes=5"]) == 0
-    assert "2 of them stored under another --shortlist, --sample-queries" in capsys.readouterr().err
-    manifest = json.loads((out / "transfer.json").read_text())
-    assert manifest["sample_queries"] == {"*": None, "aila_statutes": 5}
-    assert "Query sample: aila_statutes (5)" in (out / "tables" / "report.md").read_text()
-    assert main([*argv, "--sample-queries", "0"]) == 2
-    assert "--sample-queries: a sample size is at least 1, got 0" in capsys.readouterr().err

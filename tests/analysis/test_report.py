@@ -12,14 +12,12 @@ import pytest
 from PIL import Image
 
 from embedding_ttc.analysis.cells import CellStore
-from embedding_ttc.analysis.figure_data import FIGURE_NAMES, LEARNED_HEAD
-from embedding_ttc.analysis.figures import FIGURES
-from embedding_ttc.analysis.report import (
-    ReportError,
-    build_page,
-    load_search_run,
-    write_report,
-)
+from embedding_ttc.analysis.figure_data.build import FIGURE_NAMES
+from embedding_ttc.analysis.figures.registry import FIGURES
+from embedding_ttc.analysis.heads import LEARNED_HEAD
+from embedding_ttc.analysis.inputs import ReportError, load_search_run
+from embedding_ttc.analysis.report import write_report
+from embedding_ttc.analysis.report_page import build_page
 from embedding_ttc.cli.analysis import main
 from embedding_ttc.search.records import LedgerRecord
 
@@ -455,7 +453,7 @@ def test_a_study_in_pieces_keeps_its_discovery_column(tmp_path, capsys):
 
 
 def test_held_out_tasks_are_laid_out_in_the_suite_order_whatever_the_last_piece_named():
-    from embedding_ttc.analysis.report import resolve_layout
+    from embedding_ttc.analysis.report_page import resolve_layout
 
     cells = [cell("enc-a", t, p, 0.0) for t in ("medquad", "scifact", "cranfield") for p in ("P0",)]
     manifest = {"suite": "heldout", "tasks": ["medquad", "cranfield"], "encoders": ["enc-a"]}

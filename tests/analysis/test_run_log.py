@@ -86,7 +86,8 @@ def test_durations_read_as_a_person_would_write_them(seconds: float, text: str):
 
 
 def test_transfer_logs_each_run_and_the_report_sums_them(shared_datasets, tmp_path, capsys):
-    from embedding_ttc.analysis.report import build_page, render_html
+    from embedding_ttc.analysis.report_html import render_html
+    from embedding_ttc.analysis.report_page import build_page
     from embedding_ttc.cli import main
 
     out = tmp_path / "study"
@@ -109,17 +110,17 @@ def test_transfer_logs_each_run_and_the_report_sums_them(shared_datasets, tmp_pa
 
 
 def test_an_interrupted_transfer_logs_its_run_and_exits_130(shared_datasets, tmp_path, monkeypatch):
-    from embedding_ttc.analysis import matrix
+    from embedding_ttc.analysis import groups, matrix, transfer
     from embedding_ttc.cli import main
 
     def interrupted(plan, store, executor, progress, **kwargs):
         first, second = plan  # one cell written, one failed, then Ctrl-C
         done = cell(first.encoder, first.task, first.program, 0.0)
         progress(matrix.MatrixProgress(1, len(plan), done))
-        progress(matrix.MatrixProgress(2, len(plan), matrix.CellFailure(second, "boom")))
+        progress(matrix.MatrixProgress(2, len(plan), groups.CellFailure(second, "boom")))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(matrix, "run_matrix", interrupted)
+    monkeypatch.setattr(transfer, "run_matrix", interrupted)
     out = tmp_path / "study"
     argv = smoke_transfer_argv(out, shared_datasets, "--no-progress", programs="P0,SoftCentroid")
     assert main(argv) == 130

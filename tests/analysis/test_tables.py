@@ -1,200 +1,32 @@
+"""The transfer tables: the report's sections as Markdown, CSV and LaTeX."""
+
 import csv
 import io
 
 import pytest
 
-from embedding_ttc.analysis.cells import CellKey
-from embedding_ttc.analysis.tables import WTL, TransferReport
+from embedding_ttc.analysis.tables import heldout_markdown, sections, to_csv, to_latex, to_markdown
+from embedding_ttc.analysis.transfer_report import TransferReport
 
-from .cell_factory import cell as make_cell
-
-
-def cell(encoder, task, program, delta, sig=0, base=100, prog=50, p=0.5):
-    """A hand-made cell: one query whose difference is ``delta``; ``sig`` = +1 win, -1 loss."""
-    return make_cell(encoder, task, program, delta, sig=sig, base=base, prog=prog, p=p)
-
-
-CELLS = [
-    # X on the held-out cells (A, B) x (t1, t2, t3)
-    cell("A", "t1", "X", 0.01),
-    cell("A", "t2", "X", -0.0005),  # a tie at ±0.001
-    cell("A", "t3", "X", -0.02, sig=-1),
-    cell("B", "t1", "X", 0.03, sig=+1),
-    cell("B", "t2", "X", 0.002),
-    cell("B", "t3", "X", -0.01),
-    # Y, with (A, t3) missing and unequal base calls
-    cell("A", "t1", "Y", 0.05, base=100, prog=100),
-    cell("A", "t2", "Y", 0.004, base=300, prog=0),
-    cell("B", "t1", "Y", -0.01, base=300, prog=0),
-    cell("B", "t2", "Y", 0.003, base=300, prog=0),
-    cell("B", "t3", "Y", 0.001, base=300, prog=0),
-    # the discovery column: A on d1, d2
-    cell("A", "d1", "X", 0.01),
-    cell("A", "d2", "X", -0.01),
-    cell("A", "d1", "Y", 0.1),
-    cell("A", "d2", "Y", 0.0),
-    # outside the layout: ignored
-    cell("C", "t1", "X", 0.5),
-]
-
-
-def report(**kwargs):
-    layout = {
-        "encoders": ["A", "B"],
-        "tasks": ["t1", "t2", "t3"],
-        "programs": ["P0", "X", "Y"],
-        "discovery_encoder": "A",
-        "discovery_tasks": ["d1", "d2"],
-    }
-    return TransferReport.from_cells(CELLS, **{**layout, **kwargs})
-
-
-def test_wtl_at_the_threshold():
-    assert WTL.of([0.0011, 0.001, -0.001, -0.0011, 0.0]) == WTL(1, 3, 1)
-    assert str(WTL(13, 1, 0)) == "13/1/0"
-
-
-def test_table2_layout_counts():
-    r = report()
-    assert r.programs == ("X", "Y")  # P0 gets no line
-    x, y = r.line("X"), r.line("Y")
-    assert x.discovery == WTL(1, 0, 1) and y.discovery == WTL(1, 1, 0)
-    assert x.heldout == {"A": WTL(1, 1, 1), "B": WTL(2, 0, 1)}
-    assert y.heldout == {"A": WTL(2, 0, 0), "B": WTL(1, 1, 1)}
-    assert x.cost_ratio == pytest.approx(1.5)
-    assert y.cost_ratio == pytest.approx(1400 / 1300)  # summed calls, not a mean of ratios
-
-
-def test_pooled_median_win_rate_and_unanimity():
-    r = report()
-    x, y = r.line("X"), r.line("Y")
-    assert x.n_cells == 6
-    assert x.median_delta == pytest.approx((-0.0005 + 0.002) / 2)
-    assert x.mean_delta == pytest.approx(0.0115 / 6)
-    assert x.win_rate == pytest.approx(3 / 6)
-    assert x.unanimous_positive == ("t1",) and x.unanimous_negative == ("t3",)
-    assert y.n_cells == 5
-    assert y.median_delta == pytest.approx(0.003)
-    assert y.win_rate == pytest.approx(3 / 5)
-    # t3 lacks Y on A: no unanimity claimed either way.
-    assert y.unanimous_positive == ("t2",) and y.unanimous_negative == ()
-
-
-def test_significance_per_encoder():
-    x = report().line("X")
-    assert x.significant_wins == {"A": 0, "B": 1}
-    assert x.significant_losses == {"A": 1, "B": 0}
-
-
-def test_oracle_over_the_program_set():
-    o = report().oracle
-    best = {(c.encoder, c.task): (c.program, c.delta) for c in o.cells}
-    assert best == {
-        ("A", "t1"): ("Y", 0.05),
-        ("A", "t2"): ("Y", 0.004),
-        ("A", "t3"): ("X", -0.02),
-        ("B", "t1"): ("X", 0.03),
-        ("B", "t2"): ("Y", 0.003),
-        ("B", "t3"): ("Y", 0.001),
-    }
-    a, b = o.per_encoder
-    assert (a.lifted, a.cells, b.lifted, b.cells) == (2, 3, 2, 3)  # 0.001 is not a lift
-    assert a.mean_best_delta == pytest.approx((0.05 + 0.004 - 0.02) / 3)
-    assert o.lifted == 4
-    only_x = report(oracle_programs=["X"]).oracle
-    assert [e.lifted for e in only_x.per_encoder] == [1, 2]
-
-
-def test_missing_cells_are_listed_and_outsiders_ignored():
-    r = report()
-    p0 = [CellKey(e, t, "P0") for e in "AB" for t in ("t1", "t2", "t3")]
-    disc_p0 = [CellKey("A", d, "P0") for d in ("d1", "d2")]  # the discovery column's baseline
-    assert r.missing == (*p0[:3], CellKey("A", "t3", "Y"), *p0[3:], *disc_p0)  # layout order
-    assert all(c.encoder != "C" for c in r.cells)
-    assert r.prf is None and r.fusion is None
-
-
-def test_shortlisted_tasks_are_named_in_the_report_and_every_cell_row():
-    assert report().shortlists == {} and "Shortlist mode" not in report().to_markdown()
-    cells = [c.model_copy(update={"shortlist": 100}) if c.task == "t3" else c for c in CELLS]
-    r = TransferReport.from_cells(
-        cells, encoders=["A", "B"], tasks=["t1", "t2", "t3"], programs=["X", "Y"]
-    )
-    assert r.shortlists == {"t3": 100}
-    assert "Shortlist mode: on t3 (top 100), every program" in r.to_markdown()
-    rows = list(csv.DictReader(io.StringIO(r.to_csv()["cells"])))
-    assert {(row["task"], row["shortlist"]) for row in rows} == {
-        ("t1", ""),
-        ("t2", ""),
-        ("t3", "100"),
-    }
-
-
-def test_soft_centroid_against_the_best_rocchio_cell_by_cell():
-    cells = [
-        cell("A", "t1", "SoftCentroid", 0.05, p=0.001),
-        cell("A", "t2", "SoftCentroid", -0.01),
-        cell("A", "t1", "Rocchio:K=2,beta=0.1", 0.01),
-        cell("A", "t2", "Rocchio:K=2,beta=0.1", 0.0),
-        cell("A", "t1", "Rocchio:K=3,beta=0.5", 0.03),
-        cell("A", "t2", "Rocchio:K=3,beta=0.5", -0.02),
-    ]
-    progs = ["SoftCentroid", "Rocchio:K=2,beta=0.1", "Rocchio:K=3,beta=0.5"]
-    r = TransferReport.from_cells(cells, encoders=["A"], tasks=["t1", "t2"], programs=progs)
-    assert r.prf is not None
-    assert r.prf.rocchio_programs == tuple(progs[1:])
-    t1, t2 = r.prf.cells
-    assert (t1.best_rocchio, t1.rocchio_delta) == ("Rocchio:K=3,beta=0.5", 0.03)
-    assert t1.advantage == pytest.approx(0.02) and t1.soft_centroid_p_value == 0.001
-    assert (t2.best_rocchio, t2.advantage) == ("Rocchio:K=2,beta=0.1", pytest.approx(-0.01))
-    (enc,) = r.prf.per_encoder
-    assert (enc.cells, enc.soft_centroid_ahead) == (2, 1)
-    assert enc.mean_rocchio_delta == pytest.approx(0.015)
-    assert enc.mean_soft_centroid_delta == pytest.approx(0.02)
-    assert enc.mean_advantage == pytest.approx(0.005)
-    assert "prf" in r.sections()
-
-
-def test_fusion_win_rates_side_by_side():
-    deltas = {
-        "BM25DenseRRF": {"A": [0.01, -0.01], "B": [-0.02, -0.03]},
-        "LexicalHybridRRF": {"A": [0.02, 0.01], "B": [0.0, 0.005]},
-    }
-    cells = [
-        cell(e, t, p, d)
-        for p, per in deltas.items()
-        for e, ds in per.items()
-        for t, d in zip(["t1", "t2"], ds, strict=True)
-    ]
-    r = TransferReport.from_cells(
-        cells, encoders=["A", "B"], tasks=["t1", "t2"], programs=list(deltas)
-    )
-    assert r.fusion is not None
-    bm25, lex = r.fusion.lines
-    assert (bm25.pooled_win_rate, bm25.win_rate) == (0.25, {"A": 0.5, "B": 0.0})
-    assert bm25.pooled_median_delta == pytest.approx(-0.015)
-    assert (lex.pooled_win_rate, lex.win_rate) == (0.75, {"A": 1.0, "B": 0.5})
-    assert lex.median_delta["B"] == pytest.approx(0.0025)
-    md = r.sections()["fusion"].to_markdown()
-    assert "| BM25DenseRRF | 4 | 25% | -0.0150 | 50% | 0% |" in md
+from .test_transfer_report import CELLS, report
 
 
 def test_renders_markdown_csv_and_latex():
     r = report()
-    sections = r.sections()
-    assert list(sections) == ["heldout", "programs", "significance", "oracle", "deltas", "cells"]
-    md = r.heldout_markdown().splitlines()
+    grids = sections(r)
+    assert list(grids) == ["heldout", "programs", "significance", "oracle", "deltas", "cells"]
+    md = heldout_markdown(r).splitlines()
     assert md[0] == "| program | c | discovery A (2 tasks) | A (3 tasks) | B (3 tasks) |"
     assert md[2] == "| X | 1.50 | 1/0/1 | 1/1/1 | 2/0/1 |"
-    full = r.to_markdown()
+    full = to_markdown(r)
     assert "## Held-out transfer" in full and "9 cells missing" in full
     assert "| X | 6 | +0.0008 | +0.0019 | 50% | 1 | 1 | t1 | t3 |" in full
     assert "| A | 2/3 | +0.0113 | +0.0500 Y | +0.0040 Y | -0.0200 X |" in full
     assert "| A | X | +0.0100 | -0.0005 | -0.0200* |" in full
     assert "| X | 0/1 | 1/0 |" in full
 
-    csvs = r.to_csv()
-    assert set(csvs) == set(sections)
+    csvs = to_csv(r)
+    assert set(csvs) == set(grids)
     rows = list(csv.reader(io.StringIO(csvs["programs"])))
     assert rows[0][:5] == ["program", "cells", "median Δ", "mean Δ", "win-rate"]
     assert float(rows[1][2]) == pytest.approx(0.00075)  # full precision in CSV
@@ -202,31 +34,25 @@ def test_renders_markdown_csv_and_latex():
     assert len(cells) == len(r.cells) == 15
     assert {c["split"] for c in cells} == {"heldout", "discovery"}
 
-    tex = r.to_latex()
-    assert set(tex) == set(sections)
+    tex = to_latex(r)
+    assert set(tex) == set(grids)
     assert r"\textsc{X} & $1.50$ & $1/0/1$ & $1/1/1$ & $2/0/1$ \\" in tex["heldout"]
     assert tex["heldout"].startswith(r"\begin{tabular}{@{}lcccc@{}}")
     assert r"$-0.0200^{*}$" in tex["deltas"]
     assert r"$50\%$" in tex["programs"]
 
 
-def test_best_rocchio_counts_the_default_once_when_its_grid_point_is_there():
-    from embedding_ttc.analysis.tables import DEFAULT_ROCCHIO
-
-    made = []
-    for p, d in (("P0", 0.0), ("SoftCentroid", 0.01), ("Rocchio", 0.05), (DEFAULT_ROCCHIO, 0.05)):
-        made.append(cell("enc", "scifact", p, d))
-    made.append(cell("enc", "scifact", "Rocchio:K=2,beta=0.1", 0.02))
-    progs = ["SoftCentroid", "Rocchio", DEFAULT_ROCCHIO, "Rocchio:K=2,beta=0.1"]
-    report = TransferReport.from_cells(made, encoders=["enc"], tasks=["scifact"], programs=progs)
-    assert "best of 2 Rocchio configuration(s)" in report.sections()["prf"].title
-
-
-def test_the_oracle_defaults_to_the_frontier_programs_in_the_matrix():
-    from embedding_ttc.analysis.tables import default_oracle
-    from embedding_ttc.programs.catalog import FRONTIER, resolve_program_names
-
-    assert resolve_program_names(["frontier"]) == list(FRONTIER) and len(FRONTIER) == 12
-    progs = ["P0", "BM25", "SentMaxSim", "Rocchio:K=2,beta=0.1", "LearnedHead", "FisherStability"]
-    assert default_oracle(progs) == ["SentMaxSim", "FisherStability"]
-    assert default_oracle(["P0", "BM25", "LearnedHead", "SoftCentroid"]) == ["BM25", "SoftCentroid"]
+def test_shortlisted_tasks_are_named_in_the_report_and_every_cell_row():
+    assert report().shortlists == {} and "Shortlist mode" not in to_markdown(report())
+    cells = [c.model_copy(update={"shortlist": 100}) if c.task == "t3" else c for c in CELLS]
+    r = TransferReport.from_cells(
+        cells, encoders=["A", "B"], tasks=["t1", "t2", "t3"], programs=["X", "Y"]
+    )
+    assert r.shortlists == {"t3": 100}
+    assert "Shortlist mode: on t3 (top 100), every program" in to_markdown(r)
+    rows = list(csv.DictReader(io.StringIO(to_csv(r)["cells"])))
+    assert {(row["task"], row["shortlist"]) for row in rows} == {
+        ("t1", ""),
+        ("t2", ""),
+        ("t3", "100"),
+    }

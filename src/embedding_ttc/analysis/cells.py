@@ -30,6 +30,7 @@ from embedding_ttc.evaluation.output import safe_name
 from embedding_ttc.evaluation.records import TaskResult, compare
 
 CELL_SCHEMA_VERSION = 1
+BASELINE = "P0"  # every cell's Δ is against its encoder's P0 on the same queries
 
 
 class CellStoreError(EmbeddingTTCError):

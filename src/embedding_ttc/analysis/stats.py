@@ -17,11 +17,17 @@ Every cell gets its own random stream, seeded from (base seed, encoder, task, pr
 BLAKE2b (:func:`cell_seed`), so a cell's statistics do not depend on which other cells were
 computed, in what order, or in which process; Python's ``hash`` is salted per process and
 would not do.
+
+The tables and figures summarise lists of Δ with :func:`median_or_nan`, :func:`mean_or_nan`
+and :func:`win_rate`: nan for an empty list (no cell to summarise), which renders as "–".
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,3 +136,18 @@ def paired_bootstrap(
         resamples=resamples,
         seed=seed,
     )
+
+
+def median_or_nan(values: Sequence[float]) -> float:
+    """The median of ``values``; nan when there are none."""
+    return float(statistics.median(values)) if values else math.nan
+
+
+def mean_or_nan(values: Sequence[float]) -> float:
+    """The mean of ``values``; nan when there are none."""
+    return float(statistics.fmean(values)) if values else math.nan
+
+
+def win_rate(values: Sequence[float], threshold: float) -> float:
+    """The share of ``values`` above ``threshold`` (wins); nan when there are none."""
+    return sum(1 for v in values if v > threshold) / len(values) if values else math.nan

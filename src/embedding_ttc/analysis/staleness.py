@@ -1,0 +1,65 @@
+"""Which stored cells a run must recompute, and which only need their statistics redone.
+
+A cell records its ``shortlist``, its ``query_sample`` and its program's ``version``; a stored
+cell made under another setting than the run's for its task, or by another version of its
+program than the installed one, is stale and is recomputed (:func:`to_compute`). A cell whose
+bootstrap was made with another configuration keeps its per-query scores and only gets its
+statistics recomputed (:func:`restat_existing`), without encoding anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from embedding_ttc.analysis.cells import BootstrapConfig, CellKey, CellStore
+from embedding_ttc.analysis.heads import LEARNED_HEAD
+from embedding_ttc.analysis.plan import Plan, QuerySample, ShortlistPolicy
+from embedding_ttc.programs.base import program_version
+from embedding_ttc.programs.catalog import get_program
+
+
+def current_version(name: str) -> int:
+    """The ``version`` of registered program ``name`` as installed (``LearnedHead``: 1)."""
+    if name == LEARNED_HEAD:
+        return 1
+    return program_version(get_program(name))
+
+
+def to_compute(
+    plan: Plan,
+    store: CellStore,
+    shortlist: ShortlistPolicy,
+    version: Callable[[str], int] = current_version,
+    sample: QuerySample | None = None,
+) -> tuple[list[CellKey], list[CellKey]]:
+    """The cells of ``plan`` that a run computes: those absent, and those stale.
+
+    A stored cell is stale when it was computed under another shortlist than ``shortlist``
+    gives for its task, on another query sample than ``sample`` gives, or by another version
+    of its program than ``version(name)`` (the installed one by default).
+    """
+    sample = sample or QuerySample()
+    absent = store.missing(plan)
+    gone = set(absent)
+    present = list(store.present(k for k in plan if k not in gone))
+    versions = {name: version(name) for name in {c.program for c in present}}
+    stale = [
+        c.key
+        for c in present
+        if c.shortlist != shortlist.k_for(c.task)
+        or c.query_sample != sample.n_for(c.task)
+        or c.program_version != versions[c.program]
+    ]
+    return absent, stale
+
+
+def restat_existing(
+    keys: Iterable[CellKey], store: CellStore, bootstrap: BootstrapConfig
+) -> list[CellKey]:
+    """Recompute the bootstrap of stored cells made with another configuration (no encoding)."""
+    out = []
+    for cell in store.present(keys):
+        if not cell.bootstrap.matches(bootstrap):
+            store.write(cell.restat(bootstrap))
+            out.append(cell.key)
+    return out

@@ -1,0 +1,412 @@
+"""A transfer study run: plan the matrix, prepare the heads, compute the missing cells, tabulate.
+
+:func:`run_transfer` is what ``embedding-ttc transfer`` does, callable from Python with a
+:class:`TransferConfig`. It computes the cells missing under ``OUT/cells`` (held-out suite ×
+encoders × programs, plus the discovery suite on the first encoder for the discovery column),
+then writes ``OUT/tables/<section>.{md,csv,tex}`` and ``OUT/tables/report.md``. Running the
+same configuration again computes only what is still missing (or stale:
+:mod:`embedding_ttc.analysis.staleness`).
+
+Along the way it writes ``OUT/transfer.json`` (the manifest: the study's layout, settings and
+search run, read by ``report``), trains or reuses each encoder's learned head when
+``LearnedHead`` is among the programs (App. C; :mod:`embedding_ttc.analysis.head_store`), and
+appends one record to ``OUT/runs.jsonl`` when it ends, whether complete, failed or interrupted
+(:mod:`embedding_ttc.analysis.run_log`). What happens is reported to a ``progress`` callback
+as events (:data:`TransferEvent`); the command line prints them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc import __version__
+from embedding_ttc.analysis.cells import BootstrapConfig, CellKey, CellStore
+from embedding_ttc.analysis.executors import Executor, make_executor
+from embedding_ttc.analysis.groups import CellFailure, MatrixEnvironment
+from embedding_ttc.analysis.head_store import HeadStore, prepare_heads
+from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadConfig, embed_tasks
+from embedding_ttc.analysis.manifest import write_manifest
+from embedding_ttc.analysis.matrix import MatrixOutcome, MatrixProgress, run_matrix
+from embedding_ttc.analysis.plan import Plan, QuerySample, ShortlistPolicy, plan
+from embedding_ttc.analysis.run_log import RunStatus, TransferRun, append_run
+from embedding_ttc.analysis.staleness import to_compute
+from embedding_ttc.analysis.tables import write_tables
+from embedding_ttc.analysis.transfer_report import TransferReport, default_oracle
+from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.programs.catalog import resolve_program_names
+from embedding_ttc.tasks.catalog import resolve_data_root, suite_tasks
+
+NO_DISCOVERY = "none"
+"""The discovery suite that means "no discovery column"."""
+
+
+@dataclass(frozen=True)
+class TransferConfig:
+    """What a transfer run computes, and where.
+
+    Attributes:
+        out: the matrix directory: cells, tables, manifest, run log and learned heads.
+        encoders: the held-out encoders; the first is the discovery encoder.
+        programs: program names, groups (``all``, ``rocchio-grid``) and ``LearnedHead``.
+        suite: the held-out suite.
+        tasks: only these held-out tasks (empty: every task of ``suite``).
+        discovery_suite: the suite of the discovery column, computed on the first encoder
+            (:data:`NO_DISCOVERY`: no column).
+        discovery_only: compute only the discovery column's cells (a piece of a study run in
+            pieces).
+        oracle: the oracle's program set (``None``: :func:`default_oracle` of the programs).
+        heads: add the learned-head baseline (as naming ``LearnedHead`` in ``programs`` does).
+        head_seed: the seed of the heads' split and training.
+        search_run: the search run the programs came from, recorded in the manifest (``None``:
+            the one an earlier run recorded).
+        bootstrap: paired-bootstrap resamples per cell and base seed.
+        shortlist: which tasks are scored over a dense shortlist, and how long it is.
+        sample: which tasks are scored on a seeded sample of their queries, and how many.
+        executor: where groups run (``inprocess`` or ``ray``), recorded in the manifest and
+            the run log.
+        ray_address: the Ray cluster of the ``ray`` executor (``None``: ``RAY_ADDRESS``, else
+            a local Ray).
+        data_dir: folder of task folders (``None``: the default data root).
+        cache_dir: the embedding cache (``None``: the default cache directory).
+        use_cache: wrap encoders in the on-disk embedding cache.
+        backend: the encoder runtime.
+        command: the command line recorded in the manifest and the run log.
+
+    """
+
+    out: Path
+    encoders: tuple[str, ...]
+    programs: tuple[str, ...]
+    suite: str = "heldout"
+    tasks: tuple[str, ...] = ()
+    discovery_suite: str = "discovery"
+    discovery_only: bool = False
+    oracle: tuple[str, ...] | None = None
+    heads: bool = False
+    head_seed: int = 0
+    search_run: Path | None = None
+    bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
+    shortlist: ShortlistPolicy = field(default_factory=ShortlistPolicy)
+    sample: QuerySample = field(default_factory=QuerySample)
+    executor: str = "inprocess"
+    ray_address: str | None = None
+    data_dir: Path | None = None
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    backend: str = "torch"
+    command: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskOutsideSuite:
+    """A task asked for is not in the held-out suite (it is computed all the same)."""
+
+    task: str
+    suite: str
+
+
+@dataclass(frozen=True)
+class HeadTraining:
+    """An encoder's learned head is about to be trained on the discovery tasks."""
+
+    encoder: str
+    n_tasks: int
+
+
+@dataclass(frozen=True)
+class HeadReady:
+    """An encoder's learned head is ready: trained now or reused from its record.
+
+    Attributes:
+        encoder: the encoder.
+        reused: whether the stored head was reused.
+        record: where its record is.
+        chosen: the chosen head family.
+        validation_ndcg_at_10: the chosen family's validation nDCG@10 (nan without one).
+        dropped: stale ``LearnedHead`` cells deleted because the head was retrained.
+
+    """
+
+    encoder: str
+    reused: bool
+    record: Path
+    chosen: str
+    validation_ndcg_at_10: float
+    dropped: int
+
+
+@dataclass(frozen=True)
+class MatrixPlanned:
+    """What the run is about to compute: planned cells, those present, those to compute."""
+
+    planned: int
+    to_compute: int
+    stale: int
+    executor: str
+
+    @property
+    def present(self) -> int:
+        """Planned cells already stored and current."""
+        return self.planned - self.to_compute
+
+
+TransferEvent = TaskOutsideSuite | HeadTraining | HeadReady | MatrixPlanned | MatrixProgress
+"""What :func:`run_transfer` reports to its ``progress`` callback, in order."""
+
+
+@dataclass(frozen=True)
+class TransferOutcome:
+    """What a transfer run did.
+
+    Attributes:
+        report: the transfer report over the whole study (every cell present).
+        matrix: the cells computed, restatted and failed by this run.
+        tables: the folder the tables were written to.
+        seconds: wall time of the matrix's computation (heads' training excluded).
+        planned_missing: cells of this run's plan still missing (failed this time).
+
+    """
+
+    report: TransferReport
+    matrix: MatrixOutcome
+    tables: Path
+    seconds: float
+    planned_missing: int
+
+
+def run_transfer(
+    config: TransferConfig,
+    *,
+    progress: Callable[[TransferEvent], None] | None = None,
+    executor: Executor | None = None,
+) -> TransferOutcome:
+    """Compute the missing cells of the transfer matrix and write its tables.
+
+    Args:
+        config: what to compute, and where.
+        progress: called with every event as it happens (:data:`TransferEvent`).
+        executor: where groups run (default: the one ``config.executor`` names).
+
+    Raises:
+        EmbeddingTTCError: on a user error (unknown names, settings for tasks outside the
+            matrix, learned heads with nothing to train on), before any cell is computed.
+
+    """
+    tell = progress or _ignore
+    if not config.encoders:
+        raise EmbeddingTTCError("name at least one encoder with --encoders A,B,C")
+    encoders = list(config.encoders)
+    heads = config.heads or LEARNED_HEAD in config.programs
+    programs = resolve_program_names([p for p in config.programs if p != LEARNED_HEAD])
+    oracle = (
+        resolve_program_names(list(config.oracle))
+        if config.oracle is not None
+        else default_oracle(programs)
+    )
+    if heads:
+        programs.append(LEARNED_HEAD)
+    tasks = _heldout_tasks(config.suite, config.tasks, tell)
+    discovery = config.discovery_suite
+    disc_tasks = suite_tasks(discovery) if discovery and discovery != NO_DISCOVERY else []
+    if heads and not disc_tasks:
+        _check_stored_heads(config.out, encoders, discovery, config.head_seed)
+    disc_encoder = encoders[0] if disc_tasks else None
+    data_root = resolve_data_root(config.data_dir)
+    _check_task_settings(config, [*tasks, *disc_tasks])
+
+    if config.discovery_only and disc_encoder is None:
+        raise EmbeddingTTCError(
+            f"--discovery-only computes the discovery column; --discovery-suite {discovery} "
+            "has none"
+        )
+    column = plan([disc_encoder], disc_tasks, programs) if disc_encoder else plan([], [], [])
+    study = plan(encoders, tasks, programs) + column  # what the tables lay out
+    the_plan = column if config.discovery_only else study  # what this run computes
+    out = config.out
+    store = CellStore(out)
+    write_manifest(
+        out,
+        command=config.command,
+        suite=config.suite,
+        tasks=tasks,
+        discovery_suite=discovery,
+        discovery_tasks=disc_tasks,
+        encoders=encoders,
+        programs=programs,
+        bootstrap=config.bootstrap,
+        shortlist=config.shortlist,
+        sample=config.sample,
+        executor=config.executor,
+        search_run=config.search_run,
+    )
+    env = MatrixEnvironment(
+        data_root=data_root,
+        cache_dir=config.cache_dir,
+        backend=config.backend,
+        use_cache=config.use_cache,
+        heads_root=out if heads else None,
+    )
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    run_start = time.perf_counter()
+    shortlist, sample = config.shortlist, config.sample
+    absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample)
+    if heads and _prepare_heads(
+        config, the_plan, [*absent, *stale_keys], store, env, disc_tasks, tell
+    ):  # a retrained head dropped its stale cells: they are to compute now
+        absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample)
+    missing = len(absent) + len(stale_keys)
+    tell(MatrixPlanned(len(the_plan), missing, len(stale_keys), config.executor))
+
+    tally = {"computed": 0, "failed": 0}  # what the run log counts, should the run be cut short
+
+    def counted(update: MatrixProgress) -> None:
+        tally["failed"] += isinstance(update.event, CellFailure)
+        tally["computed"] = update.done - tally["failed"]  # done: cells written or failed
+        tell(update)
+
+    start = time.perf_counter()
+    status: RunStatus = "error"
+    try:
+        outcome = run_matrix(
+            the_plan,
+            store,
+            executor or make_executor(config.executor, address=config.ray_address),
+            counted,
+            env=env,
+            bootstrap=config.bootstrap,
+            shortlist=shortlist,
+            sample=sample,
+        )
+        status = "complete" if outcome.complete else "incomplete"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        wall_run = time.perf_counter() - run_start
+        _log_run(config, started, wall_run, status, the_plan, len(the_plan) - missing, tally)
+    wall = time.perf_counter() - start
+    report = TransferReport.from_cells(
+        store.present(study),
+        encoders=encoders,
+        tasks=tasks,
+        programs=programs,
+        discovery_encoder=disc_encoder,
+        discovery_tasks=disc_tasks,
+        oracle_programs=oracle,
+    )
+    write_tables(out / "tables", report)
+    planned = set(the_plan)
+    return TransferOutcome(
+        report=report,
+        matrix=outcome,
+        tables=out / "tables",
+        seconds=wall,
+        planned_missing=sum(1 for k in report.missing if k in planned),
+    )
+
+
+def _ignore(event: TransferEvent) -> None:
+    """The progress callback of a run that reports to no one."""
+
+
+def _heldout_tasks(
+    suite: str, tasks: tuple[str, ...], tell: Callable[[TransferEvent], None]
+) -> list[str]:
+    """The held-out tasks: those asked for (each outside the suite said), else the suite's."""
+    in_suite = suite_tasks(suite)
+    if not tasks:
+        return in_suite
+    for t in tasks:
+        if t not in in_suite:
+            tell(TaskOutsideSuite(t, suite))
+    return list(dict.fromkeys(tasks))
+
+
+def _check_task_settings(config: TransferConfig, tasks: list[str]) -> None:
+    """The shortlist and the query sample name only tasks of the matrix."""
+    for setting in (config.shortlist, config.sample):
+        unknown = [t for t, _ in setting.per_task if t not in tasks]
+        if unknown:
+            raise EmbeddingTTCError(
+                f"{setting.option} names tasks outside the matrix: {', '.join(unknown)}; its "
+                f"tasks: {', '.join(tasks)}"
+            )
+
+
+def _check_stored_heads(out: Path, encoders: list[str], discovery: str, seed: int) -> None:
+    """Without discovery tasks, LearnedHead cells need every encoder's heads already stored."""
+    store = HeadStore(out)
+    lacking = [e for e in encoders if store.matching_record(e, HeadConfig(seed=seed)) is None]
+    if lacking:
+        raise EmbeddingTTCError(
+            f"{LEARNED_HEAD} trains on the discovery suite; --discovery-suite {discovery} "
+            f"leaves nothing to train on, and {store.dir} holds no head (seed {seed}) for "
+            f"{', '.join(lacking)}"
+        )
+
+
+def _prepare_heads(
+    config: TransferConfig,
+    the_plan: Plan,
+    compute: list[CellKey],
+    store: CellStore,
+    env: MatrixEnvironment,
+    disc_tasks: list[str],
+    tell: Callable[[TransferEvent], None],
+) -> bool:
+    """Train (or reuse) the learned head of every encoder with LearnedHead cells; say which.
+
+    Returns whether a retrained head dropped stale cells.
+
+    Without discovery tasks (``--discovery-suite none``) the stored heads are reused, whatever
+    tasks they were trained on (:func:`_check_stored_heads` made sure they exist).
+    """
+
+    def data(encoder: str) -> Any:
+        tell(HeadTraining(encoder, len(disc_tasks)))
+        return embed_tasks(env.encoder(encoder), [env.task(t) for t in disc_tasks])
+
+    heads = HeadStore(config.out)  # the environment's heads_root
+    tasks = disc_tasks or None
+    dropped_any = False
+    head_config = HeadConfig(seed=config.head_seed)
+    for done in prepare_heads(the_plan, store, heads, head_config, data, tasks, compute):
+        r = done.record
+        dropped_any = dropped_any or bool(done.dropped)
+        chosen = r.family(r.chosen)
+        val = chosen.validation_ndcg_at_10 if chosen is not None else float("nan")
+        record = heads.record_path(done.encoder)
+        tell(HeadReady(done.encoder, done.reused, record, r.chosen, val, len(done.dropped)))
+    return dropped_any
+
+
+def _log_run(
+    config: TransferConfig,
+    started: str,
+    wall: float,
+    status: RunStatus,
+    the_plan: Plan,
+    already: int,
+    tally: dict[str, int],
+) -> None:
+    """Append this run to ``OUT/runs.jsonl`` (:mod:`embedding_ttc.analysis.run_log`)."""
+    run = TransferRun(
+        command=list(config.command),
+        started_at=started,
+        wall_seconds=round(wall, 3),
+        status=status,
+        planned=len(the_plan),
+        computed=tally["computed"],
+        failed=tally["failed"],
+        already=already,
+        executor=config.executor,
+        embedding_ttc=__version__,
+        cpus=os.cpu_count(),
+    )
+    append_run(config.out, run)
