@@ -4,6 +4,8 @@ registry-wide contract, and the structural proposer's determinism, novelty and v
 from __future__ import annotations
 
 import hashlib
+import os
+import random
 import sys
 import time
 import types
@@ -38,6 +40,7 @@ from embedding_ttc.search.proposers.structural import (
     Genome,
     StructuralProposer,
     genome_from_source,
+    mutate,
     render_program,
 )
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
@@ -622,3 +625,76 @@ def test_structural_programs_pass_the_static_checks():
             checks.check_source(source, task_names=["structural-synthetic", *TASKS])
         except Exception as exc:  # pragma: no cover - the message is the point
             pytest.fail(f"{label}: {exc}")
+
+
+# Pinned output: the generated program text must not change for the same seed. When a change
+# is intended, regenerate with EMBEDDING_TTC_UPDATE_GOLDEN=1 and review the diff.
+STRUCTURAL_GOLDEN = Path(__file__).parent / "golden" / "structural_program.txt"
+PINNED_CHAIN = [
+    ("dense:row+bm25:row|wsum|0", "fuses by a weighted sum instead of reciprocal rank fusion"),
+    (
+        "para_topmean:row+bm25:row|wsum|0",
+        "replaces the dense cosine S with TopMeanSim over paragraphs",
+    ),
+    (
+        "sent_maxsim:row+bm25:row|wsum|0",
+        "changes TopMeanSim over paragraphs to MaxSim over sentences",
+    ),
+    (
+        "sent_maxsim:row+bm25:row|wsum|1|vprf",
+        "adds feedback round 1 (vprf refinement of the fused top-K)",
+    ),
+    ("sent_maxsim:row+bm25:row|wsum|1|rocchio", "refines the query by rocchio instead of vprf"),
+    (
+        "sent_maxsim:row+bm25:col|wsum|1|rocchio",
+        "switches BM25 to column z-scores (was row z-scores)",
+    ),
+    ("sent_maxsim:row+bm25:col|wsum|1|vprf", "refines the query by vprf instead of rocchio"),
+    (
+        "pair_topmean:row+bm25:col|wsum|1|vprf",
+        "changes MaxSim over sentences to TopMeanSim over sentence pairs",
+    ),
+    (
+        "pair_topmean:row+bm25:col|zsum|1|vprf",
+        "fuses by a sum of row z-scores instead of a weighted sum",
+    ),
+    (
+        "pair_topmean:both+bm25:col|zsum|1|vprf",
+        "switches TopMeanSim over sentence pairs to column-then-row z-scores (was row z-scores)",
+    ),
+    (
+        "pair_topmean:both+bm25:none|zsum|1|vprf",
+        "switches BM25 to raw scores (was column z-scores)",
+    ),
+    (
+        "para_maxsim:both+bm25:none|zsum|1|vprf",
+        "changes TopMeanSim over sentence pairs to MaxSim over paragraphs",
+    ),
+]
+EMITTED_SHA256 = "572d363ba0076d113cecba452c67c65bddaefbaa7a7e7a8f1d48c2718290b2dc"
+
+
+def test_structural_mutation_chain_and_rendering_are_pinned():
+    rng = random.Random(7)
+    genome, chain = BASE_GENOME, []
+    for _ in range(len(PINNED_CHAIN)):
+        genome, change = mutate(genome, rng)
+        chain.append((genome.key(), change))
+    assert chain == PINNED_CHAIN
+    source = render_program(
+        genome,
+        novelty="Relative to g0003, a pinned chain of twelve mutations.",
+        hypothesis="Pinned output.",
+        parent_id="g0003",
+    )
+    if os.environ.get("EMBEDDING_TTC_UPDATE_GOLDEN") == "1":
+        STRUCTURAL_GOLDEN.write_text(source, encoding="utf-8")
+    assert source == STRUCTURAL_GOLDEN.read_text(encoding="utf-8")
+
+
+def test_structural_emitted_sources_are_pinned():
+    """Every systematic genome's program and a 30-generation seeded run, byte for byte."""
+    digest = hashlib.sha256()
+    for label, source in emitted_sources():
+        digest.update(f"{label}\0{source}\0".encode())
+    assert digest.hexdigest() == EMITTED_SHA256
