@@ -25,7 +25,7 @@ from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
 from embedding_ttc.programs.base import Context, Program
 from embedding_ttc.search._child import MAGIC, PREFIX, FrameReader, ProtocolError, frame_prefix
 from embedding_ttc.search.checks import ProgramRejected
-from embedding_ttc.search.interface import Status
+from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.sandbox import (
     SandboxedProgram,
     SandboxFailure,
@@ -126,6 +126,8 @@ def run(
 def failure(name: str, call: tuple[Any, ...], token: str, **kwargs: Any) -> SandboxFailure:
     with pytest.raises(SandboxFailure) as info:
         run(name, call, token, **kwargs)
+    assert isinstance(info.value, CandidateError)
+    assert str(info.value) == f"{info.value.status.value}: {info.value.reason}"
     return info.value
 
 

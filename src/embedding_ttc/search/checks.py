@@ -37,8 +37,12 @@ import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.interface import ALLOWED_MODULES, PROGRAM_FUNCTION
+from embedding_ttc.search.interface import (
+    ALLOWED_MODULES,
+    PROGRAM_FUNCTION,
+    CandidateError,
+    Status,
+)
 
 MAX_SOURCE_BYTES = 100_000
 """The largest program file accepted, in UTF-8 bytes."""
@@ -202,12 +206,14 @@ DUNDER_METHODS: frozenset[str] = frozenset({"__init__", "__call__"})
 """Dunder methods a class in a program may define."""
 
 
-class ProgramRejected(EmbeddingTTCError):
-    """A program file broke a constraint; ``reason`` starts with the constraint's name."""
+class ProgramRejected(CandidateError):
+    """A program file broke a constraint (status ``rejected``); ``reason`` starts with its name."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+        super().__init__(Status.REJECTED, reason)
+
+    def __str__(self) -> str:  # the reason already names the constraint
+        return self.reason
 
     @property
     def constraint(self) -> str:

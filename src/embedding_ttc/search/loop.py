@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from embedding_ttc.programs.base import Program
-from embedding_ttc.search.evaluator import CandidateFailure, SuiteEvaluator
+from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.frontier import Frontier, frontier
-from embedding_ttc.search.interface import Status
+from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import closest, fingerprint, structure
 from embedding_ttc.search.proposers.base import Proposer, ProposerError
@@ -47,7 +47,7 @@ def program(Q, D, S, ctx):
 '''
 
 Checker = Callable[[str], object]
-"""Static checks: returns, or raises an exception with a ``reason`` attribute."""
+"""Static checks: returns, or raises :class:`~embedding_ttc.search.interface.CandidateError`."""
 SandboxFactory = Callable[[str, str], Program]
 """``(source, program_id) -> Program`` that runs the source contained."""
 
@@ -219,9 +219,10 @@ class SearchLoop:
         out: dict[str, Any] = {"source_path": str(path.relative_to(self.ledger.run_dir))}
         try:
             self.checker(proposal.source)
+        except CandidateError as exc:
+            return {**out, "status": exc.status, "reason": exc.reason}
         except Exception as exc:
-            reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
-            return {**out, "status": Status.REJECTED, "reason": str(reason)}
+            return {**out, "status": Status.REJECTED, "reason": f"{type(exc).__name__}: {exc}"}
         try:
             shape = structure(proposal.source)
         except SyntaxError as exc:
@@ -233,7 +234,7 @@ class SearchLoop:
             return {**out, "status": Status.REJECTED, "reason": reason}
         try:
             score = self.evaluator.evaluate(self.sandbox(proposal.source, program_id))
-        except CandidateFailure as exc:
+        except CandidateError as exc:
             return {**out, "status": exc.status, "reason": exc.reason[:4000]}
         return {
             **out,

@@ -35,7 +35,7 @@ import numpy as np
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, run_programs
 from embedding_ttc.programs.base import Program
-from embedding_ttc.search.interface import Status
+from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import closest, structure
 from embedding_ttc.search.sandbox import SandboxLimits
@@ -233,7 +233,8 @@ def precheck(
 
     Args:
         source: the program file's source.
-        checker: the loop's static checks (raises with a ``reason`` on a violation).
+        checker: the loop's static checks (raises
+            :class:`~embedding_ttc.search.interface.CandidateError` on a violation).
         registered: the structures the candidate must differ from.
         sandbox_factory: ``(source, name) -> Program`` running the source contained (with
             short limits, see :func:`precheck_limits`).
@@ -257,9 +258,11 @@ def precheck(
         )
     try:
         checker(source)
+    except CandidateError as exc:
+        return PrecheckResult(ok=False, status=exc.status, reason=exc.reason)
     except Exception as exc:
-        reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
-        return PrecheckResult(ok=False, status=Status.REJECTED, reason=str(reason))
+        reason = f"{type(exc).__name__}: {exc}"
+        return PrecheckResult(ok=False, status=Status.REJECTED, reason=reason)
     near = closest(structure(source), registered)
     if near.duplicate:
         return PrecheckResult(
@@ -298,13 +301,12 @@ def _run_synthetic(program: Program, encoder: Encoder) -> PrecheckResult:
 
 def _failure(exc: Exception, where: str) -> PrecheckResult:
     """A sandbox failure (or any error) as a result: status, first lines, traceback apart."""
-    status = getattr(exc, "status", None)
-    reason = getattr(exc, "reason", None)
-    if isinstance(exc, ProgramOutputError):
-        status, reason = Status.INVALID_OUTPUT, str(exc)
-    if not isinstance(status, Status):
-        status = Status.CRASHED
-    text = str(reason or f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, CandidateError):
+        status, text = exc.status, exc.reason
+    elif isinstance(exc, ProgramOutputError):
+        status, text = Status.INVALID_OUTPUT, str(exc)
+    else:
+        status, text = Status.CRASHED, f"{type(exc).__name__}: {exc}"
     message, marker, frames = text.partition("Traceback (innermost last):")
     return PrecheckResult(
         ok=False,

@@ -69,7 +69,7 @@ from embedding_ttc.search._child import (
     frame_prefix,
 )
 from embedding_ttc.search.checks import check_source
-from embedding_ttc.search.interface import ALLOWED_MODULES, Status
+from embedding_ttc.search.interface import ALLOWED_MODULES, CandidateError, Status
 
 CHILD_MODULE = "embedding_ttc.search._child"
 
@@ -141,20 +141,13 @@ class SandboxLimits:
 DEFAULT_LIMITS = SandboxLimits()
 
 
-class SandboxFailure(EmbeddingTTCError):
+class SandboxFailure(CandidateError):
     """A sandboxed program did not return a valid matrix.
 
-    Attributes:
-        status: ``timeout``, ``memory``, ``crashed``, ``invalid_output`` or ``rejected``.
-        reason: a human sentence; for a crash it ends with the last lines of the child's
-            traceback or output (at most :data:`REASON_BYTES` characters in all).
-
+    Its ``status`` is ``timeout``, ``memory``, ``crashed``, ``invalid_output`` or ``rejected``;
+    for a crash its ``reason`` ends with the last lines of the child's traceback or output (at
+    most :data:`REASON_BYTES` characters in all).
     """
-
-    def __init__(self, status: Status, reason: str) -> None:
-        super().__init__(f"{status.value}: {reason}")
-        self.status = status
-        self.reason = reason
 
 
 class SandboxedProgram:
