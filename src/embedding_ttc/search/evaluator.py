@@ -20,7 +20,6 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,20 +30,8 @@ from embedding_ttc.evaluation.records import TIE_THRESHOLD, TaskResult, compare
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
 from embedding_ttc.search.interface import CandidateError, Status
-from embedding_ttc.search.records import TaskDelta
+from embedding_ttc.search.records import SuiteScore, TaskDelta
 from embedding_ttc.tasks.task import RetrievalTask
-
-
-@dataclass(frozen=True)
-class SuiteScore:
-    """An evaluated candidate's numbers over the suite."""
-
-    per_task: dict[str, TaskDelta]
-    mean_delta: float
-    wins: int
-    ties: int
-    losses: int
-    cost_ratio: float
 
 
 class ComputeLock:
@@ -132,6 +119,21 @@ class SuiteEvaluator:
         if task.name not in self._baselines:
             self._baselines[task.name] = self._run(P0(), task).result
         return self._baselines[task.name]
+
+    def baseline_per_task(self) -> dict[str, TaskDelta]:
+        """P0's outcome on every task, in suite order: Δ 0 against itself, cost ratio 1."""
+        per_task = {}
+        for task in self.tasks:
+            base = self.baseline(task)
+            per_task[task.name] = TaskDelta(
+                delta=0.0,
+                ndcg_at_10=base.ndcg_at_10,
+                baseline_ndcg_at_10=base.ndcg_at_10,
+                cost_ratio=1.0,
+                index_calls=base.cost.index_calls,
+                query_calls=base.cost.query_calls,
+            )
+        return per_task
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

@@ -27,7 +27,7 @@ import ast
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +39,7 @@ from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import closest, structure
 from embedding_ttc.search.sandbox import SandboxLimits
+from embedding_ttc.search.seams import Checker, SandboxFactory
 from embedding_ttc.tasks.task import RetrievalTask
 
 __all__ = [
@@ -55,9 +56,6 @@ PRECHECK_WALL_SECONDS = 20.0
 
 PRECHECK_NAME = "precheck"
 """The program name in the sandbox and in error messages."""
-
-Checker = Callable[[str], object]
-SandboxFactory = Callable[[str, str], Program]
 
 
 @dataclass(frozen=True)
