@@ -22,7 +22,7 @@ from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
-from embedding_ttc.search.proposers.structural import StructuralProposer
+from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
 from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
 from embedding_ttc.tasks.catalog import load_task
 
