@@ -81,11 +81,11 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
     """One search loop per configuration, sharing the tasks, encoder, evaluator and model."""
     from embedding_ttc.cli import build_encoder
     from embedding_ttc.search.checks import check_source
-    from embedding_ttc.search.compact_prompt import example_structures
     from embedding_ttc.search.evaluator import SuiteEvaluator
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
     from embedding_ttc.search.precheck import precheck_limits
+    from embedding_ttc.search.prompts.examples import example_structures
     from embedding_ttc.search.proposers.drafting import DraftingProposer
     from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
     from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits

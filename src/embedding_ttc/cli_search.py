@@ -142,8 +142,8 @@ def _precheck(
     The registered structures are read from the ledger at each call (as the loop does), plus
     the compact prompt's worked examples, so a copy of an example is sent back for repair.
     """
-    from embedding_ttc.search.compact_prompt import example_structures
     from embedding_ttc.search.precheck import precheck, precheck_limits, registered_structures
+    from embedding_ttc.search.prompts.examples import example_structures
     from embedding_ttc.search.sandbox import SandboxedProgram
 
     short = precheck_limits(limits)

@@ -18,7 +18,6 @@ from embedding_ttc.cli_search import DraftingOptions, _drafting, add_search_comm
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.checks import check_source
-from embedding_ttc.search.compact_prompt import choose_directive, example_structures
 from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.interface import Status
 from embedding_ttc.search.ledger import Ledger
@@ -30,7 +29,9 @@ from embedding_ttc.search.precheck import (
     precheck_limits,
     registered_structures,
 )
-from embedding_ttc.search.prompt import render_prompt
+from embedding_ttc.search.prompts.directives import choose_directive
+from embedding_ttc.search.prompts.examples import example_structures
+from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
 from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
 from embedding_ttc.search.proposers.drafting import DraftingProposer

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from embedding_ttc.search.checks import check_source
-from embedding_ttc.search.compact_prompt import EXAMPLES
 from embedding_ttc.search.interface import Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import structure
@@ -23,6 +22,7 @@ from embedding_ttc.search.precheck import (
     registered_structures,
     synthetic_task,
 )
+from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.records import LedgerRecord
 from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
 

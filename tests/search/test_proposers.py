@@ -13,7 +13,7 @@ import pytest
 
 from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError, UnknownNameError
 from embedding_ttc.search.novelty import structure
-from embedding_ttc.search.prompt import render_prompt
+from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposers import (
     PROPOSERS,
     Proposer,

@@ -22,7 +22,7 @@ import os
 import time
 
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.search.prompt import render_prompt
+from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposers.base import (
     ChatReply,
     ProposerError,

@@ -5,9 +5,9 @@ more often than not. :class:`DraftingProposer` wraps any :class:`ChatBackend` an
 drafts into valid candidates; each part can be switched off, so its effect can be measured:
 
 * ``prompt="compact"``: the compact prompt of
-  :func:`~embedding_ttc.search.compact_prompt.render_compact_prompt` (helpers, two worked
+  :func:`~embedding_ttc.search.prompts.compact.render_compact_prompt` (helpers, two worked
   examples, a budget of ``context_tokens``) instead of the full prompt; either way the
-  generation's :class:`~embedding_ttc.search.compact_prompt.Directive` is in the prompt;
+  generation's :class:`~embedding_ttc.search.prompts.directives.Directive` is in the prompt;
 * ``drafts``: up to this many drafts per generation (best-of-N: the first that passes wins),
   each asked with its own sampling seed;
 * ``precheck``: each draft is parsed and checked cheaply
@@ -44,17 +44,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from embedding_ttc.search.compact_prompt import (
-    DEFAULT_CONTEXT_TOKENS,
-    EXAMPLES,
-    Directive,
-    choose_directive,
-    render_compact_prompt,
-)
 from embedding_ttc.search.interface import Status
 from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.precheck import PrecheckResult
-from embedding_ttc.search.prompt import render_prompt
+from embedding_ttc.search.prompts.compact import DEFAULT_CONTEXT_TOKENS, render_compact_prompt
+from embedding_ttc.search.prompts.directives import Directive, choose_directive
+from embedding_ttc.search.prompts.examples import EXAMPLES
+from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposers.base import (
     ChatBackend,
     ChatReply,

@@ -24,7 +24,7 @@ from typing import Any
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.llm.gguf import DEFAULT_LLM, MODELS
 from embedding_ttc.llm.gguf import model_path as packaged_model_path
-from embedding_ttc.search.prompt import render_prompt
+from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposers.base import (
     ChatReply,
     ProposerConfigError,

@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.search.prompt import render_prompt
+from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposers.base import (
     ChatReply,
     ProposerConfigError,
