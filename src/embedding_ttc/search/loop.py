@@ -26,7 +26,12 @@ from typing import Any
 from embedding_ttc.search.frontier import Frontier, frontier
 from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.novelty import closest, fingerprint, structure
+from embedding_ttc.search.novelty import (
+    closest,
+    fingerprint,
+    registered_structures,
+    structure,
+)
 from embedding_ttc.search.proposers.base import Proposer, ProposerError
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, Proposal, SearchState, Usage
 from embedding_ttc.search.seams import Checker, Evaluator, SandboxFactory
@@ -111,16 +116,6 @@ class SearchLoop:
             seed=self.seed,
             views_collapsed=self.evaluator.views_collapsed,
         )
-
-    def _structures(self) -> dict[str, tuple[str, ...]]:
-        out = dict(self.registered)
-        for record in self.ledger.records:
-            if record.status != Status.OK:
-                continue
-            source = self.ledger.source(record)
-            if source is not None:
-                out[record.program_id] = structure(source)
-        return out
 
     def _p0(self) -> LedgerRecord:
         """Generation 0: P0, the root of the registry and the frontier."""
@@ -211,7 +206,7 @@ class SearchLoop:
         except SyntaxError as exc:
             return {**out, "status": Status.REJECTED, "reason": f"parse: {exc}"}
         out["fingerprint"] = fingerprint(shape)
-        near = closest(shape, self._structures())
+        near = closest(shape, registered_structures(self.ledger, self.registered))
         if near.duplicate:
             reason = f"novel: near-duplicate of {near.name} (similarity {near.similarity:.3f})"
             return {**out, "status": Status.REJECTED, "reason": reason}

@@ -11,14 +11,14 @@ drafts into valid candidates; each part can be switched off, so its effect can b
 * ``drafts``: up to this many drafts per generation (best-of-N: the first that passes wins),
   each asked with its own sampling seed;
 * ``precheck``: each draft is parsed and checked cheaply
-  (:func:`~embedding_ttc.search.precheck.precheck`); without it, a draft only has to hold a
+  (:func:`~embedding_ttc.search.drafting.precheck.precheck`); without it, a draft only has to hold a
   program that parses;
 * ``repair_rounds``: after a failed check, up to this many repair turns continue the
   conversation: the program, its error and its traceback go back to the model with "fix this
   program; return the whole file" (a draft that does not parse goes straight to the next
   draft instead, :func:`is_syntax_error`);
 * ``fix_imports``: before the check, the mechanical repairs of
-  :mod:`~embedding_ttc.search.proposers.source_repairs` run (an open docstring closed,
+  :mod:`~embedding_ttc.search.drafting.repairs` run (an open docstring closed,
   module-level uses of ``program``'s arguments moved into it, an unused ``typing`` import
   dropped, helper imports fixed, constants an earlier draft of the conversation or a worked
   example defined carried over). No model call is needed for the commonest small-model
@@ -44,9 +44,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from embedding_ttc.search.drafting.hints import repair_hint
+from embedding_ttc.search.drafting.precheck import PrecheckResult
+from embedding_ttc.search.drafting.repairs import repair_source
 from embedding_ttc.search.interface import Status
 from embedding_ttc.search.parse import parse_reply
-from embedding_ttc.search.precheck import PrecheckResult
 from embedding_ttc.search.prompts.compact import DEFAULT_CONTEXT_TOKENS, render_compact_prompt
 from embedding_ttc.search.prompts.directives import Directive, choose_directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
@@ -57,8 +59,6 @@ from embedding_ttc.search.proposers.base import (
     ProposerError,
     resolve_parent,
 )
-from embedding_ttc.search.proposers.hints import repair_hint
-from embedding_ttc.search.proposers.source_repairs import repair_source
 from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
 
 PromptStyle = Literal["full", "compact"]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
+from embedding_ttc.search.drafting.precheck import PrecheckResult
+from embedding_ttc.search.drafting.repairs import ARGUMENTS
 from embedding_ttc.search.interface import Status
-from embedding_ttc.search.precheck import PrecheckResult
 from embedding_ttc.search.prompts.helper_list import helper_modules, helper_signature
 from embedding_ttc.search.prompts.primitives import PRIMITIVE_PACKAGE
-from embedding_ttc.search.proposers.source_repairs import ARGUMENTS
 
 __all__ = ["repair_hint"]
 
