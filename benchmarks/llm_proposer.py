@@ -86,7 +86,8 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
     from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
-    from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
+    from embedding_ttc.search.sandbox.program import SandboxedProgram
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         load_task,

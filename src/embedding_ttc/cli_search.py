@@ -103,7 +103,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
     from embedding_ttc.search.novelty import library_structures
     from embedding_ttc.search.records import LedgerRecord
-    from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
+    from embedding_ttc.search.sandbox.program import SandboxedProgram
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         load_task,
@@ -192,7 +193,8 @@ def program_files(
 ) -> tuple[list[Any], list[tuple[str, str]]]:
     """Load program files for ``evaluate``: sandboxed programs, and (name, reason) rejections."""
     from embedding_ttc.search.checks import ProgramRejected
-    from embedding_ttc.search.sandbox import SandboxLimits, load_program_file
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
+    from embedding_ttc.search.sandbox.program import load_program_file
     from embedding_ttc.tasks.catalog import available_task_names, resolve_data_root
 
     known = set(available_task_names(resolve_data_root(data_root))) | set(tasks)

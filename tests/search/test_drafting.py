@@ -46,7 +46,8 @@ from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
 from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
 from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
-from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply, http_error

@@ -23,7 +23,8 @@ from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
 from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
-from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply

@@ -23,7 +23,8 @@ from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import registered_structures, structure
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.records import LedgerRecord
-from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram
 
 from fakes import HashingEncoder
 

@@ -40,7 +40,8 @@ from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import closest, registered_structures, structure
 from embedding_ttc.search.prompts.examples import example_structures
-from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram
 from embedding_ttc.search.seams import Checker, SandboxFactory
 
 __all__ = [
