@@ -79,7 +79,7 @@ def _log(message: str) -> None:
 def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, Any]:
     """One search loop per configuration, sharing the tasks, encoder, evaluator and model."""
     from embedding_ttc.cli import build_encoder
-    from embedding_ttc.search.checks import check_source
+    from embedding_ttc.search.checks.source import check_source
     from embedding_ttc.search.drafting.options import DraftingOptions
     from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.evaluator import SuiteEvaluator

@@ -95,7 +95,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     """Run or resume an agentic program search; print the frontier at the end."""
     from embedding_ttc.cli import build_encoder
     from embedding_ttc.encoders.cache import default_cache_dir
-    from embedding_ttc.search.checks import check_source
+    from embedding_ttc.search.checks.source import check_source
     from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
     from embedding_ttc.search.frontier import Frontier, render_frontier
@@ -192,7 +192,7 @@ def program_files(
     paths: list[Path], data_root: Path | None, tasks: list[str], timeout: float
 ) -> tuple[list[Any], list[tuple[str, str]]]:
     """Load program files for ``evaluate``: sandboxed programs, and (name, reason) rejections."""
-    from embedding_ttc.search.checks import ProgramRejected
+    from embedding_ttc.search.checks.rules import ProgramRejected
     from embedding_ttc.search.sandbox.limits import SandboxLimits
     from embedding_ttc.search.sandbox.program import load_program_file
     from embedding_ttc.tasks.catalog import available_task_names, resolve_data_root

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from embedding_ttc.evaluation.records import TIE_THRESHOLD
 from embedding_ttc.programs.base import Context, Matrix, Program
-from embedding_ttc.search.checks import ProgramRejected
+from embedding_ttc.search.checks.rules import ProgramRejected
 from embedding_ttc.search.interface import CandidateError
 from embedding_ttc.search.proposers.base import ProposerError
 from embedding_ttc.search.records import Proposal, SearchState, SuiteScore, TaskDelta, Usage

@@ -9,15 +9,14 @@ from pathlib import Path
 import pytest
 
 from embedding_ttc.programs.base import Context
-from embedding_ttc.search.checks import (
+from embedding_ttc.search.checks.imports import module_allowed
+from embedding_ttc.search.checks.rules import (
     CONTEXT_FIELDS,
     DEPLOY_ONLY_FIELDS,
     MAX_SOURCE_BYTES,
-    ParsedProgram,
     ProgramRejected,
-    check_source,
-    module_allowed,
 )
+from embedding_ttc.search.checks.source import ParsedProgram, check_source
 from embedding_ttc.search.interface import CONSTRAINTS, CandidateError, Status
 
 PROGRAMS = Path(__file__).parent / "programs"

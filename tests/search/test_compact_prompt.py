@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.search.checks import check_source
+from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.interface import CONSTRAINTS, Status
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity
 from embedding_ttc.search.prompts.compact import SHORT_CONSTRAINTS, abridge, render_compact_prompt

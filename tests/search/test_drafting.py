@@ -17,7 +17,7 @@ import pytest
 from embedding_ttc.cli_search import _drafting, add_search_commands
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.checks import check_source
+from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.options import DraftingOptions
 from embedding_ttc.search.drafting.precheck import (

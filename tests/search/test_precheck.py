@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedding_ttc.search.checks import check_source
+from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.drafting.precheck import (
     PRECHECK_WALL_SECONDS,
     precheck,

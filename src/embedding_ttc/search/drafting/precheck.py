@@ -7,7 +7,7 @@ about a second, so a drafting proposer can send the error back to the model and 
 
 1. ``parse``: the source parses as Python;
 2. the static checks the loop applies (``checker``, e.g.
-   :func:`~embedding_ttc.search.checks.check_source`): constraints 1, 2 and 4;
+   :func:`~embedding_ttc.search.checks.source.check_source`): constraints 1, 2 and 4;
 3. novelty (constraint 5): :func:`~embedding_ttc.search.novelty.closest` against the
    registered structures, at :data:`~embedding_ttc.search.novelty.NOVELTY_THRESHOLD`;
 4. the sandbox on the synthetic task

@@ -146,7 +146,7 @@ class ChildContext:
     """The child's copy of :class:`~embedding_ttc.programs.base.Context`.
 
     It has the fields a searched program may read
-    (:data:`~embedding_ttc.search.checks.CONTEXT_FIELDS`).
+    (:data:`~embedding_ttc.search.checks.rules.CONTEXT_FIELDS`).
     """
 
     encode_fn: Callable[..., Any]

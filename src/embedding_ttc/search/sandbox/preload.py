@@ -31,7 +31,7 @@ def preload(tree: ast.Module) -> None:
     import ast
     import importlib
 
-    from embedding_ttc.search.checks import import_aliases, module_allowed, qualified_name
+    from embedding_ttc.search.checks.imports import import_aliases, module_allowed, qualified_name
 
     # numpy imports these on first use from inside its own functions (np.median reaches
     # numpy.ma), where no attribute chain of the program names them.
@@ -62,7 +62,7 @@ def preload(tree: ast.Module) -> None:
 
 def _walk_chain(dotted: str, allowed: Callable[[str], bool], load: Callable[[str], object]) -> None:
     """Import or touch each allowed module prefix of ``a.b.c`` (``getattr`` loads lazily)."""
-    from embedding_ttc.search.checks import unsafe_name
+    from embedding_ttc.search.checks.imports import unsafe_name
 
     parts = dotted.split(".")
     obj: object = None

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.search.checks import check_source
+from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.search.sandbox.session import Session
 
