@@ -11,8 +11,9 @@ outcomes are kept apart (house style: status apart from metrics):
   the loop records it as ``Status.PROPOSER_ERROR`` and goes on.
 
 This module also holds what every LLM backend shares: the lower-level :class:`ChatBackend`
-seam (one chat request, used by wrappers such as the drafting proposer), the price table, and
-turning a reply into a ``Proposal`` (:func:`proposal_from_reply`).
+seam (one chat request, used by wrappers such as the drafting proposer), the price table,
+turning a reply into a ``Proposal`` (:func:`proposal_from_reply`), and the one request with
+the full prompt that is every backend's ``propose`` (:func:`propose_with_full_prompt`).
 """
 
 from __future__ import annotations
