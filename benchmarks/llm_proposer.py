@@ -35,7 +35,6 @@ import argparse
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -80,15 +79,15 @@ def _log(message: str) -> None:
 def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, Any]:
     """One search loop per configuration, sharing the tasks, encoder, evaluator and model."""
     from embedding_ttc.cli.common import build_encoder
-    from embedding_ttc.search.checks import check_source
-    from embedding_ttc.search.compact_prompt import example_structures
+    from embedding_ttc.search.checks.source import check_source
+    from embedding_ttc.search.drafting.options import DraftingOptions
+    from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.evaluator import SuiteEvaluator
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
-    from embedding_ttc.search.precheck import precheck_limits
-    from embedding_ttc.search.proposers.drafting import DraftingProposer
     from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
-    from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
+    from embedding_ttc.search.sandbox.program import SandboxedProgram
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         load_task,
@@ -103,7 +102,6 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
     evaluator = SuiteEvaluator(tasks, encoder)
     known = set(available_task_names(root)) | set(names)
     limits = SandboxLimits(wall_seconds=args.timeout, memory_bytes=args.memory_gb * 2**30)
-    short = precheck_limits(limits)
     library = library_structures()
 
     def checker(source: str) -> object:
@@ -140,16 +138,15 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
         if config.prompt is None:
             proposer = bare_llm
         else:
-            check = _precheck(ledger, checker, library | example_structures(), short, encoder)
-            proposer = DraftingProposer(
-                compact_llm,  # type: ignore[arg-type]
+            options = DraftingOptions(
                 drafts=config.drafts,
                 repair_rounds=config.repair_rounds,
-                precheck=check if config.precheck else None,
                 prompt=config.prompt,
                 context_tokens=args.context_tokens,
-                fix_imports=config.precheck,
+                precheck=config.precheck,
             )
+            check = ledger_precheck(checker, library, ledger, limits, encoder)
+            proposer = options.wrap(compact_llm, check)  # type: ignore[arg-type]
         loops[config.name] = SearchLoop(
             proposer=proposer,
             checker=checker,
@@ -161,28 +158,6 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
             registered=library,
         )
     return loops
-
-
-def _precheck(
-    ledger: Ledger,
-    checker: Callable[[str], object],
-    base: dict[str, Any],
-    limits: Any,
-    encoder: Any,
-) -> Callable[[str], Any]:
-    from embedding_ttc.search.precheck import precheck, registered_structures
-    from embedding_ttc.search.sandbox import SandboxedProgram
-
-    def check(source: str) -> Any:
-        return precheck(
-            source,
-            checker=checker,
-            registered=registered_structures(ledger, base),
-            sandbox_factory=lambda src, name: SandboxedProgram(src, name, limits),
-            encoder=encoder,
-        )
-
-    return check
 
 
 def run(args: argparse.Namespace, configs: list[Config]) -> None:

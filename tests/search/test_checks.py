@@ -9,16 +9,15 @@ from pathlib import Path
 import pytest
 
 from embedding_ttc.programs.base import Context
-from embedding_ttc.search.checks import (
+from embedding_ttc.search.checks.imports import module_allowed
+from embedding_ttc.search.checks.rules import (
     CONTEXT_FIELDS,
     DEPLOY_ONLY_FIELDS,
     MAX_SOURCE_BYTES,
-    ParsedProgram,
     ProgramRejected,
-    check_source,
-    module_allowed,
 )
-from embedding_ttc.search.interface import CONSTRAINTS
+from embedding_ttc.search.checks.source import ParsedProgram, check_source
+from embedding_ttc.search.interface import CONSTRAINTS, CandidateError, Status
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -38,6 +37,8 @@ def rejected(source: str, **kwargs: object) -> ProgramRejected:
 
 def assert_rejected(source: str, constraint: str, *fragments: str, **kwargs: object) -> None:
     exc = rejected(source, **kwargs)
+    assert isinstance(exc, CandidateError) and exc.status == Status.REJECTED
+    assert str(exc) == exc.reason  # the reason already names the constraint
     assert exc.reason.startswith(f"{constraint}: "), exc.reason
     assert exc.constraint == constraint
     for fragment in fragments:

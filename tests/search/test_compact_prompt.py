@@ -14,21 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.search.checks import check_source
-from embedding_ttc.search.compact_prompt import (
-    COMPACT_INSPIRATIONS,
-    EXAMPLES,
-    PRIMITIVE_PRIORITY,
-    SHORT_CONSTRAINTS,
-    Directive,
-    abridge,
-    choose_directive,
-    example_structures,
-    helper_modules,
-    render_compact_prompt,
-)
+from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.interface import CONSTRAINTS, Status
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity
+from embedding_ttc.search.prompts.compact import SHORT_CONSTRAINTS, abridge, render_compact_prompt
+from embedding_ttc.search.prompts.directives import (
+    COMPACT_INSPIRATIONS,
+    Directive,
+    choose_directive,
+)
+from embedding_ttc.search.prompts.examples import EXAMPLES, example_structures
+from embedding_ttc.search.prompts.helper_list import PRIMITIVE_PRIORITY, helper_modules
 from embedding_ttc.search.proposers.base import estimate_tokens
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
 

@@ -14,37 +14,40 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.cli.search import DraftingOptions, _drafting, add_search_commands
+from embedding_ttc.cli.search import _drafting, add_search_commands
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.checks import check_source
-from embedding_ttc.search.compact_prompt import choose_directive, example_structures
-from embedding_ttc.search.evaluator import SuiteEvaluator
-from embedding_ttc.search.interface import Status
-from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.loop import Budget, SearchLoop
-from embedding_ttc.search.novelty import library_structures
-from embedding_ttc.search.precheck import (
+from embedding_ttc.search.checks.source import check_source
+from embedding_ttc.search.drafting.hints import repair_hint
+from embedding_ttc.search.drafting.options import DraftingOptions
+from embedding_ttc.search.drafting.precheck import (
     PrecheckResult,
+    ledger_precheck,
     precheck,
     precheck_limits,
-    registered_structures,
 )
-from embedding_ttc.search.prompt import render_prompt
-from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
-from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
-from embedding_ttc.search.proposers.drafting import DraftingProposer
-from embedding_ttc.search.proposers.hints import repair_hint
-from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
-from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
-from embedding_ttc.search.proposers.source_repairs import (
+from embedding_ttc.search.drafting.proposer import DraftingProposer
+from embedding_ttc.search.drafting.repairs import (
     close_docstring,
     define_constants,
     drop_unused_typing,
     fix_imports,
     move_into_program,
 )
-from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+from embedding_ttc.search.evaluator import SuiteEvaluator
+from embedding_ttc.search.interface import Status
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.loop import Budget, SearchLoop
+from embedding_ttc.search.novelty import library_structures
+from embedding_ttc.search.prompts.directives import choose_directive
+from embedding_ttc.search.prompts.examples import example_structures
+from embedding_ttc.search.prompts.full import render_prompt
+from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
+from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
+from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
+from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply, http_error
@@ -549,15 +552,7 @@ def test_two_generations_of_the_loop_record_the_attempts(tmp_path: Path, shared_
     def checker(source: str) -> object:
         return check_source(source, task_names={task.name})
 
-    def check(source: str) -> PrecheckResult:
-        return precheck(
-            source,
-            checker=checker,
-            registered=registered_structures(ledger, {**library, **example_structures()}),
-            sandbox_factory=lambda src, name: SandboxedProgram(src, name, LIMITS),
-            encoder=encoder,
-        )
-
+    check = ledger_precheck(checker, library, ledger, LIMITS, encoder)
     replies = [
         Reply(fence(BROKEN), 900, 100),  # generation 1: fails the pre-check...
         Reply(fence(FIXED), 1000, 120),  # ...and its repair passes

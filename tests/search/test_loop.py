@@ -14,7 +14,7 @@ import pytest
 
 from embedding_ttc.cli import main
 from embedding_ttc.encoders.catalog import load_encoder
-from embedding_ttc.search.checks import check_source
+from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
 from embedding_ttc.search.frontier import frontier
 from embedding_ttc.search.interface import Status
@@ -22,8 +22,9 @@ from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
-from embedding_ttc.search.proposers.structural import StructuralProposer
-from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply

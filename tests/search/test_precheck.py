@@ -11,20 +11,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedding_ttc.search.checks import check_source
-from embedding_ttc.search.compact_prompt import EXAMPLES
-from embedding_ttc.search.interface import Status
-from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.novelty import structure
-from embedding_ttc.search.precheck import (
+from embedding_ttc.search.checks.source import check_source
+from embedding_ttc.search.drafting.precheck import (
     PRECHECK_WALL_SECONDS,
     precheck,
     precheck_limits,
-    registered_structures,
-    synthetic_task,
 )
+from embedding_ttc.search.drafting.synthetic import synthetic_task
+from embedding_ttc.search.interface import Status
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.novelty import registered_structures, structure
+from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.records import LedgerRecord
-from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram
 
 from fakes import HashingEncoder
 

@@ -23,15 +23,17 @@ import pytest
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
 from embedding_ttc.programs.base import Context, Program
-from embedding_ttc.search._child import MAGIC, PREFIX, FrameReader, ProtocolError, frame_prefix
-from embedding_ttc.search.checks import ProgramRejected
-from embedding_ttc.search.interface import Status
-from embedding_ttc.search.sandbox import (
-    SandboxedProgram,
-    SandboxFailure,
-    SandboxLimits,
-    load_program_file,
-    run_source,
+from embedding_ttc.search.checks.rules import ProgramRejected
+from embedding_ttc.search.interface import CandidateError, Status
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram, load_program_file, run_source
+from embedding_ttc.search.sandbox.verdict import SandboxFailure
+from embedding_ttc.search.sandbox.wire import (
+    MAGIC,
+    PREFIX,
+    FrameReader,
+    ProtocolError,
+    frame_prefix,
 )
 from embedding_ttc.tasks.task import RetrievalTask
 
@@ -126,6 +128,8 @@ def run(
 def failure(name: str, call: tuple[Any, ...], token: str, **kwargs: Any) -> SandboxFailure:
     with pytest.raises(SandboxFailure) as info:
         run(name, call, token, **kwargs)
+    assert isinstance(info.value, CandidateError)
+    assert str(info.value) == f"{info.value.status.value}: {info.value.reason}"
     return info.value
 
 
@@ -392,9 +396,10 @@ def test_audit_hook_refuses_a_socket_already_imported(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import os, socket, sys
-        from embedding_ttc.search._child import FrameReader, _make_hook
+        from embedding_ttc.search.sandbox.containment import make_hook
+        from embedding_ttc.search.sandbox.wire import FrameReader
         r, w = os.pipe()
-        sys.addaudithook(_make_hook(w, {str(tmp_path)!r}))
+        sys.addaudithook(make_hook(w, {str(tmp_path)!r}))
         try:
             socket.socket().connect(("127.0.0.1", 9))
         except PermissionError as exc:
@@ -414,8 +419,8 @@ def test_network_namespace_has_no_route() -> None:
     """The first layer against sockets, on its own (skipped where unshare is not permitted)."""
     script = textwrap.dedent(
         """
-        from embedding_ttc.search._child import _isolate_network
-        if not _isolate_network():
+        from embedding_ttc.search.sandbox.containment import isolate_network
+        if not isolate_network():
             print("no-unshare")
             raise SystemExit(0)
         import socket
@@ -461,14 +466,24 @@ def test_a_bogus_header_from_the_child_is_handled(call: tuple[Any, ...], token: 
 
 def test_importing_the_child_module_stays_light() -> None:
     script = (
-        "import sys, embedding_ttc.search._child\n"
+        "import sys, embedding_ttc.search.sandbox.child\n"
         "heavy = {'torch', 'sentence_transformers', 'transformers', 'numpy'} & set(sys.modules)\n"
         "print(sorted(heavy))\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('embedding_ttc'))))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     ).stdout
-    assert out.strip() == "[]"
+    heavy, ours = out.strip().splitlines()
+    assert heavy == "[]"
+    # Only the child's side of the sandbox: nothing of the parent, the evaluator or the search.
+    child_side = {"child", "containment", "preload", "wire"}
+    assert ours.split() == [
+        "embedding_ttc",
+        "embedding_ttc.search",
+        "embedding_ttc.search.sandbox",
+        *(f"embedding_ttc.search.sandbox.{m}" for m in sorted(child_side)),
+    ]
 
 
 # --- frames ---------------------------------------------------------------------------------

@@ -5,20 +5,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from embedding_ttc.errors import EmbeddingTTCError
-
-if TYPE_CHECKING:
-    from embedding_ttc.encoders.base import Encoder
-    from embedding_ttc.search.ledger import Ledger
-    from embedding_ttc.search.precheck import PrecheckResult
-    from embedding_ttc.search.sandbox import SandboxLimits
-
-    Precheck = Callable[[str], PrecheckResult]
+from embedding_ttc.search.drafting.options import (
+    API_DEFAULTS,
+    LOCAL_DEFAULTS,
+    DraftingOptions,
+    resolve_drafting,
+)
+from embedding_ttc.search.drafting.proposer import Precheck
+from embedding_ttc.search.prompts.compact import DEFAULT_CONTEXT_TOKENS
 
 DEFAULT_PROPOSER = "structural"
 
@@ -45,43 +43,15 @@ def _config(args: argparse.Namespace, tasks: list[str]) -> dict[str, object]:
     return config
 
 
-@dataclass(frozen=True)
-class DraftingOptions:
-    """How the LLM proposer drafts (see :mod:`embedding_ttc.search.proposers.drafting`)."""
-
-    drafts: int
-    repair_rounds: int
-    prompt: Literal["full", "compact"]
-    context_tokens: int
-    precheck: bool
-
-
 def _drafting(args: argparse.Namespace) -> DraftingOptions | None:
-    """The drafting settings (defaults resolved per proposer), or ``None`` when off.
-
-    ``llama-cpp`` drafts by default (3 drafts, 1 repair round, the compact prompt, the
-    pre-check); the other LLM proposers only when an option asks for it.
-    """
-    local = args.proposer == "llama-cpp"
-    drafts = args.drafts if args.drafts is not None else (3 if local else 1)
-    repairs = args.repair_rounds if args.repair_rounds is not None else (1 if local else 0)
-    prompt: Literal["full", "compact"] = args.prompt or ("compact" if local else "full")
-    active = drafts > 1 or repairs > 0 or prompt == "compact" or args.precheck is True
-    if not active:
-        return None
-    if args.proposer == "structural":
-        raise EmbeddingTTCError(
-            "--drafts, --repair-rounds, --prompt and --precheck need an LLM proposer "
-            "(openai, anthropic or llama-cpp), not structural"
-        )
-    if drafts < 1 or repairs < 0:
-        raise EmbeddingTTCError("--drafts must be at least 1 and --repair-rounds at least 0")
-    return DraftingOptions(
-        drafts=drafts,
-        repair_rounds=repairs,
-        prompt=prompt,
+    """The drafting settings (:func:`~embedding_ttc.search.drafting.options.resolve_drafting`)."""
+    return resolve_drafting(
+        args.proposer,
+        drafts=args.drafts,
+        repair_rounds=args.repair_rounds,
+        prompt=args.prompt,
         context_tokens=args.context_tokens,
-        precheck=args.precheck is not False,
+        precheck=args.precheck,
     )
 
 
@@ -97,11 +67,10 @@ def _check_resume(recorded: dict[str, object] | None, config: dict[str, object])
         )
 
 
-def _proposer(args: argparse.Namespace, precheck: Precheck | None = None) -> Any:
+def _proposer(args: argparse.Namespace, precheck: Precheck) -> Any:
     """The proposer; wrapped in a drafting proposer when drafting is on (:func:`_drafting`)."""
     from embedding_ttc.search.proposers.base import ChatBackend
     from embedding_ttc.search.proposers.catalog import make_proposer
-    from embedding_ttc.search.proposers.drafting import DraftingProposer
 
     options: dict[str, object] = {"seed": args.seed}
     if args.model:
@@ -119,60 +88,23 @@ def _proposer(args: argparse.Namespace, precheck: Precheck | None = None) -> Any
         return proposer
     if not isinstance(proposer, ChatBackend):
         raise EmbeddingTTCError(f"the {args.proposer} proposer has no chat seam to draft with")
-    return DraftingProposer(
-        proposer,
-        drafts=drafting.drafts,
-        repair_rounds=drafting.repair_rounds,
-        precheck=precheck if drafting.precheck else None,
-        prompt=drafting.prompt,
-        context_tokens=drafting.context_tokens,
-        fix_imports=drafting.precheck,  # the mechanical repair goes with the pre-check
-    )
-
-
-def _precheck(
-    checker: Callable[[str], object],
-    library: dict[str, tuple[str, ...]],
-    ledger: Ledger,
-    limits: SandboxLimits,
-    encoder: Encoder,
-) -> Precheck:
-    """The drafting pre-check over the loop's own checker, registry, limits and encoder.
-
-    The registered structures are read from the ledger at each call (as the loop does), plus
-    the compact prompt's worked examples, so a copy of an example is sent back for repair.
-    """
-    from embedding_ttc.search.compact_prompt import example_structures
-    from embedding_ttc.search.precheck import precheck, precheck_limits, registered_structures
-    from embedding_ttc.search.sandbox import SandboxedProgram
-
-    short = precheck_limits(limits)
-
-    def check(source: str) -> PrecheckResult:
-        registered = registered_structures(ledger, {**library, **example_structures()})
-        return precheck(
-            source,
-            checker=checker,
-            registered=registered,
-            sandbox_factory=lambda src, name: SandboxedProgram(src, name, short),
-            encoder=encoder,
-        )
-
-    return check
+    return drafting.wrap(proposer, precheck)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Run or resume an agentic program search; print the frontier at the end."""
     from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.encoders.cache import default_cache_dir
-    from embedding_ttc.search.checks import check_source
+    from embedding_ttc.search.checks.source import check_source
+    from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
     from embedding_ttc.search.frontier import Frontier, render_frontier
     from embedding_ttc.search.ledger import Ledger
     from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
     from embedding_ttc.search.novelty import library_structures
     from embedding_ttc.search.records import LedgerRecord
-    from embedding_ttc.search.sandbox import SandboxedProgram, SandboxLimits
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
+    from embedding_ttc.search.sandbox.program import SandboxedProgram
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         load_task,
@@ -207,7 +139,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         return check_source(source, task_names=known_tasks)
 
     loop = SearchLoop(
-        proposer=_proposer(args, _precheck(checker, library, ledger, limits, encoder)),
+        proposer=_proposer(args, ledger_precheck(checker, library, ledger, limits, encoder)),
         checker=checker,
         sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
         evaluator=SuiteEvaluator(tasks, encoder, lock=lock, shortlist=args.shortlist),
@@ -260,8 +192,9 @@ def program_files(
     paths: list[Path], data_root: Path | None, tasks: list[str], timeout: float
 ) -> tuple[list[Any], list[tuple[str, str]]]:
     """Load program files for ``evaluate``: sandboxed programs, and (name, reason) rejections."""
-    from embedding_ttc.search.checks import ProgramRejected
-    from embedding_ttc.search.sandbox import SandboxLimits, load_program_file
+    from embedding_ttc.search.checks.rules import ProgramRejected
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
+    from embedding_ttc.search.sandbox.program import load_program_file
     from embedding_ttc.tasks.catalog import available_task_names, resolve_data_root
 
     known = set(available_task_names(resolve_data_root(data_root))) | set(tasks)
@@ -315,27 +248,27 @@ def add_search_commands(sub: Any) -> None:
         type=int,
         metavar="N",
         help="drafts per generation, the first that passes the pre-check wins "
-        "(default 3 for llama-cpp, else 1)",
+        f"(default {LOCAL_DEFAULTS.drafts} for llama-cpp, else {API_DEFAULTS.drafts})",
     )
     se.add_argument(
         "--repair-rounds",
         type=int,
         metavar="N",
-        help="repair turns per failed draft: its error goes back to the model "
-        "(default 1 for llama-cpp, else 0)",
+        help="repair turns per failed draft: its error goes back to the model (default "
+        f"{LOCAL_DEFAULTS.repair_rounds} for llama-cpp, else {API_DEFAULTS.repair_rounds})",
     )
     se.add_argument(
         "--prompt",
         choices=("full", "compact"),
         help="the full prompt, or the compact one with helpers, two examples and a directive "
-        "(default compact for llama-cpp, else full)",
+        f"(default {LOCAL_DEFAULTS.prompt} for llama-cpp, else {API_DEFAULTS.prompt})",
     )
     se.add_argument(
         "--context-tokens",
         type=int,
-        default=3000,
+        default=DEFAULT_CONTEXT_TOKENS,
         metavar="N",
-        help="token budget of the compact prompt (default 3000)",
+        help=f"token budget of the compact prompt (default {DEFAULT_CONTEXT_TOKENS})",
     )
     se.add_argument(
         "--precheck",

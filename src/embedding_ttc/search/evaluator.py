@@ -20,7 +20,6 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,30 +29,9 @@ from embedding_ttc.evaluation.evaluate import ProgramOutputError, ProgramRun, ru
 from embedding_ttc.evaluation.records import TIE_THRESHOLD, TaskResult, compare
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
-from embedding_ttc.search.interface import Status
-from embedding_ttc.search.records import TaskDelta
+from embedding_ttc.search.interface import CandidateError, Status
+from embedding_ttc.search.records import SuiteScore, TaskDelta
 from embedding_ttc.tasks.task import RetrievalTask
-
-
-class CandidateFailure(Exception):
-    """A candidate failed a check during evaluation; carries the ledger status and reason."""
-
-    def __init__(self, status: Status, reason: str) -> None:
-        super().__init__(f"{status.value}: {reason}")
-        self.status = status
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class SuiteScore:
-    """An evaluated candidate's numbers over the suite."""
-
-    per_task: dict[str, TaskDelta]
-    mean_delta: float
-    wins: int
-    ties: int
-    losses: int
-    cost_ratio: float
 
 
 class ComputeLock:
@@ -142,6 +120,21 @@ class SuiteEvaluator:
             self._baselines[task.name] = self._run(P0(), task).result
         return self._baselines[task.name]
 
+    def baseline_per_task(self) -> dict[str, TaskDelta]:
+        """P0's outcome on every task, in suite order: Δ 0 against itself, cost ratio 1."""
+        per_task = {}
+        for task in self.tasks:
+            base = self.baseline(task)
+            per_task[task.name] = TaskDelta(
+                delta=0.0,
+                ndcg_at_10=base.ndcg_at_10,
+                baseline_ndcg_at_10=base.ndcg_at_10,
+                cost_ratio=1.0,
+                index_calls=base.cost.index_calls,
+                query_calls=base.cost.query_calls,
+            )
+        return per_task
+
     @contextmanager
     def _locked(self) -> Iterator[None]:
         if self.lock is None:
@@ -154,7 +147,7 @@ class SuiteEvaluator:
         """Run ``program`` once on every task and score it against P0.
 
         Raises:
-            CandidateFailure: the program failed on some task (sandbox status, invalid
+            CandidateError: the program failed on some task (sandbox status, invalid
                 output, or different outputs on two identical runs).
 
         """
@@ -167,7 +160,7 @@ class SuiteEvaluator:
                     again = self._attempt(program, task)
                     first, second = _scores(run), _scores(again)
                     if any(not np.array_equal(a, b) for a, b in zip(first, second, strict=True)):
-                        raise CandidateFailure(
+                        raise CandidateError(
                             Status.REJECTED,
                             f"deterministic: two runs on {task.name} gave different scores",
                         )
@@ -177,16 +170,13 @@ class SuiteEvaluator:
     def _attempt(self, program: Program, task: RetrievalTask) -> ProgramRun:
         try:
             return self._run(program, task)
-        except CandidateFailure:
-            raise
         except ProgramOutputError as exc:
-            raise CandidateFailure(Status.INVALID_OUTPUT, f"{task.name}: {exc}") from exc
+            raise CandidateError(Status.INVALID_OUTPUT, f"{task.name}: {exc}") from exc
+        except CandidateError as exc:  # the sandbox's status, with the task named
+            raise CandidateError(exc.status, f"{task.name}: {exc.reason}") from exc
         except Exception as exc:
-            status = getattr(exc, "status", None)
-            reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
-            if isinstance(status, Status):
-                raise CandidateFailure(status, f"{task.name}: {reason}") from exc
-            raise CandidateFailure(Status.CRASHED, f"{task.name}: {reason}") from exc
+            reason = f"{type(exc).__name__}: {exc}"
+            raise CandidateError(Status.CRASHED, f"{task.name}: {reason}") from exc
 
     def _score(self, results: dict[str, TaskResult]) -> SuiteScore:
         per_task: dict[str, TaskDelta] = {}

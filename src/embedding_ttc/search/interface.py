@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from embedding_ttc.errors import EmbeddingTTCError
+
 PROGRAM_FUNCTION = "program"
 """The name of the function a program file must define at module level."""
 
@@ -55,6 +57,24 @@ class Status(StrEnum):
     """Returned something other than a finite |Q|×|D| float matrix."""
     PROPOSER_ERROR = "proposer_error"
     """The proposer failed (API error, empty reply); nothing was evaluated."""
+
+
+class CandidateError(EmbeddingTTCError):
+    """A candidate program failed: a static check, the sandbox, or its evaluation.
+
+    Every failure of a candidate is this type (or a subclass naming where it came from), so
+    whoever records it reads ``status`` and ``reason`` without guessing.
+
+    Attributes:
+        status: the ledger status of the failure (never ``OK``).
+        reason: a human sentence; a constraint violation starts with the constraint's name.
+
+    """
+
+    def __init__(self, status: Status, reason: str) -> None:
+        super().__init__(f"{status.value}: {reason}")
+        self.status = status
+        self.reason = reason
 
 
 CONSTRAINTS: tuple[tuple[str, str], ...] = (

@@ -7,9 +7,10 @@ sandbox on every discovery task (constraints 3 and 6), and its record is appende
 ledger. Generation 0 is P0, so the registry and the frontier start at ``{P0}`` as in the paper.
 
 The loop builds none of its collaborators: the proposer, the static checker, the sandbox
-factory, the evaluator and the ledger are passed in. Every failure of a candidate (no code,
-a rejected construct, a near-duplicate, a timeout, a crash, invalid output, a proposer error)
-becomes a record with a status and a reason, and the loop goes on.
+factory, the evaluator (the seams of :mod:`~embedding_ttc.search.seams`), the ledger and the
+clock are passed in. Every failure of a candidate (no code, a rejected construct, a
+near-duplicate, a timeout, a crash, invalid output, a proposer error) becomes a record with a
+status and a reason, and the loop goes on.
 
 Resume: the ledger is the only state. Re-running continues at ``last generation + 1``; a
 generation killed before its line was written runs again from the start.
@@ -22,21 +23,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from embedding_ttc.programs.base import Program
-from embedding_ttc.search.evaluator import CandidateFailure, SuiteEvaluator
 from embedding_ttc.search.frontier import Frontier, frontier
-from embedding_ttc.search.interface import Status
+from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.novelty import closest, fingerprint, structure
-from embedding_ttc.search.proposers.base import Proposer, ProposerError
-from embedding_ttc.search.records import (
-    FrontierProgram,
-    LedgerRecord,
-    Proposal,
-    SearchState,
-    TaskDelta,
-    Usage,
+from embedding_ttc.search.novelty import (
+    closest,
+    fingerprint,
+    registered_structures,
+    structure,
 )
+from embedding_ttc.search.proposers.base import Proposer, ProposerError
+from embedding_ttc.search.records import FrontierProgram, LedgerRecord, Proposal, SearchState, Usage
+from embedding_ttc.search.seams import Checker, Evaluator, SandboxFactory
 
 P0_SOURCE = '''\
 """P0: the cosine baseline. Returns S unchanged (as a new matrix)."""
@@ -46,10 +44,8 @@ def program(Q, D, S, ctx):
     return S.copy()
 '''
 
-Checker = Callable[[str], object]
-"""Static checks: returns, or raises an exception with a ``reason`` attribute."""
-SandboxFactory = Callable[[str, str], Program]
-"""``(source, program_id) -> Program`` that runs the source contained."""
+Clock = Callable[[], float]
+"""Seconds from an arbitrary origin (``time.monotonic``; a test passes a fake)."""
 
 
 @dataclass(frozen=True)
@@ -89,17 +85,19 @@ class SearchLoop:
         seed: the run's seed (given to the proposer through the state).
         top_k: how many frontier programs the proposer sees with their source.
         registered: structures of programs registered outside the ledger (the library).
+        clock: what the loop reads time from (the wall-time budget, a record's seconds).
 
     """
 
     proposer: Proposer
     checker: Checker
     sandbox: SandboxFactory
-    evaluator: SuiteEvaluator
+    evaluator: Evaluator
     ledger: Ledger
     seed: int = 0
     top_k: int = 5
     registered: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    clock: Clock = time.monotonic
 
     def state(self, generation: int) -> SearchState:
         """What the proposer sees before writing ``generation``."""
@@ -119,30 +117,10 @@ class SearchLoop:
             views_collapsed=self.evaluator.views_collapsed,
         )
 
-    def _structures(self) -> dict[str, tuple[str, ...]]:
-        out = dict(self.registered)
-        for record in self.ledger.records:
-            if record.status != Status.OK:
-                continue
-            source = self.ledger.source(record)
-            if source is not None:
-                out[record.program_id] = structure(source)
-        return out
-
     def _p0(self) -> LedgerRecord:
         """Generation 0: P0, the root of the registry and the frontier."""
         path = self.ledger.save_source("g0000-P0", P0_SOURCE)
-        per_task = {}
-        for task in self.evaluator.tasks:
-            base = self.evaluator.baseline(task)
-            per_task[task.name] = TaskDelta(
-                delta=0.0,
-                ndcg_at_10=base.ndcg_at_10,
-                baseline_ndcg_at_10=base.ndcg_at_10,
-                cost_ratio=1.0,
-                index_calls=base.cost.index_calls,
-                query_calls=base.cost.query_calls,
-            )
+        per_task = self.evaluator.baseline_per_task()
         return LedgerRecord(
             generation=0,
             program_id="g0000-P0",
@@ -160,7 +138,7 @@ class SearchLoop:
 
     def run_generation(self, generation: int) -> LedgerRecord:
         """Propose, check and evaluate one candidate; append and return its record."""
-        started = time.perf_counter()
+        started = self.clock()
         program_id = f"g{generation:04d}"
         try:
             proposal = self.proposer.propose(self.state(generation))
@@ -177,7 +155,7 @@ class SearchLoop:
                 tokens_out=usage.tokens_out,
                 llm_seconds=usage.seconds,
                 cost_usd=usage.cost_usd,
-                seconds=time.perf_counter() - started,
+                seconds=self.clock() - started,
             )
             self.ledger.append(record)
             return record
@@ -194,7 +172,7 @@ class SearchLoop:
             tokens_out=proposal.usage.tokens_out + sum(a.tokens_out for a in proposal.attempts),
             llm_seconds=proposal.usage.seconds + sum(a.seconds for a in proposal.attempts),
             cost_usd=proposal.usage.cost_usd,
-            seconds=time.perf_counter() - started,
+            seconds=self.clock() - started,
             attempts=[
                 {
                     "status": a.status.value,
@@ -219,21 +197,22 @@ class SearchLoop:
         out: dict[str, Any] = {"source_path": str(path.relative_to(self.ledger.run_dir))}
         try:
             self.checker(proposal.source)
+        except CandidateError as exc:
+            return {**out, "status": exc.status, "reason": exc.reason}
         except Exception as exc:
-            reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
-            return {**out, "status": Status.REJECTED, "reason": str(reason)}
+            return {**out, "status": Status.REJECTED, "reason": f"{type(exc).__name__}: {exc}"}
         try:
             shape = structure(proposal.source)
         except SyntaxError as exc:
             return {**out, "status": Status.REJECTED, "reason": f"parse: {exc}"}
         out["fingerprint"] = fingerprint(shape)
-        near = closest(shape, self._structures())
+        near = closest(shape, registered_structures(self.ledger, self.registered))
         if near.duplicate:
             reason = f"novel: near-duplicate of {near.name} (similarity {near.similarity:.3f})"
             return {**out, "status": Status.REJECTED, "reason": reason}
         try:
             score = self.evaluator.evaluate(self.sandbox(proposal.source, program_id))
-        except CandidateFailure as exc:
+        except CandidateError as exc:
             return {**out, "status": exc.status, "reason": exc.reason[:4000]}
         return {
             **out,
@@ -250,7 +229,7 @@ class SearchLoop:
     def run(self, budget: Budget, events: LoopEvents | None = None) -> Frontier:
         """Run (or resume) the search until a budget is reached; return the frontier."""
         events = events or LoopEvents()
-        started = time.monotonic()
+        started = self.clock()
         if not self.ledger.records:
             record = self._p0()
             self.ledger.append(record)
@@ -258,7 +237,7 @@ class SearchLoop:
                 events.on_record(record, frontier(self.ledger.records))
         reason = f"reached generation {budget.generations}"
         for generation in range(self.ledger.last_generation + 1, budget.generations + 1):
-            if budget.wall_seconds is not None and time.monotonic() - started > budget.wall_seconds:
+            if budget.wall_seconds is not None and self.clock() - started > budget.wall_seconds:
                 reason = f"wall-time budget of {budget.wall_seconds:g} s spent"
                 break
             spent = sum(r.cost_usd for r in self.ledger.records)

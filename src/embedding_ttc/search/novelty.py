@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from embedding_ttc.programs.catalog import library_modules
+from embedding_ttc.search.interface import Status
+from embedding_ttc.search.ledger import Ledger
 
 NOVELTY_THRESHOLD = 0.92
 """Similarity at or above which a program is a near-duplicate. Renaming and re-ordering a
@@ -150,4 +152,18 @@ def library_structures() -> dict[str, tuple[str, ...]]:
     for name, module_name in library_modules().items():
         source = inspect.getsource(importlib.import_module(module_name))
         out[f"library:{name}"] = structure(source)
+    return out
+
+
+def registered_structures(
+    ledger: Ledger, base: Mapping[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    """``base`` and the structure of every evaluated program in ``ledger``: the registry."""
+    out = dict(base)
+    for record in ledger.records:
+        if record.status != Status.OK:
+            continue
+        source = ledger.source(record)
+        if source is not None:
+            out[record.program_id] = structure(source)
     return out

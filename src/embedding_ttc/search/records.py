@@ -90,6 +90,18 @@ class TaskDelta(BaseModel):
     query_calls: int
 
 
+@dataclass(frozen=True)
+class SuiteScore:
+    """An evaluated candidate's numbers over the suite (what an evaluator returns)."""
+
+    per_task: dict[str, TaskDelta]
+    mean_delta: float
+    wins: int
+    ties: int
+    losses: int
+    cost_ratio: float
+
+
 class LedgerRecord(BaseModel):
     """One line of ``ledger.jsonl``: a candidate program and what became of it."""
 

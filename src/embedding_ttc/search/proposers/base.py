@@ -11,8 +11,9 @@ outcomes are kept apart (house style: status apart from metrics):
   the loop records it as ``Status.PROPOSER_ERROR`` and goes on.
 
 This module also holds what every LLM backend shares: the lower-level :class:`ChatBackend`
-seam (one chat request, used by wrappers such as the drafting proposer), the price table, and
-turning a reply into a ``Proposal`` (:func:`proposal_from_reply`).
+seam (one chat request, used by wrappers such as the drafting proposer), the price table,
+turning a reply into a ``Proposal`` (:func:`proposal_from_reply`), and the one request with
+the full prompt that is every backend's ``propose`` (:func:`propose_with_full_prompt`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Protocol, runtime_checkable
 
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.parse import parse_reply
+from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.records import Proposal, SearchState, Usage
 
 
@@ -158,6 +160,28 @@ def estimate_tokens(text: str) -> int:
     OpenAI-compatible server omits its ``usage`` field, so that token budgets still move.
     """
     return (len(text) + 3) // 4
+
+
+def propose_with_full_prompt(
+    backend: ChatBackend, state: SearchState, *, top_k: int | None, seed: int
+) -> Proposal:
+    """One request with the full prompt, parsed: ``propose`` of every LLM backend.
+
+    Args:
+        backend: the chat backend that answers.
+        state: what the proposer may look at.
+        top_k: frontier programs shown with their source; ``None`` shows every program of
+            ``state.frontier`` (the loop already chose how many).
+        seed: the backend's base seed; the request's is ``seed + state.generation``.
+
+    Raises:
+        ProposerError: when no usable reply could be obtained.
+
+    """
+    shown = len(state.frontier) if top_k is None else top_k
+    prompt = render_prompt(state, top_k=shown)
+    reply = backend.chat([{"role": "user", "content": prompt}], seed=seed + state.generation)
+    return proposal_from_reply(reply.text, usage=reply.usage, proposer=backend.name, state=state)
 
 
 def proposal_from_reply(reply: str, *, usage: Usage, proposer: str, state: SearchState) -> Proposal:

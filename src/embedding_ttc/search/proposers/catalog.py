@@ -31,7 +31,7 @@ def _lazy(target: str) -> ProposerFactory:
     return factory
 
 
-PROPOSERS.register("structural", _lazy("structural:StructuralProposer"))
+PROPOSERS.register("structural", _lazy("structural.proposer:StructuralProposer"))
 PROPOSERS.register("openai", _lazy("openai_chat:OpenAIProposer"))
 PROPOSERS.register("anthropic", _lazy("anthropic_chat:AnthropicProposer"))
 PROPOSERS.register("llama-cpp", _lazy("llama_cpp:LlamaCppProposer"))

@@ -24,12 +24,11 @@ from typing import Any
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.llm.gguf import DEFAULT_LLM, MODELS
 from embedding_ttc.llm.gguf import model_path as packaged_model_path
-from embedding_ttc.search.prompt import render_prompt
 from embedding_ttc.search.proposers.base import (
     ChatReply,
     ProposerConfigError,
     ProposerError,
-    proposal_from_reply,
+    propose_with_full_prompt,
 )
 from embedding_ttc.search.records import Proposal, SearchState, Usage
 
@@ -96,10 +95,7 @@ class LlamaCppProposer:
 
     def propose(self, state: SearchState) -> Proposal:
         """Render the prompt, generate one reply locally, and parse it."""
-        top_k = len(state.frontier) if self.top_k is None else self.top_k
-        prompt = render_prompt(state, top_k=top_k)
-        reply = self.chat([{"role": "user", "content": prompt}], seed=self.seed + state.generation)
-        return proposal_from_reply(reply.text, usage=reply.usage, proposer=self.name, state=state)
+        return propose_with_full_prompt(self, state, top_k=self.top_k, seed=self.seed)
 
     def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
         """One local chat completion, streamed and cut once a whole program block is out.

@@ -27,14 +27,13 @@ import time
 from typing import Any
 
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.search.prompt import render_prompt
 from embedding_ttc.search.proposers.base import (
     ChatReply,
     ProposerConfigError,
     ProposerError,
     estimate_tokens,
     price_usd,
-    proposal_from_reply,
+    propose_with_full_prompt,
 )
 from embedding_ttc.search.records import Proposal, SearchState, Usage
 
@@ -128,10 +127,7 @@ class OpenAIProposer:
 
     def propose(self, state: SearchState) -> Proposal:
         """Render the prompt, ask the model once, and parse its reply."""
-        top_k = len(state.frontier) if self.top_k is None else self.top_k
-        prompt = render_prompt(state, top_k=top_k)
-        reply = self.chat([{"role": "user", "content": prompt}], seed=self.seed + state.generation)
-        return proposal_from_reply(reply.text, usage=reply.usage, proposer=self.name, state=state)
+        return propose_with_full_prompt(self, state, top_k=self.top_k, seed=self.seed)
 
     def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
         """One chat-completions request (the seed goes to local servers only)."""

@@ -7,8 +7,8 @@ the same state always renders the same text, pinned by a golden test. Its sectio
 2. the program interface (:data:`~embedding_ttc.search.interface.INTERFACE_TEXT`);
 3. the six constraints, numbered (:data:`~embedding_ttc.search.interface.CONSTRAINTS`);
 4. the allowed imports and the primitives, one line each, generated from the primitives
-   modules (``__all__`` or their public definitions, ``inspect.signature`` and the first
-   docstring line) so the list never drifts from the code;
+   modules (:func:`~embedding_ttc.search.prompts.primitives.primitive_reference`) so the
+   list never drifts from the code;
 5. the research inspirations the paper names (Rocchio PRF, MaxSim, cross-adapter voting,
    Matryoshka cascading, substructure decomposition, score-distribution analysis);
 6. a table of every program so far: id, parent, status, mean ΔnDCG@10, W/T/L, cost ratio, the
@@ -20,37 +20,17 @@ the same state always renders the same text, pinned by a golden test. Its sectio
 
 from __future__ import annotations
 
-import ast
-import functools
-import importlib
-import inspect
-import re
-from collections.abc import Callable
-from typing import Any
-
-from embedding_ttc.search.interface import (
-    ALLOWED_MODULES,
-    CONSTRAINTS,
-    INTERFACE_TEXT,
-    PROGRAM_FUNCTION,
-    Status,
+from embedding_ttc.search.interface import INTERFACE_TEXT, PROGRAM_FUNCTION, Status
+from embedding_ttc.search.prompts.common import (
+    clip,
+    fenced,
+    numbered_constraints,
+    section,
+    status_counts,
+    task_list,
 )
+from embedding_ttc.search.prompts.primitives import primitive_reference
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
-
-__all__ = ["INSPIRATIONS", "PRIMITIVE_MODULES", "primitive_reference", "render_prompt"]
-
-PRIMITIVE_PACKAGE = "embedding_ttc.programs.primitives"
-
-PRIMITIVE_MODULES: tuple[str, ...] = (
-    "channels",
-    "scores",
-    "feedback",
-    "late",
-    "chunking",
-    "lexical",
-    "anchors",
-)
-"""The primitives modules listed in the prompt, in this order (a test checks none is missing)."""
 
 NOTE_CHARS = 160
 """Longest novelty claim or rejection reason shown in the history table (then ``…``)."""
@@ -109,23 +89,19 @@ def render_prompt(state: SearchState, *, top_k: int = 5) -> str:
     """
     sections = [
         _task(state),
-        _section("Program interface", _fenced(INTERFACE_TEXT)),
-        _section("Constraints", _constraints()),
-        _section("Allowed imports and primitives", primitive_reference()),
-        _section("Research inspirations", _inspirations()),
-        _section("History of every program so far", _history(state)),
-        _section("Frontier programs, best first", _frontier(state, top_k)),
-        _section("Reply format", _reply_format(state)),
+        section("Program interface", fenced(INTERFACE_TEXT)),
+        section("Constraints", numbered_constraints()),
+        section("Allowed imports and primitives", primitive_reference()),
+        section("Research inspirations", _inspirations()),
+        section("History of every program so far", _history(state)),
+        section("Frontier programs, best first", _frontier(state, top_k)),
+        section("Reply format", _reply_format(state)),
     ]
     return "\n\n".join(sections) + "\n"
 
 
-def _section(title: str, body: str) -> str:
-    return f"## {title}\n\n{body.rstrip()}"
-
-
 def _task(state: SearchState) -> str:
-    tasks = ", ".join(state.tasks) if state.tasks else "(none)"
+    tasks = task_list(state)
     return (
         "# Program search for test-time compute in text retrieval\n\n"
         "You are a research engineer. A frozen text-embedding model has encoded the queries and "
@@ -148,109 +124,8 @@ def _task(state: SearchState) -> str:
     )
 
 
-def _fenced(text: str, lang: str = "python") -> str:
-    """Fence ``text`` with more backticks than any run inside it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
-
-
-def _constraints() -> str:
-    return "\n".join(
-        f"{i}. {name}: {statement}" for i, (name, statement) in enumerate(CONSTRAINTS, start=1)
-    )
-
-
 def _inspirations() -> str:
     return "\n".join(f"- {title}: {text}" for title, text in INSPIRATIONS)
-
-
-# ---------------------------------------------------------------------------------------------
-# Primitives, listed from the code
-
-
-@functools.cache
-def primitive_reference() -> str:
-    """The allowed imports and every primitive with a one-line signature and summary.
-
-    Generated from :data:`PRIMITIVE_MODULES`: each module's ``__all__`` when it has one, else
-    its public functions, classes and UPPER_CASE constants defined in the module, in source
-    order. Signatures drop annotations to stay compact.
-    """
-    lines = [
-        "Imports allowed: " + ", ".join(ALLOWED_MODULES) + ".",
-        "Import primitives by module, e.g. "
-        f"`from {PRIMITIVE_PACKAGE}.scores import candidate_mask, rrf, zscore_rows`.",
-        "Candidate masks: `mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)` is "
-        "None when every query ranks every document; pass `mask=` to every primitive that "
-        "ranks, selects or standardises, so that only each query's candidates count.",
-    ]
-    for short in PRIMITIVE_MODULES:
-        module = importlib.import_module(f"{PRIMITIVE_PACKAGE}.{short}")
-        lines.append("")
-        lines.append(f"{PRIMITIVE_PACKAGE}.{short}:")
-        lines.extend(f"  {entry}" for entry in _module_entries(module))
-    return "\n".join(lines)
-
-
-def _module_entries(module: Any) -> list[str]:
-    names = list(getattr(module, "__all__", None) or _public_names(module))
-    entries: list[str] = []
-    for name in names:
-        obj = getattr(module, name)
-        if inspect.isclass(obj):
-            entries.extend(_class_entries(name, obj))
-        elif callable(obj):
-            entries.append(f"{name}{_signature(obj)}{_summary(obj)}")
-        elif isinstance(obj, (bool, int, float, str)):
-            entries.append(f"{name} = {obj!r}")
-    return entries
-
-
-def _public_names(module: Any) -> list[str]:
-    """Public functions and classes defined in ``module``, and its UPPER_CASE constants."""
-    names: list[str] = []
-    for node in ast.parse(inspect.getsource(module)).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names.extend([node.target.id] if node.target.id.isupper() else [])
-        elif isinstance(node, ast.Assign):
-            names.extend(t.id for t in node.targets if isinstance(t, ast.Name) and t.id.isupper())
-    return [n for n in names if not n.startswith("_")]
-
-
-def _class_entries(name: str, cls: type) -> list[str]:
-    params = inspect.signature(cls).parameters
-    head = name if any(p.startswith("_") for p in params) else f"{name}{_signature(cls)}"
-    entries = [f"{head}{_summary(cls)}"]
-    for attr, raw in vars(cls).items():
-        if attr.startswith("_"):
-            continue
-        if isinstance(raw, property):
-            entries.append(f"  .{attr}{_summary(raw)}")
-        elif isinstance(raw, (classmethod, staticmethod)) or inspect.isfunction(raw):
-            member = getattr(cls, attr)
-            drop_self = inspect.isfunction(raw)
-            entries.append(f"  .{attr}{_signature(member, drop_first=drop_self)}{_summary(raw)}")
-    return entries
-
-
-def _signature(obj: Callable[..., Any], *, drop_first: bool = False) -> str:
-    try:
-        sig = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return "(...)"
-    params = list(sig.parameters.values())[1 if drop_first else 0 :]
-    bare = [p.replace(annotation=inspect.Parameter.empty) for p in params]
-    return str(sig.replace(parameters=bare, return_annotation=inspect.Signature.empty))
-
-
-def _summary(obj: Any) -> str:
-    doc = inspect.getdoc(obj.__func__ if isinstance(obj, (classmethod, staticmethod)) else obj)
-    first = doc.strip().splitlines()[0].strip() if doc and doc.strip() else ""
-    first = re.sub(r":\w+:`", "`", first).replace("``", "`")  # reST roles to plain backticks
-    return f" — {first}" if first else ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,9 +135,7 @@ def _summary(obj: Any) -> str:
 def _history(state: SearchState) -> str:
     if not state.history:
         return "(no program has been evaluated yet)"
-    counts: dict[str, int] = {}
-    for record in state.history:
-        counts[record.status.value] = counts.get(record.status.value, 0) + 1
+    counts = status_counts(state.history)
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     header = ["id", "parent", "status", "mean Δ", "W/T/L", "cost", *state.tasks, "note"]
     rows = [_row(record, state.tasks) for record in state.history]
@@ -296,13 +169,8 @@ def _row(record: LedgerRecord, tasks: tuple[str, ...]) -> list[str]:
         wtl,
         cost,
         *per_task,
-        _clip(note),
+        clip(note, NOTE_CHARS),
     ]
-
-
-def _clip(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= NOTE_CHARS else flat[: NOTE_CHARS - 1].rstrip() + "…"
 
 
 def _table_line(cells: list[str]) -> str:
@@ -325,7 +193,7 @@ def _frontier_program(program: FrontierProgram) -> str:
     if record.cost_ratio is not None:
         facts.append(f"cost {record.cost_ratio:.2f}")
     facts.append(f"parent {record.parent_id or '—'}")
-    return f"### {record.program_id} ({', '.join(facts)})\n\n{_fenced(program.source)}"
+    return f"### {record.program_id} ({', '.join(facts)})\n\n{fenced(program.source)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,5 +220,5 @@ def _reply_format(state: SearchState) -> str:
         "that contains the whole program file, nothing else. The file starts with a module "
         "docstring holding the five labelled lines below (keep the labels), imports only the "
         f"allowed modules, and defines `{PROGRAM_FUNCTION}(Q, D, S, ctx)` at module level:"
-        "\n\n" + _fenced(template)
+        "\n\n" + fenced(template)
     )

@@ -3,19 +3,20 @@
 A small model's drafts fail mostly on shapes, indexing and undefined names. Running the real
 evaluation (every discovery task) to find that out costs minutes; :func:`precheck` finds it in
 about a second, so a drafting proposer can send the error back to the model and ask for a fix
-(:mod:`~embedding_ttc.search.proposers.drafting`). The steps, each ending the check on failure:
+(:mod:`~embedding_ttc.search.drafting.proposer`). The steps, each ending the check on failure:
 
 1. ``parse``: the source parses as Python;
 2. the static checks the loop applies (``checker``, e.g.
-   :func:`~embedding_ttc.search.checks.check_source`): constraints 1, 2 and 4;
+   :func:`~embedding_ttc.search.checks.source.check_source`): constraints 1, 2 and 4;
 3. novelty (constraint 5): :func:`~embedding_ttc.search.novelty.closest` against the
    registered structures, at :data:`~embedding_ttc.search.novelty.NOVELTY_THRESHOLD`;
-4. the sandbox on :func:`synthetic_task` twice without candidates, which must give
-   bit-identical scores (constraint 3), then once on its pool variant, where each query ranks
-   only its own candidates (``ctx.candidates`` is set). Each run goes through
-   :func:`~embedding_ttc.evaluation.evaluate.run_programs`, the path of the real evaluation:
-   the same Context, a metered ``encode_fn`` over the real encoder, and the same output check
-   (shape |Q|×|D|, finite).
+4. the sandbox on the synthetic task
+   (:func:`~embedding_ttc.search.drafting.synthetic.synthetic_task`) twice without
+   candidates, which must give bit-identical scores (constraint 3), then once on its pool
+   variant, where each query ranks only its own candidates (``ctx.candidates`` is set). Each
+   run goes through :func:`~embedding_ttc.evaluation.evaluate.run_programs`, the path of the
+   real evaluation: the same Context, a metered ``encode_fn`` over the real encoder, and the
+   same output check (shape |Q|×|D|, finite).
 
 Passing the pre-check does not mean the program will pass the evaluation (real tasks are
 larger and longer), and failing it is only advice: the loop judges whatever it is given.
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,19 +35,21 @@ import numpy as np
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, run_programs
 from embedding_ttc.programs.base import Program
-from embedding_ttc.search.interface import Status
+from embedding_ttc.search.drafting.synthetic import synthetic_task
+from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.novelty import closest, structure
-from embedding_ttc.search.sandbox import SandboxLimits
-from embedding_ttc.tasks.task import RetrievalTask
+from embedding_ttc.search.novelty import closest, registered_structures, structure
+from embedding_ttc.search.prompts.examples import example_structures
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram
+from embedding_ttc.search.seams import Checker, SandboxFactory
 
 __all__ = [
     "PRECHECK_WALL_SECONDS",
     "PrecheckResult",
+    "ledger_precheck",
     "precheck",
     "precheck_limits",
-    "registered_structures",
-    "synthetic_task",
 ]
 
 PRECHECK_WALL_SECONDS = 20.0
@@ -55,9 +57,6 @@ PRECHECK_WALL_SECONDS = 20.0
 
 PRECHECK_NAME = "precheck"
 """The program name in the sandbox and in error messages."""
-
-Checker = Callable[[str], object]
-SandboxFactory = Callable[[str, str], Program]
 
 
 @dataclass(frozen=True)
@@ -92,111 +91,6 @@ pass, with the reason kept as a note (the loop will judge it on the real tasks).
 
 
 # ---------------------------------------------------------------------------------------------
-# The synthetic task
-
-_DOCUMENTS: tuple[tuple[str, str], ...] = (
-    (
-        "Solar panels",
-        "Solar panels turn sunlight into electricity. Their output falls on cloudy days. "
-        "Most rooftop panels last about twenty-five years.",
-    ),
-    (
-        "",
-        "A battery stores the electricity that solar panels produce during the day. At night "
-        "the house draws power from the battery.\n\nLithium batteries lose capacity as they "
-        "age.",
-    ),
-    (
-        "Wind turbines",
-        "Wind turbines produce electricity when the wind blows. Offshore turbines face "
-        "stronger and steadier wind than turbines on land.",
-    ),
-    (
-        "River floods",
-        "Heavy rain makes a river rise above its banks. Floods damage houses and farms near "
-        "the river. Levees and wetlands slow the water down.",
-    ),
-    (
-        "",
-        "Farmers near the river plant crops after the flood season. The flood leaves fertile "
-        "soil on the fields.",
-    ),
-    (
-        "Drought",
-        "A drought is a long period without rain. Crops fail and rivers shrink.",
-    ),
-    (
-        "Income tax",
-        "Income tax is paid on wages and on profits. The tax rate rises with income. Net "
-        "income was $ 5,363 in 2023.",
-    ),
-    (
-        "",
-        "A tax deduction lowers the income on which tax is paid. Gifts to charity are a "
-        "common deduction.",
-    ),
-    (
-        "Company profits",
-        "The company reported higher profits this year. Revenue grew while costs stayed flat. "
-        "Profits are taxed at the corporate rate.",
-    ),
-    (
-        "Proteins",
-        "A protein folds into a shape that decides its function. Misfolded proteins cause disease.",
-    ),
-    ("", "Enzymes are proteins that speed up chemical reactions in the cell."),
-    (
-        "Cell division",
-        "A cell copies its DNA before it divides. Errors in the copy can cause disease. The "
-        "new cells share the same proteins.",
-    ),
-)
-
-_QUERIES: tuple[tuple[str, str, dict[str, int]], ...] = (
-    ("q1", "how do solar panels store electricity at night", {"d01": 1, "d02": 2}),
-    ("q2", "river flood damage to farms", {"d04": 2, "d05": 1}),
-    ("q3", "how is income tax on profits paid", {"d07": 2, "d08": 1, "d09": 1}),
-    ("q4", "what do proteins do in the cell", {"d10": 1, "d11": 2, "d12": 1}),
-    ("q5", "wind power", {"d03": 1}),
-)
-
-_POOL_SIZE = 6
-
-
-@functools.cache
-def synthetic_task(*, pool: bool = False) -> RetrievalTask:
-    """A tiny deterministic retrieval task, written out in code.
-
-    Twelve documents of one to three sentences over four topics that share vocabulary
-    (electricity, rivers, tax, proteins; one with a paragraph break, one with numbers), and
-    five queries with graded judgements.
-
-    Args:
-        pool: give every query a pool of :data:`_POOL_SIZE` candidates (its relevant
-            documents and the next ones in corpus order), as a reranking task does.
-
-    """
-    doc_ids = [f"d{i:02d}" for i in range(1, len(_DOCUMENTS) + 1)]
-    pools = None
-    if pool:
-        pools = {}
-        for qid, _, rel in _QUERIES:
-            first = doc_ids.index(min(rel))
-            pools[qid] = [doc_ids[(first + k) % len(doc_ids)] for k in range(_POOL_SIZE)]
-    return RetrievalTask(
-        name="synthetic-pool" if pool else "synthetic",
-        doc_ids=doc_ids,
-        doc_titles=[t for t, _ in _DOCUMENTS],
-        doc_bodies=[b for _, b in _DOCUMENTS],
-        query_ids=[q for q, _, _ in _QUERIES],
-        query_texts=[t for _, t, _ in _QUERIES],
-        qrels={q: dict(rel) for q, _, rel in _QUERIES},
-        pools=pools,
-        source="synthetic",
-    )
-
-
-# ---------------------------------------------------------------------------------------------
 # The pre-check
 
 
@@ -207,18 +101,32 @@ def precheck_limits(limits: SandboxLimits) -> SandboxLimits:
     )
 
 
-def registered_structures(
-    ledger: Ledger, base: Mapping[str, tuple[str, ...]]
-) -> dict[str, tuple[str, ...]]:
-    """``base`` and the structure of every evaluated program in ``ledger`` (as the loop has)."""
-    out = dict(base)
-    for record in ledger.records:
-        if record.status != Status.OK:
-            continue
-        source = ledger.source(record)
-        if source is not None:
-            out[record.program_id] = structure(source)
-    return out
+def ledger_precheck(
+    checker: Checker,
+    library: Mapping[str, tuple[str, ...]],
+    ledger: Ledger,
+    limits: SandboxLimits,
+    encoder: Encoder,
+) -> Callable[[str], PrecheckResult]:
+    """The drafting pre-check over a run's own checker, registry, limits and encoder.
+
+    The registered structures are read from the ledger at each call (as the loop does), plus
+    the compact prompt's worked examples, so a copy of an example is sent back for repair; the
+    sandbox runs with :func:`precheck_limits`.
+    """
+    short = precheck_limits(limits)
+
+    def check(source: str) -> PrecheckResult:
+        registered = registered_structures(ledger, {**library, **example_structures()})
+        return precheck(
+            source,
+            checker=checker,
+            registered=registered,
+            sandbox_factory=lambda src, name: SandboxedProgram(src, name, short),
+            encoder=encoder,
+        )
+
+    return check
 
 
 def precheck(
@@ -233,7 +141,8 @@ def precheck(
 
     Args:
         source: the program file's source.
-        checker: the loop's static checks (raises with a ``reason`` on a violation).
+        checker: the loop's static checks (raises
+            :class:`~embedding_ttc.search.interface.CandidateError` on a violation).
         registered: the structures the candidate must differ from.
         sandbox_factory: ``(source, name) -> Program`` running the source contained (with
             short limits, see :func:`precheck_limits`).
@@ -257,9 +166,11 @@ def precheck(
         )
     try:
         checker(source)
+    except CandidateError as exc:
+        return PrecheckResult(ok=False, status=exc.status, reason=exc.reason)
     except Exception as exc:
-        reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
-        return PrecheckResult(ok=False, status=Status.REJECTED, reason=str(reason))
+        reason = f"{type(exc).__name__}: {exc}"
+        return PrecheckResult(ok=False, status=Status.REJECTED, reason=reason)
     near = closest(structure(source), registered)
     if near.duplicate:
         return PrecheckResult(
@@ -298,13 +209,12 @@ def _run_synthetic(program: Program, encoder: Encoder) -> PrecheckResult:
 
 def _failure(exc: Exception, where: str) -> PrecheckResult:
     """A sandbox failure (or any error) as a result: status, first lines, traceback apart."""
-    status = getattr(exc, "status", None)
-    reason = getattr(exc, "reason", None)
-    if isinstance(exc, ProgramOutputError):
-        status, reason = Status.INVALID_OUTPUT, str(exc)
-    if not isinstance(status, Status):
-        status = Status.CRASHED
-    text = str(reason or f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, CandidateError):
+        status, text = exc.status, exc.reason
+    elif isinstance(exc, ProgramOutputError):
+        status, text = Status.INVALID_OUTPUT, str(exc)
+    else:
+        status, text = Status.CRASHED, f"{type(exc).__name__}: {exc}"
     message, marker, frames = text.partition("Traceback (innermost last):")
     return PrecheckResult(
         ok=False,

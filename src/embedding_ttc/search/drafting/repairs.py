@@ -22,7 +22,8 @@ import importlib
 import re
 from collections.abc import Iterable
 
-from embedding_ttc.search.compact_prompt import PRIMITIVE_PACKAGE, helper_modules
+from embedding_ttc.search.prompts.helper_list import helper_modules
+from embedding_ttc.search.prompts.primitives import PRIMITIVE_PACKAGE
 
 __all__ = [
     "ARGUMENTS",

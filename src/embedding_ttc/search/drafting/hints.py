@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 
-from embedding_ttc.search.compact_prompt import PRIMITIVE_PACKAGE, helper_modules, helper_signature
+from embedding_ttc.search.drafting.precheck import PrecheckResult
+from embedding_ttc.search.drafting.repairs import ARGUMENTS
 from embedding_ttc.search.interface import Status
-from embedding_ttc.search.precheck import PrecheckResult
-from embedding_ttc.search.proposers.source_repairs import ARGUMENTS
+from embedding_ttc.search.prompts.helper_list import helper_modules, helper_signature
+from embedding_ttc.search.prompts.primitives import PRIMITIVE_PACKAGE
 
 __all__ = ["repair_hint"]
 

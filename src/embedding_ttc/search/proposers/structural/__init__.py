@@ -1,0 +1,44 @@
+"""An LLM-free proposer that composes and mutates programs from the project's primitives.
+
+A program here is a small *genome* rendered as an ordinary program file (a module docstring,
+imports of numpy and ``embedding_ttc.programs.primitives.*`` only, a few module constants and
+``def program(Q, D, S, ctx)``):
+
+* **channels** (2 to ``genome.MAX_CHANNELS``), each a score matrix with its own normalisation
+  (``genome.NORMALISATIONS``: none, row z-score, column z-score, or both, columns first):
+  the dense cosine ``S``; the reversed perspective (documents encoded under
+  ``retrieval.query`` at index time); cross-adapter ``text-matching`` views; a Matryoshka
+  half-dimension cosine; MaxSim or TopMeanSim over sentences, sentence pairs or paragraphs
+  (chunks encoded under ``retrieval.passage`` at index time, at most ``MAX_CHUNKS_PER_DOC``
+  per document); BM25, word-bigram overlap, query-term coverage, rare-term IDF; and a
+  pseudo-relevance-feedback query (Rocchio, SoftCentroid or VPRF over ``S``) rescored
+  against ``D``;
+* a **fusion** (``genome.FUSIONS``): reciprocal rank fusion (k = 60), a sum of row z-scores,
+  or a weighted sum (first channel 1.0, the others ``render.AUX_WEIGHT``);
+* **feedback rounds** (0 to ``genome.MAX_ROUNDS``): take each query's fused top-K, refine the
+  query (``genome.REFINEMENTS``: Rocchio, SoftCentroid or VPRF), rescore ``D`` and fuse again.
+
+Every ranking, statistic and selection uses each query's candidates only (the candidate mask
+convention of ``primitives.scores``), and non-candidates score 0.
+
+Generation 1 writes the simple genome ``genome.BASE_GENOME`` (dense + BM25 by RRF). Later
+generations take the genome of the best frontier program that has one (written in its header
+as a ``Genome: {...}`` JSON line) and apply structural mutations (add, remove or swap a
+channel, change a chunk channel's granularity or pooling, change the fusion, add or remove a
+feedback round, change the refinement or a normalisation) until the result is new: not a
+genome tried before (the history's novelty claims carry a ``[genome ...]`` tag and the loop
+records structural fingerprints) and structurally distinct from the frontier sources, the
+evaluated structural programs and the library (normalised-AST similarity below the threshold
+of constraint 5, the same check the loop applies). Choices are drawn from a generator seeded
+by the proposer's seed, the run's seed, the generation and a digest of the history, so a
+proposal is reproducible.
+
+The modules, each building on the ones before it:
+
+* ``builder``: the text of a program as it is built (imports, constants, helpers, body);
+* ``channels``: the channel catalogue and the code of each channel;
+* ``genome``: the genome, its canonical, key and JSON forms, and the base genome;
+* ``render``: a genome as a program file (normalisations, fusion, feedback rounds);
+* ``mutate``: the structural mutations;
+* ``proposer``: ``StructuralProposer``, which searches for a new genome.
+"""

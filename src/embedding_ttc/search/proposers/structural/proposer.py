@@ -1,0 +1,205 @@
+"""The structural proposer: the next new genome, mutated from the best frontier program's."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import time
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import cache
+
+from embedding_ttc.search.interface import Status
+from embedding_ttc.search.novelty import (
+    NOVELTY_THRESHOLD,
+    fingerprint,
+    library_structures,
+    structure,
+)
+from embedding_ttc.search.proposers.structural.channels import CHANNELS
+from embedding_ttc.search.proposers.structural.genome import (
+    BASE_GENOME,
+    FUSION_LABELS,
+    Genome,
+    genome_from_source,
+)
+from embedding_ttc.search.proposers.structural.mutate import mutate
+from embedding_ttc.search.proposers.structural.render import render_program
+from embedding_ttc.search.records import Proposal, SearchState, Usage
+
+_MAX_STEPS = 6  # mutations stacked on one candidate before starting over
+_MAX_ATTEMPTS = 40  # candidates tried before giving up on novelty (the loop then rejects)
+_GENOME_TAG = re.compile(r"\[genome ([^\]]+)\]")
+
+
+@cache
+def _code_structure(genome: Genome) -> tuple[str, ...]:
+    return structure(render_program(genome))
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What the history says has been tried, and the structures a new program must avoid."""
+
+    genomes: frozenset[Genome]
+    fingerprints: frozenset[str]
+    structures: tuple[tuple[str, ...], ...]
+
+
+class StructuralProposer:
+    """Composes and mutates primitive-based programs; needs no LLM (see the module docstring).
+
+    Args:
+        seed: the proposer's seed, combined with the run's seed, the generation and the
+            history.
+        check_library: also keep proposals structurally distinct from the library programs
+            (they are registered programs for the novelty check).
+
+    """
+
+    name = "structural"
+
+    def __init__(self, seed: int = 0, *, check_library: bool = True) -> None:
+        self.seed = seed
+        self.check_library = check_library
+        self._library: tuple[tuple[str, ...], ...] | None = None
+
+    def propose(self, state: SearchState) -> Proposal:
+        """Write the next genome's program (deterministic given seed, generation, history)."""
+        started = time.perf_counter()
+        rng = random.Random(self._seed_for(state))
+        known = self._known(state)
+        parent_genome, parent_id = self._parent(state)
+        genome, changes = self._search(parent_genome, state.generation, known, rng)
+        mutated_from = parent_id if parent_genome is not None else None
+        novelty, hypothesis = _claims(genome, changes, mutated_from)
+        source = render_program(genome, novelty=novelty, hypothesis=hypothesis, parent_id=parent_id)
+        return Proposal(
+            source=source,
+            novelty=novelty,
+            hypothesis=hypothesis,
+            usage=Usage(model="structural", seconds=time.perf_counter() - started),
+            proposer=self.name,
+            parent_id=parent_id,
+            raw_reply=source,
+        )
+
+    def _seed_for(self, state: SearchState) -> int:
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(f"{self.seed}:{state.seed}:{state.generation}".encode())
+        for record in state.history:
+            fields = (record.program_id, record.status.value, record.fingerprint, record.novelty)
+            digest.update("|".join(str(f) for f in fields).encode())
+        return int.from_bytes(digest.digest(), "big")
+
+    def _parent(self, state: SearchState) -> tuple[Genome | None, str | None]:
+        """The best frontier program that carries a genome, else none (and P0 as parent)."""
+        for program in state.frontier:
+            genome = genome_from_source(program.source)
+            if genome is not None:
+                return genome, program.record.program_id
+        roots = [r.program_id for r in state.history if r.generation == 0]
+        return None, roots[0] if roots else None
+
+    def _known(self, state: SearchState) -> _Known:
+        genomes: set[Genome] = set()
+        structures: list[tuple[str, ...]] = []
+        for record in state.history:
+            for tag in _GENOME_TAG.findall(record.novelty):
+                try:
+                    genome = Genome.from_key(tag)
+                except ValueError:
+                    continue
+                genomes.add(genome)
+                if record.status == Status.OK:
+                    structures.append(_code_structure(genome))
+        for program in state.frontier:
+            recovered = genome_from_source(program.source)
+            if recovered is not None:
+                genomes.add(recovered)
+            try:
+                structures.append(structure(program.source))
+            except SyntaxError:
+                continue
+        if self.check_library:
+            if self._library is None:
+                self._library = tuple(library_structures().values())
+            structures.extend(self._library)
+        prints = frozenset(r.fingerprint for r in state.history if r.fingerprint)
+        return _Known(frozenset(genomes), prints, tuple(structures))
+
+    def _search(
+        self, parent: Genome | None, generation: int, known: _Known, rng: random.Random
+    ) -> tuple[Genome, list[str]]:
+        """The first new genome reached by stacking mutations on the parent (or the base)."""
+        start = parent or BASE_GENOME
+        if parent is None and generation <= 1 and _is_new(BASE_GENOME, known):
+            return BASE_GENOME, []
+        fallback: tuple[Genome, list[str]] | None = None
+        for _ in range(_MAX_ATTEMPTS):
+            genome, changes = start, []
+            for _ in range(_MAX_STEPS):
+                genome, change = mutate(genome, rng)
+                changes.append(change)
+                if genome in known.genomes or fingerprint(_code_structure(genome)) in (
+                    known.fingerprints
+                ):
+                    continue
+                fallback = fallback or (genome, list(changes))
+                if _is_new(genome, known):
+                    return genome, changes
+        if fallback is not None:  # untried but close to a known program: the loop will judge
+            return fallback
+        return mutate(start, rng)[0], ["repeats a known structure (the genome space is spent)"]
+
+
+def _is_new(genome: Genome, known: _Known) -> bool:
+    if genome in known.genomes:
+        return False
+    shape = _code_structure(genome)
+    if fingerprint(shape) in known.fingerprints:
+        return False
+    return all(_similarity_below(shape, other) for other in known.structures)
+
+
+def _similarity_below(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether difflib's ratio of ``a`` and ``b`` is below the novelty threshold."""
+    if a == b:
+        return False
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    # The cheap upper bounds settle most pairs; the exact ratio only when they cannot.
+    return (
+        matcher.real_quick_ratio() < NOVELTY_THRESHOLD
+        or matcher.quick_ratio() < NOVELTY_THRESHOLD
+        or matcher.ratio() < NOVELTY_THRESHOLD
+    )
+
+
+def _claims(genome: Genome, changes: list[str], mutated_from: str | None) -> tuple[str, str]:
+    """The Novelty and Hypothesis sentences (the novelty carries the genome tag).
+
+    ``mutated_from`` is the program whose genome was mutated; ``None`` for the base genome.
+    """
+    labels = [CHANNELS[c].label for c in genome.names]
+    if changes:
+        where = f"Relative to {mutated_from}, " if mutated_from else "Relative to the base genome, "
+        novelty = where + "; ".join(changes)
+    else:
+        novelty = f"Fuses {_join(labels)} by {FUSION_LABELS[genome.fusion]}"
+    novelty += f" [genome {genome.key()}]."
+    reasons = [CHANNELS[c].rationale for c in genome.names if c != "dense"]
+    hypothesis = (
+        f"Fusing {_join(labels)} by {FUSION_LABELS[genome.fusion]} should raise nDCG@10 on "
+        f"every task, because {'; '.join(reasons) or 'the channels err differently'}"
+    )
+    if genome.rounds:
+        hypothesis += (
+            f"; {genome.rounds} {genome.refine} feedback round"
+            f"{'s' if genome.rounds > 1 else ''} then pull each query toward its fused top-K"
+        )
+    return novelty, hypothesis + "."
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -1,0 +1,97 @@
+"""What one sandboxed call may use, and the environment its child starts with."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one sandboxed call may use.
+
+    Attributes:
+        wall_seconds: wall time of the child, from start to result, minus the time the parent
+            spends serving its encoder calls. Exceeded: the group is killed, ``timeout``.
+        memory_bytes: ``RLIMIT_AS`` of the child: its whole address space, interpreter and
+            numpy included (about 150 MB before the program starts; more with scipy or many
+            BLAS threads). Exceeded: ``MemoryError`` in the program, ``memory``.
+        output_bytes: stdout and stderr the child may print together; beyond, it is killed
+            (``crashed``).
+        cpu_seconds: ``RLIMIT_CPU`` (all threads together); ``None``: ``wall_seconds`` times
+            the number of BLAS threads, plus 5. Exceeded: ``SIGXCPU``, ``timeout``.
+        message_bytes: the largest encoder request the parent reads from the child (the texts
+            as JSON); a larger announced message kills the child (``crashed``).
+        open_files: ``RLIMIT_NOFILE`` of the child.
+        threads: BLAS / OpenMP threads in the child; ``None``: the parent's
+            ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS``, else 1.
+        isolate_network: put the child in an empty network namespace when permitted.
+        drop_privileges: when the parent is root, run the program as ``nobody``.
+
+    """
+
+    wall_seconds: float = 600.0
+    memory_bytes: int = 8 * 2**30
+    output_bytes: int = 1 << 20
+    cpu_seconds: float | None = None
+    message_bytes: int = 1 << 30
+    open_files: int = 64
+    threads: int | None = None
+    isolate_network: bool = True
+    drop_privileges: bool = True
+
+    def __post_init__(self) -> None:
+        positive = {
+            "wall_seconds": self.wall_seconds,
+            "memory_bytes": self.memory_bytes,
+            "output_bytes": self.output_bytes,
+            "message_bytes": self.message_bytes,
+            "open_files": self.open_files,
+        }
+        if self.cpu_seconds is not None:
+            positive["cpu_seconds"] = self.cpu_seconds
+        if self.threads is not None:
+            positive["threads"] = self.threads
+        for name, value in positive.items():
+            if not value > 0:
+                raise ValueError(f"SandboxLimits.{name} must be positive, got {value!r}")
+
+
+DEFAULT_LIMITS = SandboxLimits()
+
+
+def _threads(limits: SandboxLimits) -> dict[str, str]:
+    if limits.threads is not None:
+        n = str(limits.threads)
+        return {"OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n}
+    omp = os.environ.get("OMP_NUM_THREADS") or "1"
+    return {
+        "OMP_NUM_THREADS": omp,
+        "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS") or omp,
+        "MKL_NUM_THREADS": os.environ.get("MKL_NUM_THREADS") or omp,
+    }
+
+
+def child_env(limits: SandboxLimits, workdir: str) -> dict[str, str]:
+    """The child's whole environment: nothing is inherited from the parent."""
+    return {
+        "PATH": os.defpath,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **_threads(limits),
+    }
+
+
+def cpu_limit(limits: SandboxLimits) -> float:
+    """The child's ``RLIMIT_CPU`` in seconds (see :attr:`SandboxLimits.cpu_seconds`)."""
+    if limits.cpu_seconds is not None:
+        return limits.cpu_seconds
+    try:
+        threads = max(int(_threads(limits)["OPENBLAS_NUM_THREADS"]), 1)
+    except ValueError:
+        threads = 1
+    return limits.wall_seconds * threads + 5.0
