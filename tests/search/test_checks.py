@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.programs.base import Context
 from embedding_ttc.search.checks.imports import module_allowed
 from embedding_ttc.search.checks.rules import (
@@ -17,7 +18,7 @@ from embedding_ttc.search.checks.rules import (
     ProgramRejected,
 )
 from embedding_ttc.search.checks.source import ParsedProgram, check_source
-from embedding_ttc.search.interface import CONSTRAINTS, CandidateError, Status
+from embedding_ttc.search.interface import CONSTRAINTS
 
 PROGRAMS = Path(__file__).parent / "programs"
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.checks.source import check_source
-from embedding_ttc.search.interface import CONSTRAINTS, Status
+from embedding_ttc.search.interface import CONSTRAINTS
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity
 from embedding_ttc.search.prompts.compact import SHORT_CONSTRAINTS, abridge, render_compact_prompt
 from embedding_ttc.search.prompts.directives import (

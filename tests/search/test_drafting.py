@@ -17,6 +17,7 @@ import pytest
 from embedding_ttc.cli.search import _drafting, add_search_commands
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.options import DraftingOptions
@@ -35,7 +36,6 @@ from embedding_ttc.search.drafting.repairs import (
     move_into_program,
 )
 from embedding_ttc.search.evaluator import SuiteEvaluator
-from embedding_ttc.search.interface import Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures

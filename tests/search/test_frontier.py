@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.frontier import admitted, frontier, frontier_json, pareto, render_frontier
-from embedding_ttc.search.interface import Status
 from embedding_ttc.search.records import LedgerRecord
 
 

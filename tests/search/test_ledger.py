@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from embedding_ttc.search.interface import Status
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.ledger import Ledger, LedgerError
 from embedding_ttc.search.records import LedgerRecord
 

@@ -14,10 +14,10 @@ import pytest
 
 from embedding_ttc.cli import main
 from embedding_ttc.encoders.catalog import load_encoder
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
 from embedding_ttc.search.frontier import frontier
-from embedding_ttc.search.interface import Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures

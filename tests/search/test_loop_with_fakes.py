@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embedding_ttc.search.interface import CandidateError, Status
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
 from embedding_ttc.search.proposers.base import ProposerError

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.drafting.precheck import (
     PRECHECK_WALL_SECONDS,
@@ -18,7 +19,6 @@ from embedding_ttc.search.drafting.precheck import (
     precheck_limits,
 )
 from embedding_ttc.search.drafting.synthetic import synthetic_task
-from embedding_ttc.search.interface import Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import registered_structures, structure
 from embedding_ttc.search.prompts.examples import EXAMPLES

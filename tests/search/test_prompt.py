@@ -16,7 +16,8 @@ import pkgutil
 from pathlib import Path
 
 import embedding_ttc.programs.primitives as primitives_package
-from embedding_ttc.search.interface import CONSTRAINTS, INTERFACE_TEXT, Status
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.interface import CONSTRAINTS, INTERFACE_TEXT
 from embedding_ttc.search.prompts.full import INSPIRATIONS, render_prompt
 from embedding_ttc.search.prompts.primitives import PRIMITIVE_MODULES, primitive_reference
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState, TaskDelta

@@ -22,9 +22,9 @@ import pytest
 
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.programs.base import Context, Program
 from embedding_ttc.search.checks.rules import ProgramRejected
-from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.sandbox.limits import SandboxLimits
 from embedding_ttc.search.sandbox.program import SandboxedProgram, load_program_file, run_source
 from embedding_ttc.search.sandbox.verdict import SandboxFailure

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedding_ttc.search.interface import Status
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, fingerprint, similarity, structure
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.genome import (

@@ -70,7 +70,8 @@ def _evaluate_task(
     ``guarded`` programs (program files in the sandbox) run after, one at a time: a failure
     becomes a :class:`FailureRow` with its status and reason instead of ending the command.
     """
-    from embedding_ttc.evaluation.evaluate import ProgramOutputError, run_programs
+    from embedding_ttc.evaluation.evaluate import run_programs
+    from embedding_ttc.evaluation.guarded import ProgramFailure, run_guarded
     from embedding_ttc.evaluation.records import FailureRow
 
     bar = None
@@ -98,32 +99,24 @@ def _evaluate_task(
             out.write(run, row)
         rows.append(row)
     failures = []
-    for program in guarded:
-        try:
-            run = next(
-                run_programs(
-                    [program],
-                    task,
-                    encoder,
-                    shortlist=args.shortlist,
-                    first_stage=args.first_stage,
-                )
-            )
-        except (EmbeddingTTCError, ProgramOutputError) as exc:
-            status = getattr(exc, "status", None)
+    outcomes = run_guarded(
+        guarded, task, encoder, shortlist=args.shortlist, first_stage=args.first_stage
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, ProgramFailure):
             failures.append(
                 FailureRow(
                     encoder=enc_name,
                     task=task.name,
-                    program=program.name,
-                    status=str(getattr(status, "value", status or "invalid_output")),
-                    reason=str(getattr(exc, "reason", None) or exc),
+                    program=outcome.program,
+                    status=outcome.status,
+                    reason=outcome.reason,
                 )
             )
             continue
-        row = _summary_row(enc_name, task.name, run.result, baseline)
+        row = _summary_row(enc_name, task.name, outcome.result, baseline)
         if out:
-            out.write(run, row)
+            out.write(outcome, row)
         rows.append(row)
     if progress is not None:
         progress.remove_task(bar)
@@ -132,6 +125,7 @@ def _evaluate_task(
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate programs on tasks; print a summary table or JSON records."""
+    from embedding_ttc.evaluation.outcome import Status
     from embedding_ttc.evaluation.output import RunDirectory
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import get_program, resolve_program_names
@@ -144,12 +138,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     files: list[Any] = []
     failures: list[Any] = []
     if args.program_file:
-        from embedding_ttc.cli.search import program_files
+        from embedding_ttc.search.sandbox.limits import SandboxLimits
+        from embedding_ttc.search.sandbox.program import load_program_files
+        from embedding_ttc.tasks.catalog import available_task_names
 
-        files, rejected = program_files(args.program_file, data_root, tasks, args.timeout)
+        # The task-universal check refuses task names in a program, the ones named here too.
+        known = set(available_task_names(resolve_data_root(data_root))) | set(tasks)
+        files, rejected = load_program_files(
+            args.program_file, limits=SandboxLimits(wall_seconds=args.timeout), task_names=known
+        )
         program_names += [p.name for p in files]
         failures += [
-            FailureRow(encoder=e, task=t, program=name, status="rejected", reason=reason)
+            FailureRow(encoder=e, task=t, program=name, status=Status.REJECTED, reason=reason)
             for e in args.encoder
             for t in tasks
             for name, reason in rejected

@@ -188,27 +188,6 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     return 0
 
 
-def program_files(
-    paths: list[Path], data_root: Path | None, tasks: list[str], timeout: float
-) -> tuple[list[Any], list[tuple[str, str]]]:
-    """Load program files for ``evaluate``: sandboxed programs, and (name, reason) rejections."""
-    from embedding_ttc.search.checks.rules import ProgramRejected
-    from embedding_ttc.search.sandbox.limits import SandboxLimits
-    from embedding_ttc.search.sandbox.program import load_program_file
-    from embedding_ttc.tasks.catalog import available_task_names, resolve_data_root
-
-    known = set(available_task_names(resolve_data_root(data_root))) | set(tasks)
-    programs: list[Any] = []
-    rejected: list[tuple[str, str]] = []
-    for path in paths:
-        try:
-            limits = SandboxLimits(wall_seconds=timeout)
-            programs.append(load_program_file(path, limits=limits, task_names=known))
-        except ProgramRejected as exc:
-            rejected.append((path.stem, exc.reason))
-    return programs, rejected
-
-
 def _console() -> Any:
     from rich.console import Console
 

@@ -23,7 +23,6 @@ from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
 from embedding_ttc.encoders.meter import CostCounts, Meter, MeteredEncoder
-from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.batches import (
     Batch,
     FirstStage,
@@ -31,6 +30,7 @@ from embedding_ttc.evaluation.batches import (
     shortlist_batches,
     shortlists,
 )
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.ranking import TaskRanker
 from embedding_ttc.evaluation.records import (
     CostRecord,
@@ -48,8 +48,12 @@ Progress = Callable[[int], None]
 ENCODE_CHUNK = 256
 
 
-class ProgramOutputError(EmbeddingTTCError):
+class ProgramOutputError(CandidateError):
     """A program returned something other than a finite |Q|×|D| float matrix."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(Status.INVALID_OUTPUT, reason)
+        self.args = (reason,)  # the message a user reads is the reason alone
 
 
 def encode_texts(

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from embedding_ttc.evaluation.outcome import Status
 
 SCHEMA_VERSION = 1
 TIE_THRESHOLD = 0.001  # |Δ| <= 0.001 is a tie, as in the paper's W/T/L
@@ -144,13 +146,20 @@ class SummaryRow(_Record):
 class FailureRow(_Record):
     """The record of a program that produced no result on a task (metrics only when ok).
 
-    ``status`` is one of the search statuses (``rejected``, ``timeout``, ``memory``,
-    ``crashed``, ``invalid_output``) and ``reason`` says what happened.
+    ``status`` is how the program failed (``rejected``, ``timeout``, ``memory``, ``crashed``,
+    ``invalid_output``; never ``ok``) and ``reason`` says what happened.
     """
 
     schema_version: int = SCHEMA_VERSION
     encoder: str
     task: str
     program: str
-    status: str
+    status: Status
     reason: str
+
+    @field_validator("status")
+    @classmethod
+    def _failed(cls, status: Status) -> Status:
+        if status is Status.OK:
+            raise ValueError("a failure row's status is a failure, not 'ok'")
+        return status

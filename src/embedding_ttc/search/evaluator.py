@@ -26,10 +26,10 @@ import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, ProgramRun, run_programs
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TIE_THRESHOLD, TaskResult, compare
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
-from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.records import SuiteScore, TaskDelta
 from embedding_ttc.tasks.task import RetrievalTask
 

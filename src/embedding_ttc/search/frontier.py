@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from embedding_ttc.search.interface import Status
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.records import LedgerRecord
 
 

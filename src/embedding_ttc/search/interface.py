@@ -1,7 +1,8 @@
-"""What a searched program is: the program-file contract, the six constraints, the statuses.
+"""What a searched program is: the program-file contract and the six constraints.
 
 Every part of the search (prompt, static checks, sandbox, ledger, frontier) speaks of programs
-through this module, so the contract is written once.
+through this module, so the contract is written once. What became of a candidate (its
+``Status``, a failure's ``CandidateError``) is in :mod:`embedding_ttc.evaluation.outcome`.
 
 A *program file* is ordinary Python source that defines a top-level function
 
@@ -17,10 +18,6 @@ It may import only :data:`ALLOWED_MODULES` (and their submodules where the entry
 """
 
 from __future__ import annotations
-
-from enum import StrEnum
-
-from embedding_ttc.errors import EmbeddingTTCError
 
 PROGRAM_FUNCTION = "program"
 """The name of the function a program file must define at module level."""
@@ -38,43 +35,6 @@ ALLOWED_MODULES: tuple[str, ...] = (
     "embedding_ttc.programs.primitives.*",
 )
 """Imports a program may use (constraint 4). ``pkg.*`` admits ``pkg`` and its submodules."""
-
-
-class Status(StrEnum):
-    """The outcome of one candidate program (metrics exist only for ``OK``)."""
-
-    OK = "ok"
-    """Passed every check and was evaluated on every task of the suite."""
-    REJECTED = "rejected"
-    """Failed a constraint (parse, imports, determinism, novelty, ...); ``reason`` says which."""
-    TIMEOUT = "timeout"
-    """Exceeded its wall-time limit and was killed."""
-    MEMORY = "memory"
-    """Exceeded its memory limit."""
-    CRASHED = "crashed"
-    """Raised, or its interpreter died (signal, non-zero exit, broken protocol)."""
-    INVALID_OUTPUT = "invalid_output"
-    """Returned something other than a finite |Q|×|D| float matrix."""
-    PROPOSER_ERROR = "proposer_error"
-    """The proposer failed (API error, empty reply); nothing was evaluated."""
-
-
-class CandidateError(EmbeddingTTCError):
-    """A candidate program failed: a static check, the sandbox, or its evaluation.
-
-    Every failure of a candidate is this type (or a subclass naming where it came from), so
-    whoever records it reads ``status`` and ``reason`` without guessing.
-
-    Attributes:
-        status: the ledger status of the failure (never ``OK``).
-        reason: a human sentence; a constraint violation starts with the constraint's name.
-
-    """
-
-    def __init__(self, status: Status, reason: str) -> None:
-        super().__init__(f"{status.value}: {reason}")
-        self.status = status
-        self.reason = reason
 
 
 CONSTRAINTS: tuple[tuple[str, str], ...] = (

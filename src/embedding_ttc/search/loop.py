@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.search.frontier import Frontier, frontier
-from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import (
     closest,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from embedding_ttc.search.interface import Status
+from embedding_ttc.evaluation.outcome import Status
 
 LEDGER_SCHEMA_VERSION = 1
 

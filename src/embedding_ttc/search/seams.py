@@ -22,7 +22,7 @@ from embedding_ttc.programs.base import Program
 from embedding_ttc.search.records import SuiteScore, TaskDelta
 
 Checker = Callable[[str], object]
-"""Static checks: returns, or raises :class:`~embedding_ttc.search.interface.CandidateError`."""
+"""Static checks: returns, or raises :class:`~embedding_ttc.evaluation.outcome.CandidateError`."""
 
 SandboxFactory = Callable[[str, str], Program]
 """``(source, program_id) -> Program`` that runs the source contained."""

@@ -14,8 +14,8 @@ from typing import Literal
 
 from embedding_ttc.analysis.figure_data.base import Skipped
 from embedding_ttc.analysis.figure_data.layout import layout_2d
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.frontier import admitted, pareto
-from embedding_ttc.search.interface import Status
 from embedding_ttc.search.records import LedgerRecord
 
 

@@ -7,7 +7,7 @@ the constraint's name (:data:`~embedding_ttc.search.interface.CONSTRAINTS`), or 
 
 from __future__ import annotations
 
-from embedding_ttc.search.interface import CandidateError, Status
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 
 MAX_SOURCE_BYTES = 100_000
 """The largest program file accepted, in UTF-8 bytes."""

@@ -34,9 +34,9 @@ import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, run_programs
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.programs.base import Program
 from embedding_ttc.search.drafting.synthetic import synthetic_task
-from embedding_ttc.search.interface import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import closest, registered_structures, structure
 from embedding_ttc.search.prompts.examples import example_structures
@@ -142,7 +142,7 @@ def precheck(
     Args:
         source: the program file's source.
         checker: the loop's static checks (raises
-            :class:`~embedding_ttc.search.interface.CandidateError` on a violation).
+            :class:`~embedding_ttc.evaluation.outcome.CandidateError` on a violation).
         registered: the structures the candidate must differ from.
         sandbox_factory: ``(source, name) -> Program`` running the source contained (with
             short limits, see :func:`precheck_limits`).

@@ -44,10 +44,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.drafting.repairs import repair_source
-from embedding_ttc.search.interface import Status
 from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.prompts.compact import DEFAULT_CONTEXT_TOKENS, render_compact_prompt
 from embedding_ttc.search.prompts.directives import Directive, choose_directive

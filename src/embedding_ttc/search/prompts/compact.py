@@ -36,7 +36,7 @@ import io
 import tokenize
 from collections.abc import Mapping
 
-from embedding_ttc.search.interface import Status
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.prompts.common import (
     TokenCounter,
     clip,

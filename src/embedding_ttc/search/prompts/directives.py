@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from embedding_ttc.search.interface import Status
+from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.prompts.common import is_p0
 from embedding_ttc.search.records import LedgerRecord, SearchState
 

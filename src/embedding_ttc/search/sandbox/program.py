@@ -43,6 +43,7 @@ from pathlib import Path
 
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.search.checks.rules import ProgramRejected
 from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.search.sandbox.session import Session
@@ -106,3 +107,26 @@ def load_program_file(
         raise EmbeddingTTCError(f"cannot read program file {path}: {exc.strerror}") from None
     check_source(source, task_names=task_names)
     return SandboxedProgram(source, Path(path).stem, limits)
+
+
+def load_program_files(
+    paths: Iterable[Path], *, limits: SandboxLimits, task_names: Iterable[str]
+) -> tuple[list[SandboxedProgram], list[tuple[str, str]]]:
+    """Load several program files: the sandboxed programs, and ``(name, reason)`` rejections.
+
+    A file that fails a static check is reported, not raised, so that one bad file among
+    several does not stop the others from running (``evaluate --program-file``).
+
+    Raises:
+        EmbeddingTTCError: a file cannot be read.
+
+    """
+    names = tuple(task_names)
+    programs: list[SandboxedProgram] = []
+    rejected: list[tuple[str, str]] = []
+    for path in paths:
+        try:
+            programs.append(load_program_file(path, limits=limits, task_names=names))
+        except ProgramRejected as exc:
+            rejected.append((Path(path).stem, exc.reason))
+    return programs, rejected

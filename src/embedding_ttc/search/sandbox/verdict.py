@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.programs.base import Matrix
-from embedding_ttc.search.interface import ALLOWED_MODULES, CandidateError, Status
+from embedding_ttc.search.interface import ALLOWED_MODULES
 from embedding_ttc.search.sandbox.limits import SandboxLimits, cpu_limit
 from embedding_ttc.search.sandbox.wire import (
     ARRAY_DTYPE,
@@ -234,7 +235,7 @@ class Verdict:
             out = np.frombuffer(frame.payload, dtype=arr).reshape(self.shape)
             return check_output(out, self.shape, name)
         except ProgramOutputError as exc:
-            raise self._fail(Status.INVALID_OUTPUT, str(exc)) from None
+            raise self._fail(Status.INVALID_OUTPUT, exc.reason) from None
         except ProtocolError as exc:
             raise self._fail(Status.CRASHED, f"protocol: {exc}") from None
 
