@@ -24,11 +24,14 @@ def command_line(args: argparse.Namespace) -> list[str]:
     return ["embedding-ttc", *(sys.argv[1:] if words is None else words)]
 
 
-def rich_console(stderr: bool = True) -> Any:
-    """A rich console on stderr (progress, warnings) or stdout (results)."""
+def rich_console(stderr: bool = True, highlight: bool = True) -> Any:
+    """A rich console on stderr (progress, warnings) or stdout (results).
+
+    ``highlight=False`` prints text as given (no colouring of numbers and paths), for logs.
+    """
     from rich.console import Console
 
-    return Console(stderr=stderr)
+    return Console(stderr=stderr, highlight=highlight)
 
 
 @contextmanager

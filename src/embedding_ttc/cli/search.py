@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from embedding_ttc.cli.common import rich_console
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.drafting.options import (
     API_DEFAULTS,
@@ -118,7 +119,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     config = _config(args, task_names)
     _check_resume(ledger.read_config(), config)
     ledger.write_config(config)
-    console = _console()
+    console = rich_console(highlight=False)
     if ledger.records:
         console.print(
             f"resuming {args.run_dir}: {len(ledger.records)} records, "
@@ -186,12 +187,6 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     else:
         print(render_frontier(front, len(ledger.records)))
     return 0
-
-
-def _console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False)
 
 
 def add_search_commands(sub: Any) -> None:

@@ -250,7 +250,7 @@ def fix_imports(source: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _primitives_module(node: ast.stmt) -> str | None:
-    """The module of a top-level ``from embedding_ttc.programs.primitives.x import ...``."""
+    """The module of a top-level ``from embedding_ttc.programs.primitives.<module> import ...``."""
     if (
         isinstance(node, ast.ImportFrom)
         and node.level == 0
