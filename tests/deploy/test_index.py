@@ -22,6 +22,7 @@ from embedding_ttc.deploy.index import (
     read_queries,
 )
 from embedding_ttc.deploy.reranker import Reranker
+from embedding_ttc.durable import directories
 from embedding_ttc.errors import DatasetError
 from embedding_ttc.programs.primitives.lexical import BM25
 
@@ -311,7 +312,7 @@ def test_add_rejects_known_or_repeated_ids_and_keeps_the_old_index(tmp_path):
 def test_failed_add_leaves_the_old_version(tmp_path, monkeypatch):
     encoder = HashingEncoder()
     index = build(tmp_path / "ix", "SentMaxSim", docs=corpus(4), encoder=encoder)
-    monkeypatch.setattr(index_module, "_publish", _raise)
+    monkeypatch.setattr(index_module, "publish_dir", _raise)
     with pytest.raises(RuntimeError, match="interrupted"):
         index.add(corpus(2, start=4), encoder=encoder)
     assert Index.load(tmp_path / "ix", verify=True).manifest.counts.documents == 4
@@ -321,7 +322,7 @@ def test_failed_add_leaves_the_old_version(tmp_path, monkeypatch):
 def test_add_swaps_without_renameat2_too(tmp_path, monkeypatch):
     encoder = HashingEncoder()
     index = build(tmp_path / "ix", "P0", docs=corpus(4), encoder=encoder)
-    monkeypatch.setattr(index_module, "_exchange", lambda a, b: False)  # two renames instead
+    monkeypatch.setattr(directories, "exchange", lambda a, b: False)  # two renames instead
     added = index.add(corpus(2, start=4), encoder=encoder)
     assert Index.load(tmp_path / "ix", verify=True).doc_ids == added.doc_ids
     assert len(added.doc_ids) == 6

@@ -23,26 +23,16 @@ SHA-256s (a build computes them from the files it wrote).
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import ctypes
-import errno
-import hashlib
 import json
-import os
 import random
-import secrets
-import shutil
-import sys
-import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from numpy.lib.format import open_memmap
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -56,7 +46,19 @@ from embedding_ttc.deploy.split import (
     StoreKey,
     recipe_for,
 )
-from embedding_ttc.durable import fsync_dir
+from embedding_ttc.durable import (
+    FileEntry,
+    check_files,
+    checksums,
+    file_lock,
+    link_or_copy,
+    publish_dir,
+    save_array,
+    save_stacked,
+    staging_dir,
+    write_atomic,
+    write_lines,
+)
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, EncoderInfo
 from embedding_ttc.errors import DatasetError, EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
@@ -319,13 +321,6 @@ class Observed(_Record):
     index_encodes_per_document: float
 
 
-class FileEntry(_Record):
-    """A file's size in bytes and SHA-256 (hex)."""
-
-    bytes: int
-    sha256: str
-
-
 class HistoryEntry(_Record):
     """One build or add."""
 
@@ -355,144 +350,9 @@ class Manifest(_Record):
 # --- files -----------------------------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _save_array(path: Path, array: NDArray[Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as fh:
-        np.save(fh, np.ascontiguousarray(array), allow_pickle=False)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _save_stacked(path: Path, parts: Sequence[NDArray[np.float32]], width: int) -> None:
-    """Write the row-wise concatenation of ``parts`` without holding it in memory twice."""
-    rows = sum(p.shape[0] for p in parts)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out = open_memmap(path, mode="w+", dtype=np.float32, shape=(rows, width))
-    start = 0
-    for part in parts:
-        out[start : start + part.shape[0]] = part
-        start += part.shape[0]
-    out.flush()
-    del out
-    with open(path, "rb+") as fh:
-        os.fsync(fh.fileno())
-
-
-def _write_lines(path: Path, items: Iterator[object], append_to: Path | None = None) -> None:
-    """Write one JSON value a line (ASCII-escaped, so any text round-trips), fsynced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as fh:
-        if append_to is not None:
-            with open(append_to, "rb") as src:
-                shutil.copyfileobj(src, fh)
-        for item in items:
-            fh.write(json.dumps(item).encode("ascii") + b"\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _link(src: Path, dst: Path) -> None:
-    """Hard-link an unchanged file into a new version (index files are never modified)."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two directories (Linux ``renameat2``); False where unsupported."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-        return False
-    raise OSError(err, os.strerror(err), str(b))
-
-
-@contextlib.contextmanager
-def _staging(out: Path) -> Iterator[Path]:
-    """A temporary directory beside ``out``, removed unless it was moved into place."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    while True:  # mkdir, not mkdtemp: the index gets the umask's permissions, not 0700
-        tmp = out.parent / f".{out.name}.tmp-{secrets.token_hex(6)}"
-        try:
-            tmp.mkdir()
-            break
-        except FileExistsError:
-            continue
-    try:
-        yield tmp
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _publish(staging: Path, out: Path, replace: bool) -> None:
-    """Move a finished index directory to ``out`` (swapping with the old one if ``replace``)."""
-    fsync_dir(staging)
-    if not out.exists():
-        os.rename(staging, out)
-    elif not replace:
-        raise DeployError(f"{out} already exists (pass --force to replace it)")
-    elif _exchange(staging, out):
-        shutil.rmtree(staging)  # it now holds the old version
-    else:
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.rename(out, old / "index")
-        os.rename(staging, out)
-        shutil.rmtree(old)
-    fsync_dir(out.parent)
-
-
 def _lock(out: Path) -> Any:
-    from filelock import FileLock
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(out.parent / f".{out.name}.lock"))
-
-
-def _checksums(root: Path) -> dict[str, FileEntry]:
-    out = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        if rel != MANIFEST:
-            out[rel] = FileEntry(bytes=path.stat().st_size, sha256=_sha256(path))
-    return out
-
-
-def _check_files(root: Path, files: Mapping[str, FileEntry], verify: bool) -> None:
-    for rel, entry in files.items():
-        path = root / rel
-        if not path.is_file():
-            raise IndexCorruptError(f"index file {path} is missing")
-        size = path.stat().st_size
-        if size != entry.bytes:
-            raise IndexCorruptError(
-                f"index file {path} is {size} bytes, the manifest says {entry.bytes} "
-                "(truncated or modified; rebuild the index)"
-            )
-        if verify and _sha256(path) != entry.sha256:
-            raise IndexCorruptError(
-                f"index file {path} does not match its SHA-256 in the manifest "
-                "(corrupted or modified; rebuild the index)"
-            )
+    """The lock of builds and additions of the index at ``out`` (``.NAME.lock`` beside it)."""
+    return file_lock(out.with_name(f".{out.name}"))
 
 
 def _load_array(root: Path, rel: str, dtype: type, shape: tuple[int | None, ...]) -> NDArray[Any]:
@@ -640,12 +500,12 @@ def _write_store(root: Path, groups: Sequence[_Group]) -> list[StoreRecord]:
     for i, group in enumerate(groups):
         rel = f"store/{i:02d}"
         if group.old_file is not None and group.old_rows == len(group.texts):
-            _link(group.old_file.with_suffix(".npy"), root / f"{rel}.npy")
-            _link(group.old_file.with_suffix(".jsonl"), root / f"{rel}.jsonl")
+            link_or_copy(group.old_file.with_suffix(".npy"), root / f"{rel}.npy")
+            link_or_copy(group.old_file.with_suffix(".jsonl"), root / f"{rel}.jsonl")
         else:
-            _save_stacked(root / f"{rel}.npy", group.parts, group.parts[0].shape[1])
+            save_stacked(root / f"{rel}.npy", group.parts, group.parts[0].shape[1])
             prior = group.old_file.with_suffix(".jsonl") if group.old_file is not None else None
-            _write_lines(root / f"{rel}.jsonl", iter(group.texts[group.old_rows :]), prior)
+            write_lines(root / f"{rel}.jsonl", iter(group.texts[group.old_rows :]), prior)
         view, dim, max_length = group.key
         records.append(
             StoreRecord(file=rel, view=view, dim=dim, max_length=max_length, rows=len(group.texts))
@@ -657,9 +517,9 @@ def _write(
     root: Path, layout: _Layout, *, encoder: EncoderInfo, old: Path | None, fields: dict[str, Any]
 ) -> Manifest:
     """Write every file of ``layout`` into ``root`` (unchanged files of ``old`` are linked)."""
-    _save_stacked(root / DOCUMENTS, layout.documents, encoder.dim)
+    save_stacked(root / DOCUMENTS, layout.documents, encoder.dim)
     new_docs = layout.docs[layout.old_docs :]
-    _write_lines(
+    write_lines(
         root / DOCS,
         ({"id": d.id, "title": d.title, "text": d.text} for d in new_docs),
         old / DOCS if old is not None else None,
@@ -669,8 +529,8 @@ def _write(
     chunks = []
     for i, (label, key, owner, rows) in enumerate(layout.chunks):
         rel = f"chunks/{i:02d}"
-        _save_array(root / f"{rel}.owner.npy", owner.astype(np.int64))
-        _save_array(root / f"{rel}.rows.npy", rows.astype(np.int64))
+        save_array(root / f"{rel}.owner.npy", owner.astype(np.int64))
+        save_array(root / f"{rel}.rows.npy", rows.astype(np.int64))
         chunks.append(
             ChunkRecord(file=rel, artifact=label, group=keys.index(key), rows=int(owner.size))
         )
@@ -678,11 +538,11 @@ def _write(
     if layout.reference is not None:
         texts, emb, source = layout.reference
         if old is not None:
-            _link(old / f"{REFERENCE}.npy", root / f"{REFERENCE}.npy")
-            _link(old / f"{REFERENCE}.jsonl", root / f"{REFERENCE}.jsonl")
+            link_or_copy(old / f"{REFERENCE}.npy", root / f"{REFERENCE}.npy")
+            link_or_copy(old / f"{REFERENCE}.jsonl", root / f"{REFERENCE}.jsonl")
         else:
-            _save_array(root / f"{REFERENCE}.npy", emb.astype(np.float32))
-            _write_lines(root / f"{REFERENCE}.jsonl", iter(texts))
+            save_array(root / f"{REFERENCE}.npy", emb.astype(np.float32))
+            write_lines(root / f"{REFERENCE}.jsonl", iter(texts))
         reference = ReferenceRecord(source=source, count=len(texts))
     # Corpus-level statistics: always refitted over every document. The BM25 wrapper keeps
     # its bm25s index in ``_retriever`` (None for a corpus without a token).
@@ -697,13 +557,10 @@ def _write(
         chunks=chunks,
         reference=reference,
         bm25=Bm25Record(empty=bm25._retriever is None, k1=BM25_K1, b=BM25_B, method=BM25_METHOD),
-        files=_checksums(root),
+        files=checksums(root, skip={MANIFEST}),
         **fields,
     )
-    with open(root / MANIFEST, "w", encoding="utf-8") as fh:
-        fh.write(manifest.model_dump_json(indent=2) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    write_atomic(root / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
     return manifest
 
 
@@ -817,7 +674,14 @@ class Index:
         """
         root = Path(directory)
         manifest = cls._manifest(root)
-        _check_files(root, manifest.files, verify)
+        check_files(
+            root,
+            manifest.files,
+            verify=verify,
+            error=IndexCorruptError,
+            what="index file",
+            remedy="rebuild the index",
+        )
         n, dim = manifest.counts.documents, manifest.encoder.dim
         documents = _load_array(root, DOCUMENTS, np.float32, (n, dim))
         try:
@@ -957,11 +821,13 @@ class Index:
             ),
             "history": [HistoryEntry(action="build", documents=len(docs), at=_now())],
         }
-        with _lock(out), _staging(out) as tmp:
+        with _lock(out), staging_dir(out) as tmp:
             if progress is not None:
                 progress("write", 0, 1)
             _write(tmp, layout, encoder=encoder.info, old=None, fields=fields)
-            _publish(tmp, out, replace)
+            if out.exists() and not replace:  # checked under the lock, as late as can be
+                raise DeployError(f"{out} already exists (pass --force to replace it)")
+            publish_dir(tmp, out)
             if progress is not None:
                 progress("write", 1, 1)
         return cls.load(out)
@@ -1073,11 +939,11 @@ class Index:
             "observed": m.observed,
             "history": [*m.history, HistoryEntry(action="add", documents=len(docs), at=_now())],
         }
-        with _staging(self.directory) as tmp:
+        with staging_dir(self.directory) as tmp:
             if progress is not None:
                 progress("write", 0, 1)
             _write(tmp, layout, encoder=encoder.info, old=self.directory, fields=fields)
-            _publish(tmp, self.directory, replace=True)
+            publish_dir(tmp, self.directory)
             if progress is not None:
                 progress("write", 1, 1)
         return Index.load(self.directory)
