@@ -31,7 +31,8 @@ from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, check_view
 from embedding_ttc.programs.catalog import PROGRAMS, parse_name
-from embedding_ttc.programs.library.granularity import SPLITTERS, TOPIC_MAX_LENGTH
+from embedding_ttc.programs.library.coverage_channels import TOPIC_MAX_LENGTH
+from embedding_ttc.programs.primitives.channels import SPLITTERS
 from embedding_ttc.programs.primitives.chunking import MAX_CHUNKS_PER_DOC, Chunks, chunk_documents
 from embedding_ttc.registry import Registry
 
@@ -67,7 +68,7 @@ class Artifact:
 
     Attributes:
         unit: ``"document"`` (whole documents) or a granularity of
-            :data:`~embedding_ttc.programs.library.granularity.SPLITTERS` (``sentence``,
+            :data:`~embedding_ttc.programs.primitives.channels.SPLITTERS` (``sentence``,
             ``pair``, ``paragraph``: at most ``MAX_CHUNKS_PER_DOC`` chunks per document).
         view: the view the texts are encoded under.
         max_length: the token budget (``None`` for the model's own).

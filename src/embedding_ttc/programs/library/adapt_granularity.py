@@ -21,8 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
-from embedding_ttc.programs.library.granularity import encode_granularity, maxsim_scores
+from embedding_ttc.programs.primitives.channels import encode_granularity, mask_for, maxsim_scores
 from embedding_ttc.programs.primitives.scores import zscore_rows
 
 

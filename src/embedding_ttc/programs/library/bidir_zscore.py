@@ -30,7 +30,7 @@ import numpy as np
 
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import encode_documents, mask_for
+from embedding_ttc.programs.primitives.channels import encode_documents, mask_for
 from embedding_ttc.programs.primitives.scores import Mask, Scores, zscore_cols
 
 

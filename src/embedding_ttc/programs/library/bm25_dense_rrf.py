@@ -10,8 +10,8 @@ LexicalHybridRRF adds on top of a plain sparse-dense hybrid.
 from __future__ import annotations
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
 from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import rrf
 
 

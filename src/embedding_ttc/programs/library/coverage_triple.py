@@ -5,7 +5,7 @@ granularity gives a MaxSim channel (ColBERT MaxSim, Khattab & Zaharia 2020: the 
 local match) and a TopMeanSim channel (the mean similarity of a document's chunks above the
 query's median chunk similarity). A topic channel (documents re-encoded at 128 tokens) and the
 full-document channel (``D``) complete the eight channels, built by
-:class:`~embedding_ttc.programs.library.granularity.CoverageChannels`. Every channel is
+:class:`~embedding_ttc.programs.library.coverage_channels.CoverageChannels`. Every channel is
 debiased by its own embedding centroid; the reading, and why, is in that module's docstring.
 
 Choices where the paper is silent:
@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
-from embedding_ttc.programs.library.granularity import CoverageChannels
+from embedding_ttc.programs.library.coverage_channels import CoverageChannels
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import zscore_rows
 
 

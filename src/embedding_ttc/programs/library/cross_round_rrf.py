@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
-from embedding_ttc.programs.library.granularity import unit_rows
+from embedding_ttc.programs.library.coverage_channels import unit_rows
 from embedding_ttc.programs.library.lexical_channels import HybridBackbone, crossround_lexical
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.feedback import query_residual, rocchio
 from embedding_ttc.programs.primitives.scores import Mask, Scores, median_split, rrf
 

@@ -63,7 +63,9 @@ from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import (
+from embedding_ttc.programs.library.lexical_channels import hybrid_lexical
+from embedding_ttc.programs.primitives.anchors import QUARTER, top_portion
+from embedding_ttc.programs.primitives.channels import (
     ChunkChannel,
     best_chunk,
     candidates_of,
@@ -72,8 +74,6 @@ from embedding_ttc.programs.library.channels import (
     expand_queries,
     mask_for,
 )
-from embedding_ttc.programs.library.lexical_channels import hybrid_lexical
-from embedding_ttc.programs.primitives.anchors import QUARTER, top_portion
 from embedding_ttc.programs.primitives.chunking import split_sentences
 from embedding_ttc.programs.primitives.feedback import (
     NORM_EPS,

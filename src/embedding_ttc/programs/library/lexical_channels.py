@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.bidir_zscore import bidirectional_scores, reversed_documents
-from embedding_ttc.programs.library.granularity import CoverageChannels
+from embedding_ttc.programs.library.coverage_channels import CoverageChannels
 from embedding_ttc.programs.primitives.lexical import (
     BM25,
     bigram_overlap,

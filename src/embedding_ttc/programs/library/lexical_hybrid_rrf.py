@@ -25,13 +25,13 @@ from __future__ import annotations
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
 from embedding_ttc.programs.library.lexical_channels import (
     HybridBackbone,
     head_context,
     hybrid_lexical,
     live_rows,
 )
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import rrf
 
 
