@@ -70,7 +70,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
         read_queries,
         sample_texts,
     )
-    from embedding_ttc.deploy.split import recipe_for
+    from embedding_ttc.programs.catalog import recipe_for
     from embedding_ttc.tasks.catalog import load_task
 
     recipe_for(args.program)  # an unknown program fails before any loading

@@ -1,7 +1,8 @@
 """Deploy a program as a second-stage reranker: an index built once, a query-time API, a service.
 
-* :mod:`~embedding_ttc.deploy.split`: what each program precomputes at index time and how the
-  query path gets it (an ``encode_fn`` served from the index), per-program recipes;
+* :mod:`~embedding_ttc.deploy.split`: how the query path gets what a program precomputed at
+  index time (an ``encode_fn`` served from the index); what that is, each program declares
+  (its :class:`~embedding_ttc.programs.recipe.Recipe`);
 * :mod:`~embedding_ttc.deploy.index`: the versioned, checksummed index directory (build, load,
   add);
 * :mod:`~embedding_ttc.deploy.reranker`: :class:`Reranker` (``rerank``, ``search`` and their
@@ -22,10 +23,10 @@ from embedding_ttc.deploy.index import (
     read_corpus,
 )
 from embedding_ttc.deploy.reranker import CandidateError, Reranker
-from embedding_ttc.deploy.split import RECIPES, Recipe, recipe_for
+from embedding_ttc.programs.catalog import recipe_for
+from embedding_ttc.programs.recipe import Recipe
 
 __all__ = [
-    "RECIPES",
     "CandidateError",
     "DeployError",
     "Document",

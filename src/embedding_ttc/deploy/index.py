@@ -39,12 +39,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from embedding_ttc import __version__
 from embedding_ttc.deploy.split import (
     EmbeddingStore,
-    Recipe,
     StoreBuilder,
     StoreEncodeFn,
     StoreGroup,
     StoreKey,
-    recipe_for,
 )
 from embedding_ttc.durable import (
     FileEntry,
@@ -63,9 +61,10 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, Enc
 from embedding_ttc.errors import DatasetError, EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.programs.base import Context, Matrix, program_version
-from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.catalog import get_program, recipe_for
 from embedding_ttc.programs.primitives.chunking import split_sentences
 from embedding_ttc.programs.primitives.lexical import BM25, BM25_B, BM25_K1, BM25_METHOD
+from embedding_ttc.programs.recipe import Recipe
 from embedding_ttc.tasks.beir import iter_jsonl
 from embedding_ttc.tasks.task import join_title_text
 
@@ -462,7 +461,7 @@ def _chunk_tables(
             raise DeployError(
                 f"the split of this program declares {artifact.describe()}, but the program "
                 f"did not encode {missing} of its {len(rows)} texts at index time: the recipe "
-                "in embedding_ttc/deploy/split.py is out of date"
+                "the program declares (its recipe attribute) is out of date"
             )
         out.append((artifact.describe(), artifact.key, chunks.owner + doc_offset, rows))
     return out

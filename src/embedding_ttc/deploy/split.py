@@ -1,4 +1,4 @@
-"""The index/query split of each program: what a deployed index precomputes, what stays live.
+"""The index/query split of a program: what a deployed index precomputes, what stays live.
 
 A deployed program runs unchanged. The Context it receives has an ``encode_fn`` served from
 the index (:class:`StoreEncodeFn`): each text is looked up in an :class:`EmbeddingStore` under
@@ -10,12 +10,9 @@ The store is filled at build time by running the program once over the corpus wi
 sample queries and recording every encode made inside ``ctx.index_time()`` (the
 document-side, amortisable work of :mod:`embedding_ttc.programs.base`). Encodes outside it are
 query-time work (the expansions of DiverseDualCtx and its successors, built from the top
-documents' sentences, depend on the query): they go to the live encoder at query time.
-
-:data:`RECIPES` declares, per library program, the document-side artifacts the recording must
-produce (checked at build time, and against the programs by a contract test), whether the
-program has lexical channels, how many texts it encodes per query at query time, and how its
-statistics over a batch are answered when it is deployed (:data:`BATCH_ANSWERS`).
+documents' sentences, depend on the query): they go to the live encoder at query time. What
+the recording must produce is declared by each program (its
+:class:`~embedding_ttc.programs.recipe.Recipe`).
 """
 
 from __future__ import annotations
@@ -24,228 +21,14 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, check_view
-from embedding_ttc.programs.catalog import PROGRAMS, parse_name
-from embedding_ttc.programs.library.coverage_channels import TOPIC_MAX_LENGTH
-from embedding_ttc.programs.primitives.channels import SPLITTERS
-from embedding_ttc.programs.primitives.chunking import MAX_CHUNKS_PER_DOC, Chunks, chunk_documents
-from embedding_ttc.registry import Registry
-
-BatchKind = Literal["independent", "candidates", "reference"]
+from embedding_ttc.encoders.base import QUERY, Embeddings, Encoder, check_view
 
 RECORD_CHUNK = 512
 """Texts per encoder call when a build records index-time encodes."""
-
-BATCH_ANSWERS: Mapping[BatchKind, str] = {
-    "independent": (
-        "a query's scores depend only on the query and its candidates; a batch of queries is "
-        "one program call over the union of their candidates (each query masked to its own)"
-    ),
-    "candidates": (
-        "statistics over the documents the program is handed (BM25 IDF and length, channel "
-        "centroids) are taken over the query's own candidates, as in an evaluation "
-        "shortlist; each query is one program call"
-    ),
-    "reference": (
-        "per-document statistics over the batch of queries (column z-scores): the index "
-        "stores a reference sample of queries (texts and retrieval.query embeddings); each "
-        "live query is scored with the reference rows appended to its batch, over its own "
-        "candidates, and the reference rows are then dropped, so a query's scores never "
-        "depend on the other queries of a request"
-    ),
-}
-"""How each kind of batch dependence is answered by a deployed program."""
-
-
-@dataclass(frozen=True)
-class Artifact:
-    """One kind of document-side encode that the index precomputes.
-
-    Attributes:
-        unit: ``"document"`` (whole documents) or a granularity of
-            :data:`~embedding_ttc.programs.primitives.channels.SPLITTERS` (``sentence``,
-            ``pair``, ``paragraph``: at most ``MAX_CHUNKS_PER_DOC`` chunks per document).
-        view: the view the texts are encoded under.
-        max_length: the token budget (``None`` for the model's own).
-        unless_collapsed: the program skips this encode when the encoder's views collapse
-            (it reuses ``D``).
-
-    """
-
-    unit: str
-    view: str
-    max_length: int | None = None
-    unless_collapsed: bool = False
-
-    def __post_init__(self) -> None:
-        """Check the unit and the view."""
-        if self.unit != "document" and self.unit not in SPLITTERS:
-            raise ValueError(f"unknown artifact unit {self.unit!r}")
-        check_view(self.view)
-
-    @property
-    def key(self) -> StoreKey:
-        """The store key its embeddings live under."""
-        return (self.view, None, self.max_length)
-
-    def describe(self) -> str:
-        """A short label, e.g. ``sentence@retrieval.passage`` or ``document@...[128 tok]``."""
-        budget = f"[{self.max_length} tok]" if self.max_length is not None else ""
-        cond = " (unless views collapse)" if self.unless_collapsed else ""
-        return f"{self.unit}@{self.view}{budget}{cond}"
-
-    def texts(self, doc_texts: Sequence[str]) -> Chunks:
-        """The texts this artifact encodes for ``doc_texts``, with the document of each."""
-        if self.unit == "document":
-            owner = np.arange(len(doc_texts), dtype=np.intp)
-            return Chunks(texts=list(doc_texts), owner=owner, n_docs=len(doc_texts))
-        return chunk_documents(
-            doc_texts, SPLITTERS[self.unit], max_chunks_per_doc=MAX_CHUNKS_PER_DOC
-        )
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How one program deploys.
-
-    Attributes:
-        artifacts: the document-side encodes the index precomputes (besides ``D``, the
-            documents under ``retrieval.passage``, which every index stores).
-        lexical: the program has lexical channels (BM25 and the like); their statistics are
-            taken over the documents the program is handed, in evaluation and here alike.
-        query_encodes: texts the program encodes per query at query time, besides the
-            query's own ``retrieval.query`` embedding, for an encoder with distinct views.
-        query_encodes_collapsed: the same for an encoder whose views collapse.
-        batch: how the program's scores depend on the batch (see :data:`BATCH_ANSWERS`).
-        note: what the query-time encodes are, if any.
-
-    """
-
-    artifacts: tuple[Artifact, ...] = ()
-    lexical: bool = False
-    query_encodes: int = 0
-    query_encodes_collapsed: int = 0
-    batch: BatchKind = "independent"
-    note: str = ""
-
-    @property
-    def amortised(self) -> bool:
-        """True when every encode besides the query's own embedding is index-time work."""
-        return self.query_encodes == 0 and self.query_encodes_collapsed == 0
-
-    def active_artifacts(self, collapsed: bool) -> tuple[Artifact, ...]:
-        """The artifacts the program encodes for an encoder whose views do (not) collapse."""
-        return tuple(a for a in self.artifacts if not (collapsed and a.unless_collapsed))
-
-    def expected_query_encodes(self, collapsed: bool) -> int:
-        """Query-time texts per query for an encoder whose views do (not) collapse."""
-        return self.query_encodes_collapsed if collapsed else self.query_encodes
-
-    def describe(self) -> dict[str, object]:
-        """A JSON-ready summary (written into the index manifest)."""
-        return {
-            "artifacts": ["document@retrieval.passage", *(a.describe() for a in self.artifacts)],
-            "lexical": self.lexical,
-            "query_encodes": self.query_encodes,
-            "query_encodes_collapsed": self.query_encodes_collapsed,
-            "batch": self.batch,
-            "batch_answer": BATCH_ANSWERS[self.batch],
-            "note": self.note,
-        }
-
-
-# --- the library's recipes -------------------------------------------------------------------
-
-_SENTENCES = Artifact("sentence", PASSAGE)
-_REVERSED = Artifact("document", QUERY)  # BidirZScore's documents-as-queries
-_COVERAGE = (
-    _SENTENCES,
-    Artifact("pair", PASSAGE),
-    Artifact("paragraph", PASSAGE),
-    Artifact("document", PASSAGE, TOPIC_MAX_LENGTH),  # CoverageTriple's topic channel
-)
-# The expansion programs' backbone (expansion.py): sentences, and the documents under
-# retrieval.query unless the views collapse.
-_BACKBONE = (_SENTENCES, Artifact("document", QUERY, unless_collapsed=True))
-_EXPANSION_NOTE = "query + best sentences of anchor documents, chosen from the query's ranking"
-
-RECIPES: Registry[Recipe] = Registry("deployment recipe")
-"""Program name (as in the program catalog) -> its recipe."""
-
-for _name, _recipe in {
-    "P0": Recipe(),
-    "SoftCentroid": Recipe(),
-    "Rocchio": Recipe(),
-    "BidirZScore": Recipe(artifacts=(_REVERSED,), batch="reference"),
-    "SentMaxSim": Recipe(artifacts=(_SENTENCES,)),
-    "AdaptGranularity": Recipe(artifacts=(Artifact("paragraph", PASSAGE), _SENTENCES)),
-    "CoverageTriple": Recipe(artifacts=_COVERAGE, batch="candidates"),
-    "LexicalHybridRRF": Recipe(artifacts=(*_COVERAGE, _REVERSED), lexical=True, batch="reference"),
-    "CrossRoundRRF": Recipe(artifacts=(*_COVERAGE, _REVERSED), lexical=True, batch="reference"),
-    "BM25": Recipe(lexical=True, batch="candidates"),
-    "BM25DenseRRF": Recipe(lexical=True, batch="candidates"),
-    "DiverseDualCtx": Recipe(
-        artifacts=_BACKBONE,
-        lexical=True,
-        query_encodes=2,
-        query_encodes_collapsed=2,
-        batch="candidates",
-        note=f"2 expansions ({_EXPANSION_NOTE})",
-    ),
-    "ConsensusRocchio": Recipe(
-        artifacts=_BACKBONE,
-        lexical=True,
-        query_encodes=3,
-        query_encodes_collapsed=2,
-        batch="candidates",
-        note="DiverseDualCtx's 2 + the query under retrieval.passage (none if views collapse)",
-    ),
-    "NegContrastive": Recipe(
-        artifacts=_BACKBONE,
-        lexical=True,
-        query_encodes=4,
-        query_encodes_collapsed=3,
-        batch="candidates",
-        note="ConsensusRocchio's + a negative-anchor expansion",
-    ),
-    "MomentumProg": Recipe(
-        artifacts=_BACKBONE,
-        lexical=True,
-        query_encodes=8,
-        query_encodes_collapsed=4,
-        batch="candidates",
-        note="NegContrastive's + one momentum expansion per view (one if views collapse)",
-    ),
-    "GraphCentrality": Recipe(
-        artifacts=_BACKBONE,
-        lexical=True,
-        query_encodes=10,
-        query_encodes_collapsed=6,
-        batch="candidates",
-        note="MomentumProg's + two anchor expansions",
-    ),
-    "FisherStability": Recipe(
-        artifacts=_BACKBONE,
-        lexical=True,
-        query_encodes=12,
-        query_encodes_collapsed=8,
-        batch="candidates",
-        note="GraphCentrality's + two contextual expansion rounds",
-    ),
-}.items():
-    RECIPES.register(_name, _recipe)
-
-
-def recipe_for(program: str) -> Recipe:
-    """The recipe of a (possibly parametrised) program name; unknown names suggest others."""
-    base, _ = parse_name(program)
-    PROGRAMS.get(base)  # an unknown program is reported as such, with the closest names
-    return RECIPES.get(base)
 
 
 # --- the embedding store ---------------------------------------------------------------------

@@ -41,9 +41,16 @@ from embedding_ttc.programs.primitives.channels import (
 )
 from embedding_ttc.programs.primitives.feedback import NORM_EPS
 from embedding_ttc.programs.primitives.scores import Mask, Scores
+from embedding_ttc.programs.recipe import Artifact
 
 TOPIC_MAX_LENGTH = 128
 """Token budget of CoverageTriple's topic channel ("128-token truncation" in the paper)."""
+
+COVERAGE_ARTIFACTS: tuple[Artifact, ...] = (
+    *(Artifact(granularity, PASSAGE) for granularity in SPLITTERS),
+    Artifact("document", PASSAGE, TOPIC_MAX_LENGTH),
+)
+"""The index-time encodes of :meth:`CoverageChannels.build`: the chunks, then the topic channel."""
 
 
 def unit_rows(X: NDArray[np.floating]) -> Matrix:

@@ -25,15 +25,17 @@ from __future__ import annotations
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.coverage_channels import CoverageChannels
+from embedding_ttc.programs.library.coverage_channels import COVERAGE_ARTIFACTS, CoverageChannels
 from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import zscore_rows
+from embedding_ttc.programs.recipe import Recipe
 
 
 class CoverageTriple:
     """Sum of the row-z-scored, centroid-debiased CoverageTriple channels."""
 
     name = "CoverageTriple"
+    recipe = Recipe(artifacts=COVERAGE_ARTIFACTS, batch="candidates")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the sum over the eight channels of their per-query z-scores."""

@@ -83,6 +83,7 @@ from embedding_ttc.programs.primitives.feedback import (
 )
 from embedding_ttc.programs.primitives.late import maxsim
 from embedding_ttc.programs.primitives.scores import Mask, median_split, rrf, top_k_indices
+from embedding_ttc.programs.recipe import Artifact
 
 RESIDUAL_MIN_NORM: float = 0.1
 """*CrossRoundRRF*'s fallback: a query residual shorter than this leaves round 3 to round 1."""
@@ -101,6 +102,12 @@ ROCCHIO_ROUND = "rocchio"
 
 RESIDUAL_ROUND = "residual"
 """Round 3 of the backbone: the query residual, falling back to round 1."""
+
+BACKBONE_ARTIFACTS: tuple[Artifact, ...] = (
+    Artifact("sentence", PASSAGE),
+    Artifact("document", QUERY, unless_collapsed=True),
+)
+"""The backbone's index-time encodes: sentences, and documents under ``retrieval.query``."""
 
 
 @dataclass(frozen=True, eq=False)  # array fields have no boolean equality

@@ -30,6 +30,7 @@ from embedding_ttc.programs.primitives.feedback import (
     SOFT_CENTROID_TAU,
     soft_centroid_query,
 )
+from embedding_ttc.programs.recipe import Recipe
 
 
 class SoftCentroid:
@@ -44,6 +45,7 @@ class SoftCentroid:
     """
 
     name = "SoftCentroid"
+    recipe = Recipe()
 
     def __init__(
         self,
