@@ -10,17 +10,15 @@ import numpy as np
 import pytest
 
 from embedding_ttc.cli_deploy import main as deploy_main
-from embedding_ttc.deploy import index as index_module
-from embedding_ttc.deploy.index import (
+from embedding_ttc.deploy import build as build_module
+from embedding_ttc.deploy.corpus import Document, read_corpus, read_queries
+from embedding_ttc.deploy.errors import (
     DeployError,
-    Document,
     EncoderMismatchError,
-    Index,
     IndexCorruptError,
     ProgramVersionError,
-    read_corpus,
-    read_queries,
 )
+from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.durable import directories
 from embedding_ttc.errors import DatasetError
@@ -168,7 +166,7 @@ def test_interrupted_build_leaves_nothing_that_loads(tmp_path, monkeypatch):
         raise RuntimeError("disk full")
 
     # BM25 is fitted after the arrays and store files are written: fail there.
-    monkeypatch.setattr(index_module.BM25, "fit", boom)
+    monkeypatch.setattr(build_module.BM25, "fit", boom)
     with pytest.raises(RuntimeError, match="disk full"):
         build(tmp_path / "ix", "SentMaxSim")
     assert not (tmp_path / "ix").exists()
@@ -312,7 +310,7 @@ def test_add_rejects_known_or_repeated_ids_and_keeps_the_old_index(tmp_path):
 def test_failed_add_leaves_the_old_version(tmp_path, monkeypatch):
     encoder = HashingEncoder()
     index = build(tmp_path / "ix", "SentMaxSim", docs=corpus(4), encoder=encoder)
-    monkeypatch.setattr(index_module, "publish_dir", _raise)
+    monkeypatch.setattr(build_module, "publish_dir", _raise)
     with pytest.raises(RuntimeError, match="interrupted"):
         index.add(corpus(2, start=4), encoder=encoder)
     assert Index.load(tmp_path / "ix", verify=True).manifest.counts.documents == 4

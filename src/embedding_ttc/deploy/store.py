@@ -1,4 +1,4 @@
-"""The index/query split of a program: what a deployed index precomputes, what stays live.
+"""What a deployed program reads at query time: stored embeddings, the reference sample.
 
 A deployed program runs unchanged. The Context it receives has an ``encode_fn`` served from
 the index (:class:`StoreEncodeFn`): each text is looked up in an :class:`EmbeddingStore` under
@@ -12,7 +12,8 @@ document-side, amortisable work of :mod:`embedding_ttc.programs.base`). Encodes 
 query-time work (the expansions of DiverseDualCtx and its successors, built from the top
 documents' sentences, depend on the query): they go to the live encoder at query time. What
 the recording must produce is declared by each program (its
-:class:`~embedding_ttc.programs.recipe.Recipe`).
+:class:`~embedding_ttc.programs.recipe.Recipe`). A batch-statistics program also gets the
+index's :class:`Reference` query sample.
 """
 
 from __future__ import annotations
@@ -74,6 +75,18 @@ class EmbeddingStore:
     def n_rows(self) -> int:
         """Total stored embeddings."""
         return sum(g.embeddings.shape[0] for g in self.groups.values())
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The reference query sample of a batch-statistics program (rows aligned with ``texts``).
+
+    A deployed query is scored with these rows appended to its batch, so that statistics over
+    the queries (BidirZScore's column z-scores) have a batch to be taken over.
+    """
+
+    texts: tuple[str, ...]
+    embeddings: Embeddings
 
 
 class StoreBuilder:
