@@ -76,6 +76,19 @@ def _reserve(path: Path, suffix: str) -> tuple[int, Path]:
 
 
 @contextlib.contextmanager
+def _renamed_over(path: Path, tmp: Path, sync: bool) -> Iterator[None]:
+    """Rename ``tmp`` over ``path`` when the block succeeds; remove it when the block fails."""
+    try:
+        yield
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if sync:
+        fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
 def replacing(path: Path, *, sync: bool = True, suffix: str = ".tmp") -> Iterator[Path]:
     """A new, empty temporary file beside ``path`` that replaces ``path`` if the block succeeds.
 
@@ -85,16 +98,10 @@ def replacing(path: Path, *, sync: bool = True, suffix: str = ".tmp") -> Iterato
     """
     fd, tmp = _reserve(path, suffix)
     os.close(fd)
-    try:
+    with _renamed_over(path, tmp, sync):
         yield tmp
         if sync:
             fsync_file(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if sync:
-        fsync_dir(path.parent)
 
 
 def write_atomic(path: Path, data: str | bytes, *, sync: bool = True) -> None:
@@ -104,18 +111,11 @@ def write_atomic(path: Path, data: str | bytes, *, sync: bool = True) -> None:
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = _reserve(path, ".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            if sync:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if sync:
-        fsync_dir(path.parent)
+    with _renamed_over(path, tmp, sync), os.fdopen(fd, "wb") as fh:
+        fh.write(payload)
+        if sync:
+            fh.flush()
+            os.fsync(fh.fileno())
 
 
 def sha256_file(path: Path) -> str:

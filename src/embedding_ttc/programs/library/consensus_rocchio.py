@@ -37,10 +37,9 @@ from numpy.typing import NDArray
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.diverse_dual_ctx import run_diverse_dual_ctx
-from embedding_ttc.programs.library.expansion import BACKBONE_ARTIFACTS, Pipeline
+from embedding_ttc.programs.library.expansion import Pipeline, expansion_recipe
 from embedding_ttc.programs.primitives.anchors import HALF, QUARTER, bottom_portion, top_portion
 from embedding_ttc.programs.primitives.feedback import centroid, rocchio
-from embedding_ttc.programs.recipe import Recipe
 
 
 def consensus_split(
@@ -104,13 +103,8 @@ class ConsensusRocchio:
     """Consensus-filtered Rocchio and bidirectional channels on top of *DiverseDualCtx*."""
 
     name = "ConsensusRocchio"
-    recipe = Recipe(
-        artifacts=BACKBONE_ARTIFACTS,
-        lexical=True,
-        query_encodes=3,
-        query_encodes_collapsed=2,
-        batch="candidates",
-        note="DiverseDualCtx's 2 + the query under retrieval.passage (none if views collapse)",
+    recipe = expansion_recipe(
+        3, 2, "DiverseDualCtx's 2 + the query under retrieval.passage (none if views collapse)"
     )
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

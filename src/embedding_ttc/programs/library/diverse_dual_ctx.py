@@ -29,9 +29,8 @@ from __future__ import annotations
 
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.expansion import BACKBONE_ARTIFACTS, Pipeline, add_backbone
+from embedding_ttc.programs.library.expansion import Pipeline, add_backbone, expansion_recipe
 from embedding_ttc.programs.primitives.anchors import diverse_anchor, dominant_anchor
-from embedding_ttc.programs.recipe import Recipe
 
 DOMINANT_EXPANSION = "dominant"
 """Key in :attr:`Pipeline.expansions` of the dominant-anchor expansion (reused downstream)."""
@@ -66,16 +65,11 @@ class DiverseDualCtx:
     """Expand each query with sentences of a dominant and a diverse anchor; fuse all rounds."""
 
     name = "DiverseDualCtx"
-    recipe = Recipe(
-        artifacts=BACKBONE_ARTIFACTS,
-        lexical=True,
-        query_encodes=2,
-        query_encodes_collapsed=2,
-        batch="candidates",
-        note=(
-            "2 expansions (query + best sentences of anchor documents, chosen from the query's "
-            "ranking)"
-        ),
+    recipe = expansion_recipe(
+        2,
+        2,
+        "2 expansions (query + best sentences of anchor documents, chosen from the query's "
+        "ranking)",
     )
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

@@ -83,7 +83,7 @@ from embedding_ttc.programs.primitives.feedback import (
 )
 from embedding_ttc.programs.primitives.late import maxsim
 from embedding_ttc.programs.primitives.scores import Mask, median_split, rrf, top_k_indices
-from embedding_ttc.programs.recipe import Artifact
+from embedding_ttc.programs.recipe import Artifact, Recipe
 
 RESIDUAL_MIN_NORM: float = 0.1
 """*CrossRoundRRF*'s fallback: a query residual shorter than this leaves round 3 to round 1."""
@@ -108,6 +108,22 @@ BACKBONE_ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("document", QUERY, unless_collapsed=True),
 )
 """The backbone's index-time encodes: sentences, and documents under ``retrieval.query``."""
+
+
+def expansion_recipe(query_encodes: int, query_encodes_collapsed: int, note: str) -> Recipe:
+    """How an expansion program deploys: the backbone's encodes stored, its expansions live.
+
+    Its lexical channels and anchors are taken over each query's candidates, so a deployed
+    query is one program call (``batch="candidates"``).
+    """
+    return Recipe(
+        artifacts=BACKBONE_ARTIFACTS,
+        lexical=True,
+        query_encodes=query_encodes,
+        query_encodes_collapsed=query_encodes_collapsed,
+        batch="candidates",
+        note=note,
+    )
 
 
 @dataclass(frozen=True, eq=False)  # array fields have no boolean equality

@@ -49,12 +49,11 @@ from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.expansion import BACKBONE_ARTIFACTS, Pipeline
+from embedding_ttc.programs.library.expansion import Pipeline, expansion_recipe
 from embedding_ttc.programs.library.graph_centrality import run_graph_centrality
 from embedding_ttc.programs.primitives.anchors import QUARTER, bottom_portion, top_portion
 from embedding_ttc.programs.primitives.feedback import fisher_direction, rank_stability
 from embedding_ttc.programs.primitives.scores import ranks, row_top_k
-from embedding_ttc.programs.recipe import Recipe
 
 CONTEXT_SIZES: tuple[int, ...] = (2, 3)
 """Anchors per expansion round: the top 2, then the top 3 of the ranking fused so far.
@@ -108,14 +107,7 @@ class FisherStability:
 
     name = "FisherStability"
     version = 2  # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
-    recipe = Recipe(
-        artifacts=BACKBONE_ARTIFACTS,
-        lexical=True,
-        query_encodes=12,
-        query_encodes_collapsed=8,
-        batch="candidates",
-        note="GraphCentrality's + two contextual expansion rounds",
-    )
+    recipe = expansion_recipe(12, 8, "GraphCentrality's + two contextual expansion rounds")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of every round."""

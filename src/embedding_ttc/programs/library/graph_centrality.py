@@ -26,10 +26,9 @@ from __future__ import annotations
 
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.expansion import BACKBONE_ARTIFACTS, Pipeline, contrast
+from embedding_ttc.programs.library.expansion import Pipeline, contrast, expansion_recipe
 from embedding_ttc.programs.library.momentum_prog import run_momentum_prog
 from embedding_ttc.programs.primitives.anchors import central_anchor, hardest_negative
-from embedding_ttc.programs.recipe import Recipe
 
 
 def add_graph_rounds(p: Pipeline) -> None:
@@ -59,14 +58,7 @@ class GraphCentrality:
 
     name = "GraphCentrality"
     version = 2  # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
-    recipe = Recipe(
-        artifacts=BACKBONE_ARTIFACTS,
-        lexical=True,
-        query_encodes=10,
-        query_encodes_collapsed=6,
-        batch="candidates",
-        note="MomentumProg's + two anchor expansions",
-    )
+    recipe = expansion_recipe(10, 6, "MomentumProg's + two anchor expansions")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of every round."""

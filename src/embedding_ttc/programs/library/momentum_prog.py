@@ -36,15 +36,14 @@ import numpy as np
 from embedding_ttc.encoders.base import CLASSIFICATION, PASSAGE, QUERY, TEXT_MATCHING
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.expansion import (
-    BACKBONE_ARTIFACTS,
     ROCCHIO_ROUND,
     Pipeline,
+    expansion_recipe,
     unit_rows,
 )
 from embedding_ttc.programs.library.neg_contrastive import run_neg_contrastive
 from embedding_ttc.programs.primitives.anchors import momentum_anchors
 from embedding_ttc.programs.primitives.scores import ranks
-from embedding_ttc.programs.recipe import Recipe
 
 MOMENTUM_VIEWS: tuple[str, ...] = (QUERY, TEXT_MATCHING, CLASSIFICATION, PASSAGE)
 """The views of the four expansion rounds, in the paper's order."""
@@ -91,13 +90,8 @@ class MomentumProg:
     """Momentum-chosen anchors expanded under four views, on top of NegContrastive."""
 
     name = "MomentumProg"
-    recipe = Recipe(
-        artifacts=BACKBONE_ARTIFACTS,
-        lexical=True,
-        query_encodes=8,
-        query_encodes_collapsed=4,
-        batch="candidates",
-        note="NegContrastive's + one momentum expansion per view (one if views collapse)",
+    recipe = expansion_recipe(
+        8, 4, "NegContrastive's + one momentum expansion per view (one if views collapse)"
     )
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
