@@ -1,4 +1,4 @@
-"""What a deployed program reads at query time: stored embeddings, the reference sample.
+"""The embedding store of a deployed index: recorded at build time, served at query time.
 
 A deployed program runs unchanged. The Context it receives has an ``encode_fn`` served from
 the index (:class:`StoreEncodeFn`): each text is looked up in an :class:`EmbeddingStore` under

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from embedding_ttc.cli_deploy import main as deploy_main
+from embedding_ttc.cli import main as cli_main
 from embedding_ttc.deploy import Reranker
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.encoders.catalog import DEFAULT_ENCODER, load_encoder
@@ -41,7 +41,7 @@ def main() -> None:
     for program in PROGRAMS:
         out = HERE / program
         shutil.rmtree(out, ignore_errors=True)
-        code = deploy_main(
+        code = cli_main(
             [
                 "index",
                 "build",
