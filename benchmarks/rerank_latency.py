@@ -33,7 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from embedding_ttc.cli.deploy import set_threads
-from embedding_ttc.deploy.index import DEFAULT_REFERENCE_SIZE, Document, Index, sample_texts
+from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
+from embedding_ttc.deploy.corpus import Document, sample_texts
+from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.encoders.cache import CachedEncoder

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from embedding_ttc.deploy.index import Document
+from embedding_ttc.deploy.corpus import Document
 
 TEXTS = [
     ("Cats", "The cat sat on the mat. It purred all afternoon."),

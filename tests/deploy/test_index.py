@@ -10,18 +10,17 @@ import numpy as np
 import pytest
 
 from embedding_ttc.cli.deploy import main as deploy_main
-from embedding_ttc.deploy import index as index_module
-from embedding_ttc.deploy.index import (
+from embedding_ttc.deploy import build as build_module
+from embedding_ttc.deploy.corpus import Document, read_corpus, read_queries
+from embedding_ttc.deploy.errors import (
     DeployError,
-    Document,
     EncoderMismatchError,
-    Index,
     IndexCorruptError,
     ProgramVersionError,
-    read_corpus,
-    read_queries,
 )
+from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import Reranker
+from embedding_ttc.durable import directories
 from embedding_ttc.errors import DatasetError
 from embedding_ttc.programs.primitives.lexical import BM25
 
@@ -167,7 +166,7 @@ def test_interrupted_build_leaves_nothing_that_loads(tmp_path, monkeypatch):
         raise RuntimeError("disk full")
 
     # BM25 is fitted after the arrays and store files are written: fail there.
-    monkeypatch.setattr(index_module.BM25, "fit", boom)
+    monkeypatch.setattr(build_module.BM25, "fit", boom)
     with pytest.raises(RuntimeError, match="disk full"):
         build(tmp_path / "ix", "SentMaxSim")
     assert not (tmp_path / "ix").exists()
@@ -311,7 +310,7 @@ def test_add_rejects_known_or_repeated_ids_and_keeps_the_old_index(tmp_path):
 def test_failed_add_leaves_the_old_version(tmp_path, monkeypatch):
     encoder = HashingEncoder()
     index = build(tmp_path / "ix", "SentMaxSim", docs=corpus(4), encoder=encoder)
-    monkeypatch.setattr(index_module, "_publish", _raise)
+    monkeypatch.setattr(build_module, "publish_dir", _raise)
     with pytest.raises(RuntimeError, match="interrupted"):
         index.add(corpus(2, start=4), encoder=encoder)
     assert Index.load(tmp_path / "ix", verify=True).manifest.counts.documents == 4
@@ -321,7 +320,7 @@ def test_failed_add_leaves_the_old_version(tmp_path, monkeypatch):
 def test_add_swaps_without_renameat2_too(tmp_path, monkeypatch):
     encoder = HashingEncoder()
     index = build(tmp_path / "ix", "P0", docs=corpus(4), encoder=encoder)
-    monkeypatch.setattr(index_module, "_exchange", lambda a, b: False)  # two renames instead
+    monkeypatch.setattr(directories, "exchange", lambda a, b: False)  # two renames instead
     added = index.add(corpus(2, start=4), encoder=encoder)
     assert Index.load(tmp_path / "ix", verify=True).doc_ids == added.doc_ids
     assert len(added.doc_ids) == 6

@@ -7,15 +7,15 @@ import threading
 import numpy as np
 import pytest
 
-from embedding_ttc.deploy.index import Document, Index
+from embedding_ttc.deploy.corpus import Document
+from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import CandidateError, Reranker
-from embedding_ttc.deploy.split import RECIPES, recipe_for
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import DEFAULT_ENCODER, load_encoder
 from embedding_ttc.evaluation.batches import shortlists
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.ranking import TaskRanker
-from embedding_ttc.programs.catalog import PROGRAMS, get_program
+from embedding_ttc.programs.catalog import PROGRAMS, get_program, recipe_for
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.tasks.catalog import load_task
 from embedding_ttc.tasks.task import RetrievalTask
@@ -164,14 +164,7 @@ def test_default_encoder_parity_on_a_small_subset(aila, tmp_path):
         assert max_diff(run, scored) <= TOL, name
 
 
-# --- every program deploys: the split registry's contract ----------------------------------------
-
-
-def test_every_registered_program_has_a_recipe():
-    assert set(RECIPES.names()) == set(PROGRAMS.names())
-    assert recipe_for("Rocchio:K=3,beta=0.5") is RECIPES.get("Rocchio")
-    with pytest.raises(KeyError, match="SoftCentroid"):
-        recipe_for("SoftCentriod")
+# --- every program deploys: the recipes' contract ----------------------------------------
 
 
 def _alone_vs_joint(reranker: Reranker, queries, lists) -> float:
@@ -185,7 +178,7 @@ def _alone_vs_joint(reranker: Reranker, queries, lists) -> float:
 @pytest.mark.parametrize("name", PROGRAMS.names())
 def test_recipe_matches_what_the_program_does(tmp_path, name):
     """Declared query-time encodes, index artifacts and batch kind, against behaviour."""
-    recipe = RECIPES.get(name)
+    recipe = recipe_for(name)
     for two_views in (False, True):
         encoder = HashingEncoder(two_views=two_views)
         index = Index.build(
@@ -217,15 +210,6 @@ def test_recipe_matches_what_the_program_does(tmp_path, name):
     assert kinds.index(observed) <= kinds.index(recipe.batch)
     if name in ("BidirZScore", "LexicalHybridRRF", "SoftCentroid", "CoverageTriple", "BM25"):
         assert observed == recipe.batch
-
-
-def test_amortised_library_programs():
-    """The programs whose only query-time encode is the query's own embedding."""
-    amortised = {n for n in RECIPES.names() if RECIPES.get(n).amortised}
-    assert amortised == {
-        "P0", "SoftCentroid", "Rocchio", "BidirZScore", "SentMaxSim", "AdaptGranularity",
-        "CoverageTriple", "LexicalHybridRRF", "CrossRoundRRF", "BM25", "BM25DenseRRF",
-    }  # fmt: skip
 
 
 # --- the API -------------------------------------------------------------------------------------

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from embedding_ttc.cli import build_parser, main
-from embedding_ttc.encoders import catalog
-from embedding_ttc.encoders import onnx as onnx_backend
+from embedding_ttc.encoders import catalog, onnx_export
 from embedding_ttc.encoders.base import PASSAGE, QUERY, finish
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import DEFAULT_ENCODER, load_encoder
-from embedding_ttc.encoders.onnx import OnnxEncoder, OnnxInt8Encoder, pool
+from embedding_ttc.encoders.onnx import OnnxEncoder, OnnxInt8Encoder
+from embedding_ttc.encoders.onnx_pipeline import pool
 from embedding_ttc.errors import (
     EncoderUnavailableError,
     MissingExtraError,
@@ -121,7 +121,7 @@ def test_manifest_records_versions_and_hashes(int8) -> None:
     # the six feed-forward down-projections (1536 -> 384) stay fp32
     assert len(manifest["kept_fp32"]) == 6
     assert all("/output/dense/" in n and "attention" not in n for n in manifest["kept_fp32"])
-    assert not list(int8.export_dir.parent.glob(".tmp-*"))  # no temporary folder left behind
+    assert not list(int8.export_dir.parent.glob(".*"))  # no temporary folder left behind
 
 
 def test_a_second_load_reuses_the_export(int8, torch_encoder, onnx_root, monkeypatch) -> None:
@@ -131,7 +131,7 @@ def test_a_second_load_reuses_the_export(int8, torch_encoder, onnx_root, monkeyp
     def no_export(*args, **kwargs):
         raise AssertionError("re-exported a valid cached model")
 
-    monkeypatch.setattr(onnx_backend, "build_export", no_export)
+    monkeypatch.setattr(onnx_export, "build_export", no_export)
     again = OnnxInt8Encoder(torch_encoder, cache_dir=onnx_root)
     assert again.export_dir == int8.export_dir
     np.testing.assert_allclose(
@@ -164,14 +164,14 @@ def test_a_damaged_export_is_rebuilt_not_loaded(
         for f in good.iterdir():
             shutil.copy2(f, out / f.name)
 
-    monkeypatch.setattr(onnx_backend, "build_export", copy_good_export)
+    monkeypatch.setattr(onnx_export, "build_export", copy_good_export)
     encoder = OnnxInt8Encoder(torch_encoder, cache_dir=tmp_path)
     assert encoder.export_dir == copy
     out = encoder.encode(["rebuilt"], view=QUERY)
     assert len(builds) == 1 and builds[0].parent == tmp_path and builds[0] != copy
     np.testing.assert_allclose(out, int8.encode(["rebuilt"], view=QUERY), atol=1e-6)
     assert (copy / "model.int8.onnx").read_bytes() == (good / "model.int8.onnx").read_bytes()
-    assert not list(tmp_path.glob(".tmp-*"))
+    assert not list(tmp_path.glob(".*"))  # no temporary or old folder left behind
 
 
 def test_unknown_backend_names_the_valid_ones() -> None:

@@ -1,4 +1,4 @@
-"""Packaged GGUF models: assembly from chunk packages, verification, reuse, the header reader.
+"""Packaged GGUF models: assembly from chunk packages, verification, reuse.
 
 Most tests build a small fake model (a hand-made GGUF header plus seeded bytes, split into
 three chunks) and pass a locator over the files; one puts the chunks in real (fake) packages on
@@ -13,7 +13,6 @@ import itertools
 import json
 import os
 import stat
-import struct
 import subprocess
 import sys
 import time
@@ -25,103 +24,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from embedding_ttc.durable import sha256_file
 from embedding_ttc.errors import MissingExtraError, UnknownNameError
 from embedding_ttc.llm import gguf
 from embedding_ttc.llm.gguf import (
     DEFAULT_LLM,
     MODELS,
     Chunk,
-    GGUFHeaderError,
     MissingModelPackagesError,
     ModelAssemblyError,
     PackagedGGUF,
     assemble,
     locate_chunk,
-    read_general_name,
-    read_metadata_string,
-    sha256_file,
 )
+from embedding_ttc.llm.gguf_header import read_general_name
+
+from .gguf_files import FAKE_NAME, name_header
 
 REPO = Path(__file__).resolve().parents[2]
-FAKE_NAME = "Fake Coder 0.1B Instruct GGUF"
-
-# --------------------------------------------------------------------------------------------
-# A hand-made GGUF header (little-endian, v3)
-
-
-def gstr(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return struct.pack("<Q", len(data)) + data
-
-
-def kv(key: str, kind: int, payload: bytes) -> bytes:
-    return gstr(key) + struct.pack("<I", kind) + payload
-
-
-def header(*pairs: bytes, version: int = 3, tensors: int = 0) -> bytes:
-    return b"GGUF" + struct.pack("<IQQ", version, tensors, len(pairs)) + b"".join(pairs)
-
-
-def name_header(name: str = FAKE_NAME) -> bytes:
-    """Several value types (scalars, a string array, a nested array) before general.name."""
-    return header(
-        kv("general.architecture", 8, gstr("qwen2")),
-        kv("qwen2.context_length", 4, struct.pack("<I", 32768)),
-        kv("qwen2.rope.freq_base", 6, struct.pack("<f", 1e6)),
-        kv("general.quantized", 7, b"\x01"),
-        kv("general.size", 10, struct.pack("<Q", 123)),
-        kv(
-            "tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, 3) + gstr("a") + gstr("bb") + gstr("")
-        ),
-        kv("tokenizer.ggml.scores", 9, struct.pack("<IQ", 6, 2) + struct.pack("<2f", 0.5, 1.5)),
-        kv(
-            "nested",
-            9,
-            struct.pack("<IQ", 9, 2)
-            + struct.pack("<IQ", 0, 3)
-            + b"xyz"
-            + struct.pack("<IQ", 8, 1)
-            + gstr("deep"),
-        ),
-        kv("general.name", 8, gstr(name)),
-        kv("general.after", 12, struct.pack("<d", 2.0)),
-    )
-
-
-def test_header_reader_skips_every_value_type_to_the_name(tmp_path):
-    path = tmp_path / "h.gguf"
-    path.write_bytes(name_header("Qwen2.5 Coder ✓") + b"\0" * 64)
-    assert read_general_name(path) == "Qwen2.5 Coder ✓"
-    assert read_metadata_string(path, "general.architecture") == "qwen2"
-    assert read_metadata_string(path, "general.absent") is None
-
-
-def test_header_reader_accepts_version_2(tmp_path):
-    path = tmp_path / "v2.gguf"
-    path.write_bytes(header(kv("general.name", 8, gstr("v2 model")), version=2))
-    assert read_general_name(path) == "v2 model"
-
-
-@pytest.mark.parametrize(
-    ("data", "message"),
-    [
-        (b"GGML" + b"\0" * 40, "not a GGUF file"),
-        (b"GG", "not a GGUF file"),
-        (header(version=1), "version 1 is not supported"),
-        (header(kv("general.name", 8, gstr("x")))[:-1], "runs past the end"),
-        (header(kv("general.name", 4, struct.pack("<I", 7))), "not a string"),
-        (header(kv("odd", 13, b"")), "unknown GGUF value type 13"),
-        (header(kv("big", 9, struct.pack("<IQ", 10, 2**40))), "runs past the end"),
-        (header(kv("general.name", 8, struct.pack("<Q", 2) + b"\xff\xfe")), "not UTF-8"),
-        (b"GGUF" + struct.pack("<IQQ", 3, 0, 5), "truncated"),
-    ],
-)
-def test_header_reader_rejects_malformed_files(tmp_path, data, message):
-    path = tmp_path / "bad.gguf"
-    path.write_bytes(data)
-    with pytest.raises(GGUFHeaderError, match=message):
-        read_general_name(path)
-
 
 # --------------------------------------------------------------------------------------------
 # A fake packaged model

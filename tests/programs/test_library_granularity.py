@@ -15,8 +15,8 @@ from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.programs.library.bidir_zscore import bidirectional_scores
-from embedding_ttc.programs.library.channels import mask_for
-from embedding_ttc.programs.library.granularity import Centred, CoverageChannels
+from embedding_ttc.programs.library.coverage_channels import Centred, CoverageChannels
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.chunking import (
     sentence_pairs,
     split_paragraphs,

@@ -63,14 +63,9 @@ def _say(text: str) -> None:
 def cmd_index_build(args: argparse.Namespace) -> int:
     """Build an index of a task's corpus or a corpus file for one program and encoder."""
     from embedding_ttc.cli.common import build_encoder
-    from embedding_ttc.deploy.index import (
-        Document,
-        Index,
-        read_corpus,
-        read_queries,
-        sample_texts,
-    )
-    from embedding_ttc.deploy.split import recipe_for
+    from embedding_ttc.deploy.corpus import Document, read_corpus, read_queries, sample_texts
+    from embedding_ttc.deploy.index import Index
+    from embedding_ttc.programs.catalog import recipe_for
     from embedding_ttc.tasks.catalog import load_task
 
     recipe_for(args.program)  # an unknown program fails before any loading
@@ -118,7 +113,8 @@ def cmd_index_build(args: argparse.Namespace) -> int:
 def cmd_index_add(args: argparse.Namespace) -> int:
     """Append a corpus file's documents to an index."""
     from embedding_ttc.cli.common import build_encoder
-    from embedding_ttc.deploy.index import Index, read_corpus
+    from embedding_ttc.deploy.corpus import read_corpus
+    from embedding_ttc.deploy.index import Index
 
     set_threads(args.threads)
     index = Index.load(args.dir)
@@ -152,7 +148,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def add_deploy_commands(sub: Any) -> None:
     """Add ``index build``, ``index add`` and ``serve`` to the subcommand parser."""
-    from embedding_ttc.deploy.index import DEFAULT_REFERENCE_SIZE
+    from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
 
     def cache_options(p: argparse.ArgumentParser) -> None:

@@ -4,9 +4,9 @@
 names (wrapped in the on-disk cache). A query is encoded once under ``retrieval.query``; the
 program then runs over the query and its candidates, exactly as in an evaluation shortlist
 batch, with a Context whose ``encode_fn`` is served from the index
-(:class:`~embedding_ttc.deploy.split.StoreEncodeFn`): no stored document is re-encoded.
+(:class:`~embedding_ttc.deploy.store.StoreEncodeFn`): no stored document is re-encoded.
 
-What a batch of queries means (the recipe's ``batch`` kind, :mod:`embedding_ttc.deploy.split`):
+What a batch of queries means (the recipe's ``batch`` kind, :mod:`embedding_ttc.programs.recipe`):
 a query's scores never depend on the other queries of a call. Programs whose scores depend
 only on the query and its candidates run a batch as one program call (columns: the union of
 the candidates, each query masked to its own); the others run one call per query, with the
@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.deploy.index import Index
-from embedding_ttc.deploy.split import Recipe, StoreEncodeFn
+from embedding_ttc.deploy.store import StoreEncodeFn
 from embedding_ttc.encoders.base import QUERY, Embeddings, Encoder
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.batches import SHORTLIST_BATCH, FirstStage
@@ -39,6 +39,7 @@ from embedding_ttc.evaluation.evaluate import check_output
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
 from embedding_ttc.programs.base import Context, Program
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.recipe import Recipe
 
 Ranking = list[tuple[str, float]]
 """``(document id, score)`` pairs, best first."""

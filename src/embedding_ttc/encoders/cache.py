@@ -6,9 +6,10 @@ Each entry holds the full-dimension, L2-normalised embedding of one text under o
 
 Entry format (little-endian): the 8-byte magic ``ETTCEMB1``, a uint32 dimension, ``dim`` float32
 values, then a 16-byte BLAKE2b digest of ``key + payload``. An entry is written to a temporary
-file in the same directory and renamed into place, so a reader in another process sees either
-no entry or a whole one. A truncated or corrupted entry (wrong size, wrong digest, another key)
-is treated as a miss: it is recomputed and overwritten, never returned.
+file in the same directory and renamed into place (:func:`~embedding_ttc.durable.write_atomic`),
+so a reader in another process sees either no entry or a whole one. A truncated or corrupted
+entry (wrong size, wrong digest, another key) is treated as a miss: it is recomputed and
+overwritten, never returned. That is also why entries are not fsynced.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import hashlib
 import os
 import re
 import struct
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from embedding_ttc.durable import write_atomic
 from embedding_ttc.encoders.base import (
     Embeddings,
     Encoder,
@@ -159,14 +160,9 @@ class CachedEncoder:
         payload = np.ascontiguousarray(vec, dtype="<f4").tobytes()
         digest = hashlib.blake2b(key + payload, digest_size=_DIGEST).digest()
         blob = _HEADER.pack(_MAGIC, vec.shape[0]) + payload + digest
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # Not fsynced: an entry carries its digest, so one torn by a crash reads as a miss and
+        # is recomputed, and a corpus pass writes hundreds of thousands of entries.
+        write_atomic(path, blob, sync=False)
 
     def encode(
         self,

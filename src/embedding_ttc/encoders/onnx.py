@@ -1,47 +1,16 @@
-"""The ONNX Runtime backend: a sentence-transformers folder exported once, MatMul weights in int8.
+"""The ONNX Runtime backend: a sentence-transformers model run from its int8 (or fp32) export.
 
-Recipe, chosen by measurement on all-MiniLM-L6-v2 (SciFact passages, 2 threads): int8 of every
-op gave a mean cosine to torch of only 0.937; int8 of the MatMul weights, per output channel,
-0.994 but lost 0.011 nDCG@10 on FinanceBench and LegalSummarization; the same with each
-feed-forward down-projection kept fp32 (:func:`down_projections`) and 7-bit weights
-(``reduce_range``) 0.9967 (min 0.9955) and no measurable loss. The 7 bits matter on CPUs without
-AVX-512 VNNI, such as the AVX2 machine we measured on: there ONNX Runtime's uint8 x int8 kernel
-sums pairs of products in saturating int16, which turned all-mpnet-base-v2's int8 embeddings
-into noise (cosine to torch below 0.1); with 7-bit weights no sum can saturate, on any CPU. So:
-
-* the transformer is exported by ``torch.onnx.export`` (TorchScript exporter, opset 17, dynamic
-  batch and sequence axes). The attention mask enters the traced module as a precomputed additive
-  4-D bias, which transformers passes through untouched, so the graph holds none of its mask
-  code's shape-dependent Python branches (this graph also ran fastest of the four variants tried);
-* ``onnxruntime.quantization.quantize_dynamic`` stores the other MatMul weights as per-channel
-  int8 (activations are quantised on the fly); embedding tables, LayerNorms, Softmax stay fp32;
-* tokenisation (the model's own tokenizer, same truncation), pooling (the mode read from the
-  Pooling module's ``config.json``) and normalisation run around ONNX Runtime in numpy, exactly
-  as the sentence-transformers modules compute them.
-
-Artifacts live in ``<embedding cache>/onnx/<model>-<revision>-<build id>/``: ``model.fp32.onnx``,
-``model.int8.onnx`` and ``manifest.json`` (the onnxruntime / onnx / torch / transformers
-versions and the sha256 of every source file and artifact). The build id hashes the recipe and
-those versions, so it changes whenever the exported graph could. A folder is built in a temporary
-folder beside it and renamed into place under a file lock; one whose manifest is missing or does
-not match the source files or its artifacts is rebuilt, never loaded.
+:class:`OnnxInt8Encoder` (the ``onnx-int8`` backend of every command that encodes) exports the
+model folder once into the embedding cache (:mod:`~embedding_ttc.encoders.onnx_export`, where
+the quantisation recipe and why it was chosen are written down), then tokenises, runs the
+session and pools (:mod:`~embedding_ttc.encoders.onnx_pipeline`) as sentence-transformers does.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
-import inspect
-import json
-import logging
 import os
 import re
-import shutil
-import tempfile
 import threading
-import time
-import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -52,50 +21,19 @@ from numpy.typing import NDArray
 from embedding_ttc.encoders.base import BaseEncoder, Encoder
 from embedding_ttc.encoders.cache import default_cache_dir
 from embedding_ttc.encoders.mpnet import MPNetEncoder, assemble
+from embedding_ttc.encoders.onnx_export import (
+    ARTIFACTS,
+    OUTPUT,
+    build_id,
+    ensure_export,
+    open_session,
+    runtime_versions,
+)
+from embedding_ttc.encoders.onnx_pipeline import Pipeline, pool, read_pipeline
 from embedding_ttc.encoders.sentence_transformers import SentenceTransformerEncoder
-from embedding_ttc.errors import EncoderUnavailableError, MissingExtraError
+from embedding_ttc.errors import EncoderUnavailableError
 
 Precision = Literal["int8", "fp32"]
-
-#: Bump when the export or quantisation recipe changes (it is part of the build id).
-EXPORT_FORMAT = 3
-OPSET = 17
-QUANTIZATION: dict[str, Any] = {
-    "op_types_to_quantize": ["MatMul"],
-    "per_channel": True,
-    "weight_type": "QInt8",
-    "reduce_range": True,
-    "exclude": "feed-forward down-projections (MatMul weights of intermediate_size rows)",
-}
-ARTIFACTS: dict[str, str] = {"fp32": "model.fp32.onnx", "int8": "model.int8.onnx"}
-MANIFEST = "manifest.json"
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-OUTPUT = "last_hidden_state"
-
-# sentence-transformers' legacy boolean keys, in the order its Pooling module concatenates modes.
-_LEGACY_POOLING = {
-    "pooling_mode_cls_token": "cls",
-    "pooling_mode_max_tokens": "max",
-    "pooling_mode_mean_tokens": "mean",
-    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
-    "pooling_mode_weightedmean_tokens": "weightedmean",
-    "pooling_mode_lasttoken": "lasttoken",
-}
-_POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "lasttoken")
-# Files of a transformer folder that decide its outputs (the weights: safetensors if present).
-_SOURCE_NAMES = (
-    "config.json",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "vocab.txt",
-    "vocab.json",
-    "merges.txt",
-    "sentencepiece.bpe.model",
-    "spiece.model",
-    "sentence_bert_config.json",
-)
 
 
 def onnx_cache_dir() -> Path:
@@ -111,372 +49,8 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def runtime_versions() -> dict[str, str]:
-    """Versions of the packages that shape an export; raise the install hint if one is missing."""
-    try:
-        import onnx
-        import onnxruntime
-    except ImportError as exc:
-        package = exc.name or "onnxruntime"
-        raise MissingExtraError(package, "onnx", "The onnx-int8 encoder backend") from exc
-    return {
-        "onnxruntime": str(onnxruntime.__version__),
-        "onnx": str(onnx.__version__),
-        "torch": importlib.metadata.version("torch"),
-        "transformers": importlib.metadata.version("transformers"),
-    }
-
-
-def build_id(versions: dict[str, str]) -> str:
-    """Twelve hex digits naming the recipe and the versions that produce an export."""
-    recipe = {"format": EXPORT_FORMAT, "opset": OPSET, "quantization": QUANTIZATION, **versions}
-    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
-
-
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "model"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-@dataclass(frozen=True)
-class Pipeline:
-    """A sentence-transformers folder of the form Transformer -> Pooling [-> Normalize].
-
-    Attributes:
-        folder: the sentence-transformers folder (``modules.json``).
-        transformer: the Transformer module's folder (weights, config, tokenizer).
-        pooling: pooling modes, in sentence-transformers' concatenation order.
-        normalize: whether a Normalize module ends the pipeline.
-        max_seq_length: the Transformer module's token budget, if its config sets one.
-
-    """
-
-    folder: Path
-    transformer: Path
-    pooling: tuple[str, ...]
-    normalize: bool
-    max_seq_length: int | None
-
-    def source_files(self) -> list[Path]:
-        """The files whose contents decide the embeddings (hashed into the manifest)."""
-        names = [self.transformer / n for n in _SOURCE_NAMES]
-        weights = self.transformer / "model.safetensors"
-        if not weights.exists():
-            weights = self.transformer / "pytorch_model.bin"
-        extra = [weights, self.folder / "modules.json", *self._pooling_configs()]
-        return sorted({p for p in [*names, *extra] if p.is_file()})
-
-    def _pooling_configs(self) -> list[Path]:
-        modules = json.loads((self.folder / "modules.json").read_text(encoding="utf-8"))
-        return [self.folder / m["path"] / "config.json" for m in modules if m["path"]]
-
-
-def _pooling_modes(config: dict[str, Any]) -> tuple[str, ...]:
-    if "pooling_mode" in config:
-        mode = config["pooling_mode"]
-        return (mode,) if isinstance(mode, str) else tuple(mode)
-    return tuple(m for key, m in _LEGACY_POOLING.items() if config.get(key)) or ("mean",)
-
-
-def read_pipeline(folder: Path) -> Pipeline:
-    """Read ``modules.json`` and the module configs of a sentence-transformers folder.
-
-    Raises:
-        EncoderUnavailableError: the folder is not Transformer -> Pooling [-> Normalize], or
-            uses a pooling mode or setting this backend does not reproduce.
-
-    """
-    try:
-        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
-        kinds = [str(m["type"]).rsplit(".", 1)[-1] for m in modules]
-        if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
-            raise ValueError(f"modules {kinds}, expected Transformer, Pooling[, Normalize]")
-        transformer = folder / modules[0]["path"]
-        pooling_cfg = json.loads((folder / modules[1]["path"] / "config.json").read_text())
-        st_file = transformer / "sentence_bert_config.json"
-        st_cfg = json.loads(st_file.read_text()) if st_file.exists() else {}
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise EncoderUnavailableError(
-            f"the onnx-int8 backend cannot read the sentence-transformers folder {folder}: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    modes = _pooling_modes(pooling_cfg)
-    unsupported = [m for m in modes if m not in _POOLING_MODES]
-    if unsupported or st_cfg.get("do_lower_case"):
-        what = f"pooling {unsupported}" if unsupported else "do_lower_case"
-        raise EncoderUnavailableError(
-            f"the onnx-int8 backend does not reproduce {what} (folder {folder})"
-        )
-    max_seq = st_cfg.get("max_seq_length")
-    return Pipeline(
-        folder=folder,
-        transformer=transformer,
-        pooling=modes,
-        normalize=len(modules) == 3,
-        max_seq_length=int(max_seq) if max_seq else None,
-    )
-
-
-def pool(
-    hidden: NDArray[np.float32], mask: NDArray[np.int64], modes: Sequence[str]
-) -> NDArray[np.float32]:
-    """Sentence vectors from token vectors, as sentence-transformers' Pooling module makes them.
-
-    Rows are right-padded (``mask`` is 1 on real tokens, then 0). ``mean`` divides the masked sum
-    by the token count clamped at 1e-9; ``cls`` takes the first real token; ``lasttoken`` the
-    last one; ``max`` the masked maximum. Several modes concatenate in the given order.
-    """
-    m = mask[..., None].astype(hidden.dtype)
-    rows = np.arange(hidden.shape[0])
-    lengths = mask.sum(axis=1)
-    out: list[NDArray[np.float32]] = []
-    for mode in modes:
-        if mode == "cls":
-            out.append(hidden[rows, mask.argmax(axis=1)])
-        elif mode == "lasttoken":
-            out.append(hidden[rows, np.maximum(lengths - 1, 0)] * (lengths > 0)[:, None])
-        elif mode == "max":
-            out.append(np.where(m > 0, hidden, -np.inf).max(axis=1).astype(np.float32))
-        else:  # mean, mean_sqrt_len_tokens
-            count = np.maximum(m.sum(axis=1), 1e-9)
-            total = (hidden * m).sum(axis=1)
-            out.append(total / (count if mode == "mean" else np.sqrt(count)))
-    return np.concatenate(out, axis=1).astype(np.float32, copy=False)
-
-
-def _input_names(tokenizer: Any) -> list[str]:
-    names = [n for n in INPUTS if n in tokenizer.model_input_names]
-    if names[:2] != ["input_ids", "attention_mask"]:
-        raise EncoderUnavailableError(f"unexpected tokenizer inputs {tokenizer.model_input_names}")
-    return names
-
-
-def _export_fp32(pipeline: Pipeline, path: Path) -> list[str]:
-    """Trace the transformer to ONNX; check it against torch on other shapes; return inputs."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    tokenizer = AutoTokenizer.from_pretrained(pipeline.transformer, local_files_only=True)
-    names = _input_names(tokenizer)
-    model = AutoModel.from_pretrained(
-        pipeline.transformer, attn_implementation="eager", local_files_only=True
-    )
-
-    class LastHidden(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-            kwargs = dict(zip(names, inputs, strict=True))
-            mask = kwargs["attention_mask"][:, None, None, :].to(torch.float32)
-            kwargs["attention_mask"] = (1.0 - mask) * torch.finfo(torch.float32).min
-            return self.model(**kwargs).last_hidden_state  # type: ignore[no-any-return]
-
-    # The exporter restores each module's training flag from the wrapper's, so both are eval.
-    wrapper = LastHidden().eval()
-    trace = tokenizer(["Tracing the graph.", "A"], padding=True, return_tensors="pt")
-    axes = {n: {0: "batch", 1: "sequence"} for n in [*names, OUTPUT]}
-    # torch >= 2.9 defaults to the dynamo exporter, which needs onnxscript; the TorchScript one
-    # (the only one before torch 2.5, which lacks the flag) needs nothing more.
-    legacy: dict[str, Any] = {}
-    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
-        legacy["dynamo"] = False
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # TracerWarnings and the exporter's deprecation notice
-        torch.onnx.export(
-            wrapper,
-            tuple(trace[n] for n in names),
-            str(path),
-            input_names=names,
-            output_names=[OUTPUT],
-            dynamic_axes=axes,
-            opset_version=OPSET,
-            do_constant_folding=True,
-            **legacy,
-        )
-        probe = tokenizer(
-            ["A longer probe sentence, with punctuation and several more words.", "x", "y z"],
-            padding=True,
-            return_tensors="pt",
-        )
-        expected = wrapper(*(probe[n] for n in names)).numpy()
-    got = _session(path, 1).run([OUTPUT], {n: probe[n].numpy() for n in names})[0]
-    real = probe["attention_mask"].numpy()[..., None] > 0
-    err = float(np.abs(np.where(real, got - expected, 0.0)).max())
-    if not err < 1e-3:
-        raise EncoderUnavailableError(
-            f"the ONNX export of {pipeline.folder} does not reproduce torch (max |diff| {err:.2g})"
-        )
-    return names
-
-
-class _DropPreprocessHint(logging.Filter):
-    """Drop onnxruntime's root-logger advice to run its (optional) quantisation pre-processing."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "pre-processing before quantization" not in record.getMessage()
-
-
-def down_projections(fp32: Path, intermediate_size: int | None) -> list[str]:
-    """The feed-forward down-projections: MatMuls whose weight has ``intermediate_size`` rows.
-
-    Their input, the GELU output, has outliers a whole-tensor uint8 scale cannot hold: quantising
-    them cost all-MiniLM-L6-v2 0.011 nDCG@10 on FinanceBench and LegalSummarization, keeping
-    them fp32 (a sixth of the MatMuls) cost nothing measurable (mean cosine 0.9936 -> 0.9965).
-    """
-    import onnx
-
-    if not intermediate_size:
-        return []
-    graph = onnx.load(str(fp32)).graph
-    rows = {t.name: (t.dims[0] if t.dims else 0) for t in graph.initializer}
-    return [
-        node.name
-        for node in graph.node
-        if node.op_type == "MatMul" and rows.get(node.input[1]) == intermediate_size
-    ]
-
-
-def _quantize(fp32: Path, int8: Path, exclude: list[str]) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    hint = _DropPreprocessHint()
-    logging.getLogger().addFilter(hint)
-    try:
-        quantize_dynamic(
-            fp32,
-            int8,
-            op_types_to_quantize=QUANTIZATION["op_types_to_quantize"],
-            per_channel=QUANTIZATION["per_channel"],
-            weight_type=getattr(QuantType, QUANTIZATION["weight_type"]),
-            reduce_range=QUANTIZATION["reduce_range"],
-            nodes_to_exclude=exclude,
-        )
-    finally:
-        logging.getLogger().removeFilter(hint)
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def build_export(
-    pipeline: Pipeline, out: Path, sources: dict[str, str], versions: dict[str, str]
-) -> None:
-    """Export, quantise and write the manifest into the (temporary) folder ``out``."""
-    start = time.perf_counter()
-    names = _export_fp32(pipeline, out / ARTIFACTS["fp32"])
-    config = json.loads((pipeline.transformer / "config.json").read_text(encoding="utf-8"))
-    fp32_only = down_projections(out / ARTIFACTS["fp32"], config.get("intermediate_size"))
-    _quantize(out / ARTIFACTS["fp32"], out / ARTIFACTS["int8"], fp32_only)
-    artifacts = {}
-    for name in ARTIFACTS.values():
-        _fsync(out / name)
-        artifacts[name] = _sha256(out / name)
-    manifest = {
-        "format": EXPORT_FORMAT,
-        "build_id": build_id(versions),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "build_seconds": round(time.perf_counter() - start, 1),
-        "source_folder": str(pipeline.folder),
-        "versions": versions,
-        "opset": OPSET,
-        "quantization": QUANTIZATION,
-        "kept_fp32": fp32_only,
-        "inputs": names,
-        "output": OUTPUT,
-        "pooling": list(pipeline.pooling),
-        "normalize": pipeline.normalize,
-        "sources": sources,
-        "artifacts": artifacts,
-    }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    _fsync(out / MANIFEST)
-
-
-def source_digests(pipeline: Pipeline) -> dict[str, str]:
-    """sha256 of each source file, keyed by its path relative to the folder."""
-    return {str(p.relative_to(pipeline.folder)): _sha256(p) for p in pipeline.source_files()}
-
-
-def read_manifest(
-    folder: Path, sources: dict[str, str], versions: dict[str, str], artifact: str
-) -> dict[str, Any] | None:
-    """The manifest of ``folder`` if it matches the sources, versions and ``artifact``'s bytes."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        ok = (
-            manifest["format"] == EXPORT_FORMAT
-            and manifest["versions"] == versions
-            and manifest["sources"] == sources
-            and set(manifest["artifacts"]) == set(ARTIFACTS.values())
-            and _sha256(folder / artifact) == manifest["artifacts"][artifact]
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return manifest if ok else None
-
-
-def ensure_export(
-    pipeline: Pipeline, target: Path, versions: dict[str, str], artifact: str
-) -> dict[str, Any]:
-    """Return the manifest of a valid export in ``target``, building it first if needed.
-
-    A valid folder is never replaced, so a reader that validated one can load it without the
-    lock; an invalid one (partial, corrupt, stale) is rebuilt under the lock.
-    """
-    sources = source_digests(pipeline)
-    manifest = read_manifest(target, sources, versions, artifact)
-    if manifest is not None:
-        return manifest
-    from filelock import FileLock
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target) + ".lock"):
-        manifest = read_manifest(target, sources, versions, artifact)
-        if manifest is not None:  # another process built it while we waited
-            return manifest
-        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
-        try:
-            build_export(pipeline, tmp, sources, versions)
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(tmp, target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    manifest = read_manifest(target, sources, versions, artifact)
-    if manifest is None:  # pragma: no cover - only if the disk changes under us
-        raise EncoderUnavailableError(f"the ONNX export in {target} did not validate")
-    return manifest
-
-
-def _session(path: Path, threads: int) -> Any:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3
-    # Idle workers sleep instead of spinning: on cores shared with other work (numpy between
-    # batches, another process) spinning cost 40% of the throughput; on idle cores, nothing.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def unsupported_reason(encoder: Encoder) -> str | None:
@@ -579,7 +153,7 @@ class OnnxEncoder(BaseEncoder):
                 config = AutoConfig.from_pretrained(folder, local_files_only=True)
                 self._runtime = _Runtime(
                     pipeline=pipeline,
-                    session=_session(self.export_dir / artifact, self.threads),
+                    session=open_session(self.export_dir / artifact, self.threads),
                     tokenizer=AutoTokenizer.from_pretrained(folder, local_files_only=True),
                     inputs=tuple(manifest["inputs"]),
                     position_limit=int(getattr(config, "max_position_embeddings", 0) or 512),

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote
 
+from embedding_ttc.durable import replacing
+
 _NEEDS_ESCAPE = re.compile(r"[\s%]")
 
 
@@ -37,8 +39,6 @@ def format_run(rankings: Iterable[tuple[str, list[str], list[float]]], tag: str)
 
 
 def write_run(path: Path, rankings: Iterable[tuple[str, list[str], list[float]]], tag: str) -> None:
-    """Write a run file atomically (a temporary file renamed into place)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    """Write a run file atomically: a uniquely named temporary file, fsynced, then renamed."""
+    with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.writelines(format_run(rankings, tag))
-    tmp.replace(path)

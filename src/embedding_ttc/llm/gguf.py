@@ -18,8 +18,9 @@ file-name order) the slices form the model file. The registered models, both Q4_
 * Each chunk's size is checked against the size recorded here before anything is written, so
   a wrong or truncated package is named.
 * The chunks are streamed into a uniquely named temporary file in the cache folder, hashed as
-  they are written, and renamed into place (:func:`os.replace`, atomic on one file system) only
-  when the total size, the SHA-256 and the header's ``general.name`` all match. A failed or
+  they are written, and renamed into place (:func:`~embedding_ttc.durable.replacing`: fsynced,
+  then :func:`os.replace`, atomic on one file system) only when the total size, the SHA-256
+  and the header's ``general.name`` (:mod:`~embedding_ttc.llm.gguf_header`) all match. A failed or
   interrupted assembly leaves no final file; its temporary file is removed (or, after a hard
   kill, by the next assembly). llama.cpp is therefore never handed a partial file.
 * Assembly runs under a lock file (``<name>.gguf.lock``): a second process waits, then finds
@@ -35,15 +36,14 @@ import hashlib
 import importlib.util
 import json
 import logging
-import os
-import struct
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from embedding_ttc.durable import file_lock, replacing, sha256_file, write_atomic
 from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError
+from embedding_ttc.llm.gguf_header import read_general_name
 from embedding_ttc.registry import Registry
 
 logger = logging.getLogger(__name__)
@@ -54,10 +54,6 @@ _BUFFER = 8 << 20  # bytes per read while streaming the chunks
 
 class ModelAssemblyError(EmbeddingTTCError):
     """The chunk packages are installed but do not form the recorded model file."""
-
-
-class GGUFHeaderError(EmbeddingTTCError, ValueError):
-    """A file is not a GGUF file, or its metadata section is truncated or malformed."""
 
 
 class MissingModelPackagesError(MissingExtraError):
@@ -208,10 +204,7 @@ def assemble(model: PackagedGGUF, directory: Path, *, locate: Locator = locate_c
     dest = directory / f"{model.name}.gguf"
     if _recorded_ok(dest, model):
         return dest
-    from filelock import FileLock
-
-    directory.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(dest) + ".lock"):
+    with file_lock(dest):
         if _present_ok(dest, model):  # another process may have finished while we waited
             return dest
         for stale in directory.glob(f".{dest.name}.*.part"):  # left by a killed assembly
@@ -220,22 +213,14 @@ def assemble(model: PackagedGGUF, directory: Path, *, locate: Locator = locate_c
         dest.unlink(missing_ok=True)
         _sidecar(dest).unlink(missing_ok=True)
         logger.info("assembling %s from %d packages into %s", model.name, len(files), dest)
-        fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=directory)
-        tmp = Path(name)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                digest = hashlib.sha256()
+        digest = hashlib.sha256()
+        with replacing(dest, suffix=".part") as tmp:
+            with open(tmp, "wb") as out:
                 for paths in files:
                     for path in paths:
                         _copy_chunk(path, out, digest)
-                out.flush()
-                os.fsync(out.fileno())
             _check_result(model, tmp, digest.hexdigest())
-            tmp.chmod(0o644)  # mkstemp made it private; the model is no secret
-            os.replace(tmp, dest)
-            _write_sidecar(dest, digest.hexdigest())
-        finally:
-            tmp.unlink(missing_ok=True)
+        _write_sidecar(dest, digest.hexdigest())
     return dest
 
 
@@ -349,113 +334,4 @@ def _write_sidecar(dest: Path, sha256: str) -> None:
         "size": stat.st_size,
         "mtime_ns": stat.st_mtime_ns,
     }
-    sidecar = _sidecar(dest)
-    tmp = sidecar.with_name(f".{sidecar.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    os.replace(tmp, sidecar)
-
-
-def sha256_file(path: Path) -> str:
-    """Return the hex SHA-256 of a file, read in large blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(_BUFFER):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# The GGUF header: just enough to read one string of the metadata section
-#
-# Layout (GGUF v2 and v3, little-endian; ggml's docs/gguf.md): the magic b"GGUF", a uint32
-# version, a uint64 tensor count, a uint64 key-value count, then that many pairs of a key
-# (a string) and a typed value. A string is a uint64 byte length and UTF-8 bytes; a value is a
-# uint32 type and the payload; an array is a uint32 element type, a uint64 count and the
-# elements. The tensor infos and data follow the metadata and are never read here.
-
-_STRING, _ARRAY = 8, 9
-#: Payload bytes of the fixed-size value types: u8 i8 u16 i16 u32 i32 f32 bool u64 i64 f64.
-_FIXED = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-_MAX_DEPTH = 4  # nested arrays deeper than this are treated as malformed
-
-
-class _HeaderReader:
-    """Reads little-endian GGUF fields from a binary file, refusing to run past its end."""
-
-    def __init__(self, f: IO[bytes], size: int, path: Path) -> None:
-        self.f, self.size, self.path = f, size, path
-
-    def take(self, n: int) -> bytes:
-        data = self.f.read(n)
-        if len(data) != n:
-            raise GGUFHeaderError(f"{self.path}: the GGUF header is truncated")
-        return data
-
-    def skip(self, n: int) -> None:
-        if self.f.tell() + n > self.size:
-            raise GGUFHeaderError(f"{self.path}: a GGUF metadata value runs past the end")
-        self.f.seek(n, os.SEEK_CUR)
-
-    def u32(self) -> int:
-        value: int = struct.unpack("<I", self.take(4))[0]
-        return value
-
-    def u64(self) -> int:
-        value: int = struct.unpack("<Q", self.take(8))[0]
-        return value
-
-    def string(self) -> str:
-        n = self.u64()
-        if self.f.tell() + n > self.size:
-            raise GGUFHeaderError(f"{self.path}: a GGUF string runs past the end")
-        try:
-            return self.take(n).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise GGUFHeaderError(f"{self.path}: a GGUF string is not UTF-8") from exc
-
-    def skip_value(self, kind: int, depth: int = 0) -> None:
-        if kind in _FIXED:
-            self.skip(_FIXED[kind])
-        elif kind == _STRING:
-            self.skip(self.u64())
-        elif kind == _ARRAY and depth < _MAX_DEPTH:
-            element, count = self.u32(), self.u64()
-            if element in _FIXED:
-                self.skip(_FIXED[element] * count)
-            else:
-                for _ in range(count):
-                    self.skip_value(element, depth + 1)
-        else:
-            raise GGUFHeaderError(f"{self.path}: unknown GGUF value type {kind}")
-
-
-def read_metadata_string(path: Path, key: str) -> str | None:
-    """Return the string value of metadata ``key`` in a GGUF file, or ``None`` if absent.
-
-    Raises:
-        GGUFHeaderError: the file is not GGUF v2/v3, is truncated, or ``key`` holds no string.
-
-    """
-    with open(path, "rb") as f:
-        reader = _HeaderReader(f, os.fstat(f.fileno()).st_size, path)
-        magic = f.read(4)
-        if magic != b"GGUF":
-            raise GGUFHeaderError(f"{path} is not a GGUF file (it starts with {magic!r})")
-        version = reader.u32()
-        if version not in (2, 3):  # v1 had 32-bit counts; a big-endian file reads as 2**24+
-            raise GGUFHeaderError(f"{path}: GGUF version {version} is not supported (2 or 3)")
-        reader.u64()  # tensor count
-        for _ in range(reader.u64()):
-            name = reader.string()
-            kind = reader.u32()
-            if name == key:
-                if kind != _STRING:
-                    raise GGUFHeaderError(f"{path}: {key} has GGUF type {kind}, not a string")
-                return reader.string()
-            reader.skip_value(kind)
-    return None
-
-
-def read_general_name(path: Path) -> str | None:
-    """Return the ``general.name`` of a GGUF file (``None`` if the header has none)."""
-    return read_metadata_string(path, "general.name")
+    write_atomic(_sidecar(dest), json.dumps(record) + "\n")

@@ -89,7 +89,9 @@ class Program(Protocol):
     A program may also carry an integer class attribute ``version`` (read with
     :func:`program_version`; absent means 1), raised whenever its scores change for the same
     inputs: transfer cells and deployed indexes record it, so that a stored result of an older
-    version is recomputed or refused rather than mixed with new ones.
+    version is recomputed or refused rather than mixed with new ones. A program that can be
+    deployed declares how as its class attribute ``recipe``
+    (:class:`~embedding_ttc.programs.recipe.Recipe`); every library program does.
     """
 
     name: str

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
+from embedding_ttc.programs.recipe import Recipe, recipe_of
 from embedding_ttc.registry import Registry
 
 ProgramFactory = Callable[..., Program]
@@ -137,6 +138,16 @@ register_group(
     "rocchio-grid",
     [f"Rocchio:K={k},beta={b}" for k in (2, 3, 5, 10) for b in (0.1, 0.3, 0.5, 0.7)],
 )
+
+
+def recipe_for(name: str) -> Recipe:
+    """The deployment recipe of a (possibly parametrised) program; unknown names suggest others.
+
+    A recipe belongs to the program, not to its parameters: ``Rocchio:K=3`` deploys as
+    ``Rocchio`` does.
+    """
+    base, _ = parse_name(name)
+    return recipe_of(get_program(base))
 
 
 def resolve_program_names(names: list[str]) -> list[str]:

@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from embedding_ttc.encoders.base import PASSAGE
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
-from embedding_ttc.programs.library.granularity import encode_granularity, maxsim_scores
+from embedding_ttc.programs.primitives.channels import encode_granularity, mask_for, maxsim_scores
 from embedding_ttc.programs.primitives.scores import zscore_rows
+from embedding_ttc.programs.recipe import Artifact, Recipe
 
 
 class AdaptGranularity:
     """Element-wise maximum of the row-z-scored paragraph and sentence MaxSim channels."""
 
     name = "AdaptGranularity"
+    recipe = Recipe(artifacts=(Artifact("paragraph", PASSAGE), Artifact("sentence", PASSAGE)))
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``max(z(MaxSim_paragraph), z(MaxSim_sentence))`` per query and document."""

@@ -30,8 +30,9 @@ import numpy as np
 
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import encode_documents, mask_for
+from embedding_ttc.programs.primitives.channels import encode_documents, mask_for
 from embedding_ttc.programs.primitives.scores import Mask, Scores, zscore_cols
+from embedding_ttc.programs.recipe import Artifact, Recipe
 
 
 def reversed_documents(ctx: Context) -> Matrix:
@@ -56,6 +57,7 @@ class BidirZScore:
 
     name = "BidirZScore"
     version = 2  # 2: BidirZScore's column statistics over every query, not candidates only
+    recipe = Recipe(artifacts=(Artifact("document", QUERY),), batch="reference")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``zscore_cols(S) + zscore_cols(Q D_qᵀ)``, 0 off each query's candidates."""

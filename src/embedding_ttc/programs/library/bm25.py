@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.recipe import Recipe
 
 
 class BM25Program:
     """Okapi BM25 over the raw texts (registered as ``BM25``)."""
 
     name = "BM25"
+    recipe = Recipe(lexical=True, batch="candidates")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the BM25 score of every query-document pair."""

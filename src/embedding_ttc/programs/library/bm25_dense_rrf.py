@@ -10,15 +10,17 @@ LexicalHybridRRF adds on top of a plain sparse-dense hybrid.
 from __future__ import annotations
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
 from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import rrf
+from embedding_ttc.programs.recipe import Recipe
 
 
 class BM25DenseRRF:
     """Reciprocal rank fusion of the BM25 and cosine rankings."""
 
     name = "BM25DenseRRF"
+    recipe = Recipe(lexical=True, batch="candidates")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``rrf([BM25, S])`` over each query's candidates."""

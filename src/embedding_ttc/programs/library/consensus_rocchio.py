@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.diverse_dual_ctx import run_diverse_dual_ctx
-from embedding_ttc.programs.library.expansion import Pipeline
+from embedding_ttc.programs.library.expansion import Pipeline, expansion_recipe
 from embedding_ttc.programs.primitives.anchors import HALF, QUARTER, bottom_portion, top_portion
 from embedding_ttc.programs.primitives.feedback import centroid, rocchio
 
@@ -103,6 +103,9 @@ class ConsensusRocchio:
     """Consensus-filtered Rocchio and bidirectional channels on top of *DiverseDualCtx*."""
 
     name = "ConsensusRocchio"
+    recipe = expansion_recipe(
+        3, 2, "DiverseDualCtx's 2 + the query under retrieval.passage (none if views collapse)"
+    )
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of every round."""

@@ -5,7 +5,7 @@ granularity gives a MaxSim channel (ColBERT MaxSim, Khattab & Zaharia 2020: the 
 local match) and a TopMeanSim channel (the mean similarity of a document's chunks above the
 query's median chunk similarity). A topic channel (documents re-encoded at 128 tokens) and the
 full-document channel (``D``) complete the eight channels, built by
-:class:`~embedding_ttc.programs.library.granularity.CoverageChannels`. Every channel is
+:class:`~embedding_ttc.programs.library.coverage_channels.CoverageChannels`. Every channel is
 debiased by its own embedding centroid; the reading, and why, is in that module's docstring.
 
 Choices where the paper is silent:
@@ -25,15 +25,17 @@ from __future__ import annotations
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
-from embedding_ttc.programs.library.granularity import CoverageChannels
+from embedding_ttc.programs.library.coverage_channels import COVERAGE_ARTIFACTS, CoverageChannels
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import zscore_rows
+from embedding_ttc.programs.recipe import Recipe
 
 
 class CoverageTriple:
     """Sum of the row-z-scored, centroid-debiased CoverageTriple channels."""
 
     name = "CoverageTriple"
+    recipe = Recipe(artifacts=COVERAGE_ARTIFACTS, batch="candidates")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the sum over the eight channels of their per-query z-scores."""

@@ -28,11 +28,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
-from embedding_ttc.programs.library.granularity import unit_rows
-from embedding_ttc.programs.library.lexical_channels import HybridBackbone, crossround_lexical
+from embedding_ttc.programs.library.coverage_channels import unit_rows
+from embedding_ttc.programs.library.lexical_channels import (
+    HYBRID_ARTIFACTS,
+    HybridBackbone,
+    crossround_lexical,
+)
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.feedback import query_residual, rocchio
 from embedding_ttc.programs.primitives.scores import Mask, Scores, median_split, rrf
+from embedding_ttc.programs.recipe import Recipe
 
 RESIDUAL_MIN_NORM = 0.1
 """Below this norm the query residual is deemed empty and round 3 falls back to round 1
@@ -54,6 +59,7 @@ class CrossRoundRRF:
 
     name = "CrossRoundRRF"
     version = 2  # 2: BidirZScore's column statistics over every query, not candidates only
+    recipe = Recipe(artifacts=HYBRID_ARTIFACTS, lexical=True, batch="reference")
 
     def rounds(
         self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.expansion import Pipeline, add_backbone
+from embedding_ttc.programs.library.expansion import Pipeline, add_backbone, expansion_recipe
 from embedding_ttc.programs.primitives.anchors import diverse_anchor, dominant_anchor
 
 DOMINANT_EXPANSION = "dominant"
@@ -65,6 +65,12 @@ class DiverseDualCtx:
     """Expand each query with sentences of a dominant and a diverse anchor; fuse all rounds."""
 
     name = "DiverseDualCtx"
+    recipe = expansion_recipe(
+        2,
+        2,
+        "2 expansions (query + best sentences of anchor documents, chosen from the query's "
+        "ranking)",
+    )
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of the backbone and the two expansion rounds."""

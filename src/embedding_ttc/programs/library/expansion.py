@@ -63,7 +63,9 @@ from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import (
+from embedding_ttc.programs.library.lexical_channels import hybrid_lexical
+from embedding_ttc.programs.primitives.anchors import QUARTER, top_portion
+from embedding_ttc.programs.primitives.channels import (
     ChunkChannel,
     best_chunk,
     candidates_of,
@@ -72,8 +74,6 @@ from embedding_ttc.programs.library.channels import (
     expand_queries,
     mask_for,
 )
-from embedding_ttc.programs.library.lexical_channels import hybrid_lexical
-from embedding_ttc.programs.primitives.anchors import QUARTER, top_portion
 from embedding_ttc.programs.primitives.chunking import split_sentences
 from embedding_ttc.programs.primitives.feedback import (
     NORM_EPS,
@@ -83,6 +83,7 @@ from embedding_ttc.programs.primitives.feedback import (
 )
 from embedding_ttc.programs.primitives.late import maxsim
 from embedding_ttc.programs.primitives.scores import Mask, median_split, rrf, top_k_indices
+from embedding_ttc.programs.recipe import Artifact, Recipe
 
 RESIDUAL_MIN_NORM: float = 0.1
 """*CrossRoundRRF*'s fallback: a query residual shorter than this leaves round 3 to round 1."""
@@ -101,6 +102,28 @@ ROCCHIO_ROUND = "rocchio"
 
 RESIDUAL_ROUND = "residual"
 """Round 3 of the backbone: the query residual, falling back to round 1."""
+
+BACKBONE_ARTIFACTS: tuple[Artifact, ...] = (
+    Artifact("sentence", PASSAGE),
+    Artifact("document", QUERY, unless_collapsed=True),
+)
+"""The backbone's index-time encodes: sentences, and documents under ``retrieval.query``."""
+
+
+def expansion_recipe(query_encodes: int, query_encodes_collapsed: int, note: str) -> Recipe:
+    """How an expansion program deploys: the backbone's encodes stored, its expansions live.
+
+    Its lexical channels and anchors are taken over each query's candidates, so a deployed
+    query is one program call (``batch="candidates"``).
+    """
+    return Recipe(
+        artifacts=BACKBONE_ARTIFACTS,
+        lexical=True,
+        query_encodes=query_encodes,
+        query_encodes_collapsed=query_encodes_collapsed,
+        batch="candidates",
+        note=note,
+    )
 
 
 @dataclass(frozen=True, eq=False)  # array fields have no boolean equality

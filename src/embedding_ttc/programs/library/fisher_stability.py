@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.expansion import Pipeline
+from embedding_ttc.programs.library.expansion import Pipeline, expansion_recipe
 from embedding_ttc.programs.library.graph_centrality import run_graph_centrality
 from embedding_ttc.programs.primitives.anchors import QUARTER, bottom_portion, top_portion
 from embedding_ttc.programs.primitives.feedback import fisher_direction, rank_stability
@@ -107,6 +107,7 @@ class FisherStability:
 
     name = "FisherStability"
     version = 2  # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
+    recipe = expansion_recipe(12, 8, "GraphCentrality's + two contextual expansion rounds")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of every round."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.expansion import Pipeline, contrast
+from embedding_ttc.programs.library.expansion import Pipeline, contrast, expansion_recipe
 from embedding_ttc.programs.library.momentum_prog import run_momentum_prog
 from embedding_ttc.programs.primitives.anchors import central_anchor, hardest_negative
 
@@ -58,6 +58,7 @@ class GraphCentrality:
 
     name = "GraphCentrality"
     version = 2  # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
+    recipe = expansion_recipe(10, 6, "MomentumProg's + two anchor expansions")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of every round."""

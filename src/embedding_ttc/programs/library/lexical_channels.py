@@ -28,8 +28,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.bidir_zscore import bidirectional_scores, reversed_documents
-from embedding_ttc.programs.library.granularity import CoverageChannels
+from embedding_ttc.programs.library.bidir_zscore import (
+    BidirZScore,
+    bidirectional_scores,
+    reversed_documents,
+)
+from embedding_ttc.programs.library.coverage_channels import COVERAGE_ARTIFACTS, CoverageChannels
 from embedding_ttc.programs.primitives.lexical import (
     BM25,
     bigram_overlap,
@@ -37,6 +41,7 @@ from embedding_ttc.programs.primitives.lexical import (
     rare_term_idf,
 )
 from embedding_ttc.programs.primitives.scores import Mask, Scores
+from embedding_ttc.programs.recipe import Artifact
 
 
 def ranked_columns(ctx: Context) -> NDArray[np.intp]:
@@ -102,6 +107,10 @@ def crossround_lexical(ctx: Context) -> list[Scores]:
         _over_ranked(ctx, query_term_coverage),
         _over_ranked(ctx, rare_term_idf),
     ]
+
+
+HYBRID_ARTIFACTS: tuple[Artifact, ...] = (*COVERAGE_ARTIFACTS, *BidirZScore.recipe.artifacts)
+"""The index-time encodes of :meth:`HybridBackbone.build`: CoverageTriple's, then BidirZScore's."""
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,16 @@ from __future__ import annotations
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
 from embedding_ttc.programs.library.lexical_channels import (
+    HYBRID_ARTIFACTS,
     HybridBackbone,
     head_context,
     hybrid_lexical,
     live_rows,
 )
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import rrf
+from embedding_ttc.programs.recipe import Recipe
 
 
 class LexicalHybridRRF:
@@ -40,6 +42,7 @@ class LexicalHybridRRF:
 
     name = "LexicalHybridRRF"
     version = 2  # 2: BidirZScore's column statistics over every query, not candidates only
+    recipe = Recipe(artifacts=HYBRID_ARTIFACTS, lexical=True, batch="reference")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the RRF score of every candidate over the eleven channels."""

@@ -35,7 +35,12 @@ import numpy as np
 
 from embedding_ttc.encoders.base import CLASSIFICATION, PASSAGE, QUERY, TEXT_MATCHING
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.expansion import ROCCHIO_ROUND, Pipeline, unit_rows
+from embedding_ttc.programs.library.expansion import (
+    ROCCHIO_ROUND,
+    Pipeline,
+    expansion_recipe,
+    unit_rows,
+)
 from embedding_ttc.programs.library.neg_contrastive import run_neg_contrastive
 from embedding_ttc.programs.primitives.anchors import momentum_anchors
 from embedding_ttc.programs.primitives.scores import ranks
@@ -85,6 +90,9 @@ class MomentumProg:
     """Momentum-chosen anchors expanded under four views, on top of NegContrastive."""
 
     name = "MomentumProg"
+    recipe = expansion_recipe(
+        8, 4, "NegContrastive's + one momentum expansion per view (one if views collapse)"
+    )
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of every round."""

@@ -30,7 +30,7 @@ from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.consensus_rocchio import run_consensus_rocchio
 from embedding_ttc.programs.library.diverse_dual_ctx import DOMINANT_EXPANSION
-from embedding_ttc.programs.library.expansion import Pipeline, contrast
+from embedding_ttc.programs.library.expansion import Pipeline, contrast, expansion_recipe
 from embedding_ttc.programs.primitives.anchors import bottom_anchor
 
 
@@ -58,6 +58,7 @@ class NegContrastive:
     """Contrast a positive-anchor and a bottom-anchor expansion, on top of ConsensusRocchio."""
 
     name = "NegContrastive"
+    recipe = expansion_recipe(4, 3, "ConsensusRocchio's + a negative-anchor expansion")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the cross-round RRF of every round."""

@@ -23,9 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.feedback import vprf_update
 from embedding_ttc.programs.primitives.scores import top_k_indices
+from embedding_ttc.programs.recipe import Recipe
 
 ROCCHIO_K: int = 3
 """Default number of feedback documents (SoftCentroid's K = 3; a cell of the paper's grid)."""
@@ -46,6 +47,7 @@ class Rocchio:
     """
 
     name = "Rocchio"
+    recipe = Recipe()
 
     def __init__(self, K: int = ROCCHIO_K, beta: float = ROCCHIO_BETA) -> None:
         """Check and store the parameters.

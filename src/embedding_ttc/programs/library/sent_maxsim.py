@@ -16,15 +16,17 @@ with ``S``), 0 at non-candidates.
 
 from __future__ import annotations
 
+from embedding_ttc.encoders.base import PASSAGE
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
-from embedding_ttc.programs.library.granularity import encode_granularity, maxsim_scores
+from embedding_ttc.programs.primitives.channels import encode_granularity, mask_for, maxsim_scores
+from embedding_ttc.programs.recipe import Artifact, Recipe
 
 
 class SentMaxSim:
     """Sentence-level MaxSim: each document's best sentence cosine with the query."""
 
     name = "SentMaxSim"
+    recipe = Recipe(artifacts=(Artifact("sentence", PASSAGE),))
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the sentence MaxSim matrix over each query's candidates."""

@@ -23,13 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import mask_for
+from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.feedback import (
     SOFT_CENTROID_ALPHA,
     SOFT_CENTROID_K,
     SOFT_CENTROID_TAU,
     soft_centroid_query,
 )
+from embedding_ttc.programs.recipe import Recipe
 
 
 class SoftCentroid:
@@ -44,6 +45,7 @@ class SoftCentroid:
     """
 
     name = "SoftCentroid"
+    recipe = Recipe()
 
     def __init__(
         self,

@@ -1,9 +1,23 @@
-"""Ready-made score channels: one call from the context to an ``(n_q, n_d)`` matrix.
+"""Score channels: everything that turns the context and the encoder into an ``(n_q, n_d)`` matrix.
 
 The other primitive modules are the algebra (z-scores, MaxSim, Rocchio, BM25); a program
 that uses them has to chunk, encode under the right view inside ``ctx.index_time()``, keep
-chunk owners aligned and pass candidate masks itself. The functions here do that plumbing
-once, so that a program reads as *which evidence, fused how*:
+chunk owners aligned and pass candidate masks itself. This module does that plumbing once, so
+that every program spends encoder calls and respects candidates in the same way:
+
+* document-side encodes (chunks, documents under another view) run inside
+  ``ctx.index_time()`` and are metered as amortisable index work (a deployed index stores
+  them, :mod:`embedding_ttc.programs.recipe`);
+* query-side encodes (expanded queries) are metered as per-query work;
+* every ranking, statistic and anchor is taken over each query's candidates only.
+
+Two layers. The building blocks the library's programs compose: the candidates of a call
+(:func:`mask_for`, :func:`candidates_of`), chunk channels (:data:`SPLITTERS`,
+:func:`encode_chunks`, :func:`maxsim_scores`, :func:`topmeansim_scores`, :func:`best_chunk`),
+documents re-encoded (:func:`encode_documents`) and expanded queries (:func:`expand_queries`).
+And the ready-made channels, one call from the context to a matrix, so that a program reads as
+*which evidence, fused how*; they are this module's ``__all__``, the names the search prompt
+lists for generated programs:
 
 * :func:`view_scores` — documents re-encoded under another view (index-time work);
 * :func:`query_view_scores` — queries re-encoded under another view (query-time work);
@@ -15,20 +29,29 @@ once, so that a program reads as *which evidence, fused how*:
 * :func:`prefix_scores` — cosine over a Matryoshka prefix of the dimensions;
 * :func:`fuse` — a weighted sum of per-query z-scored channels, or reciprocal rank fusion.
 
-Every function returns a new ``float32`` matrix with one row per query and one column per
-document; with a candidate ``mask`` its statistics are taken over each query's candidates.
+Every channel function returns a new ``float32`` matrix with one row per query and one column
+per document; with a candidate ``mask`` its statistics are taken over each query's candidates.
 They are deterministic, and each text is encoded once per call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from embedding_ttc.encoders.base import PASSAGE, QUERY
+from embedding_ttc.programs.base import Context, Matrix
+
+# ``chunking`` and ``scores`` by module for the names the search prompt lists under them
+# (``Chunks``, ``candidate_mask``): the search's import repair takes a name this module holds
+# to be found here, so it holds only its own names besides those it always imported.
+from embedding_ttc.programs.primitives import chunking, scores
 from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
     chunk_documents,
     sentence_pairs,
     split_paragraphs,
@@ -37,7 +60,7 @@ from embedding_ttc.programs.primitives.chunking import (
 from embedding_ttc.programs.primitives.feedback import soft_centroid_query
 from embedding_ttc.programs.primitives.late import maxsim, topmeansim
 from embedding_ttc.programs.primitives.lexical import BM25
-from embedding_ttc.programs.primitives.scores import Mask, rrf, zscore_rows
+from embedding_ttc.programs.primitives.scores import Mask, Scores, rrf, zscore_rows
 
 __all__ = [
     "bm25_scores",
@@ -49,14 +72,41 @@ __all__ = [
     "view_scores",
 ]
 
-Scores = NDArray[np.float32]
+# --- the candidates of a call --------------------------------------------------------------
 
-CHUNK_UNITS: dict[str, Callable[[str], Sequence[str]]] = {
+
+def mask_for(ctx: Context, S: Matrix) -> Mask | None:
+    """The candidate mask of this call (``None`` when every query ranks every document)."""
+    return scores.candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
+
+
+def candidates_of(ctx: Context, row: int, n_docs: int) -> NDArray[np.intp]:
+    """Column indices that query ``row`` ranks."""
+    if ctx.candidates is None:
+        return np.arange(n_docs, dtype=np.intp)
+    return np.asarray(ctx.candidates[row], dtype=np.intp)
+
+
+# --- chunk channels ------------------------------------------------------------------------
+
+
+def _pairs(text: str) -> list[str]:
+    return sentence_pairs(split_sentences(text))
+
+
+SPLITTERS: dict[str, Callable[[str], Sequence[str]]] = {
     "sentence": split_sentences,
-    "sentence_pair": lambda text: sentence_pairs(split_sentences(text)),
+    "pair": _pairs,
     "paragraph": split_paragraphs,
 }
-"""The units :func:`chunk_scores` splits documents into."""
+"""The three granularities of CoverageTriple, finest first (the library's names for them)."""
+
+CHUNK_UNITS: dict[str, Callable[[str], Sequence[str]]] = {
+    "sentence": SPLITTERS["sentence"],
+    "sentence_pair": SPLITTERS["pair"],
+    "paragraph": SPLITTERS["paragraph"],
+}
+"""The units :func:`chunk_scores` splits documents into (the same splitters, named for it)."""
 
 CHUNK_REDUCERS = ("max", "topmean")
 """How :func:`chunk_scores` turns piece similarities into a document score."""
@@ -68,6 +118,76 @@ FUSIONS = ("zscore", "rrf")
 """The fusion methods of :func:`fuse`."""
 
 
+@dataclass(frozen=True)
+class ChunkChannel:
+    """Documents split into chunks and the chunks' embeddings (rows aligned with ``chunks``)."""
+
+    chunks: chunking.Chunks
+    embeddings: Matrix
+
+
+def encode_chunks(
+    ctx: Context,
+    splitter: Callable[[str], Sequence[str]],
+    *,
+    view: str = PASSAGE,
+    max_length: int | None = None,
+    max_chunks_per_doc: int | None = MAX_CHUNKS_PER_DOC,
+) -> ChunkChannel:
+    """Split every document and encode the chunks once, as index-time work."""
+    chunks = chunk_documents(ctx.doc_texts, splitter, max_chunks_per_doc=max_chunks_per_doc)
+    with ctx.index_time():
+        emb = ctx.encode_fn(chunks.texts, view, None, max_length)
+    return ChunkChannel(chunks, emb)
+
+
+def encode_granularity(ctx: Context, granularity: str) -> ChunkChannel:
+    """Split every document at ``granularity`` (a key of :data:`SPLITTERS`) and encode it."""
+    return encode_chunks(ctx, SPLITTERS[granularity])
+
+
+def maxsim_scores(Q: Matrix, channel: ChunkChannel, mask: Mask | None) -> Scores:
+    """Each document's best chunk cosine with each query (ColBERT MaxSim at chunk level)."""
+    chunks = channel.chunks
+    return maxsim(Q, channel.embeddings, chunks.owner, chunks.n_docs, mask=mask)
+
+
+def topmeansim_scores(Q: Matrix, channel: ChunkChannel, mask: Mask | None) -> Scores:
+    """Mean cosine of each document's chunks above the query's median chunk cosine."""
+    chunks = channel.chunks
+    return topmeansim(Q, channel.embeddings, chunks.owner, chunks.n_docs, mask=mask)
+
+
+def best_chunk(channel: ChunkChannel, q: NDArray[np.floating], doc: int) -> str:
+    """The chunk of document ``doc`` most similar to the query vector ``q``."""
+    owner = channel.chunks.owner
+    rows = np.flatnonzero(owner == doc)
+    sims = channel.embeddings[rows] @ np.asarray(q, dtype=np.float32)
+    return channel.chunks.texts[int(rows[int(np.argmax(sims))])]
+
+
+# --- documents and queries re-encoded ------------------------------------------------------
+
+
+def encode_documents(ctx: Context, view: str, max_length: int | None = None) -> Matrix:
+    """Re-encode the whole documents under ``view`` (index-time work)."""
+    with ctx.index_time():
+        return ctx.encode_fn(list(ctx.doc_texts), view, None, max_length)
+
+
+def expand_queries(
+    ctx: Context, contexts: Sequence[str], view: str = QUERY, separator: str = " "
+) -> Matrix:
+    """Encode each query concatenated with its context text (query-time work)."""
+    texts = [
+        f"{q}{separator}{c}" if c else q for q, c in zip(ctx.query_texts, contexts, strict=True)
+    ]
+    return ctx.encode_fn(texts, view)
+
+
+# --- the ready-made channels (the search prompt's) ------------------------------------------
+
+
 def view_scores(Q: Any, ctx: Any, view: str = "text-matching") -> Scores:
     """Queries against the documents re-encoded under ``view`` (an index-time encode).
 
@@ -77,9 +197,7 @@ def view_scores(Q: Any, ctx: Any, view: str = "text-matching") -> Scores:
         view: the documents' view (``"retrieval.query"``, ``"text-matching"``, ...).
 
     """
-    with ctx.index_time():
-        docs = ctx.encode_fn(list(ctx.doc_texts), view, None, None)
-    return _matmul(Q, docs)
+    return _matmul(Q, encode_documents(ctx, view))
 
 
 def query_view_scores(D: Any, ctx: Any, view: str = "text-matching") -> Scores:
@@ -109,13 +227,9 @@ def chunk_scores(
         raise ValueError(f"unknown unit {unit!r}; units: {', '.join(CHUNK_UNITS)}")
     if reduce not in CHUNK_REDUCERS:
         raise ValueError(f"unknown reduce {reduce!r}; reducers: {', '.join(CHUNK_REDUCERS)}")
-    chunks = chunk_documents(
-        ctx.doc_texts, CHUNK_UNITS[unit], max_chunks_per_doc=MAX_PIECES_PER_DOC
-    )
-    with ctx.index_time():
-        pieces = ctx.encode_fn(list(chunks.texts), "retrieval.passage", None, None)
-    score = maxsim if reduce == "max" else topmeansim
-    return score(np.asarray(Q, dtype=np.float32), pieces, chunks.owner, chunks.n_docs, mask=mask)
+    channel = encode_chunks(ctx, CHUNK_UNITS[unit], max_chunks_per_doc=MAX_PIECES_PER_DOC)
+    score = maxsim_scores if reduce == "max" else topmeansim_scores
+    return score(np.asarray(Q, dtype=np.float32), channel, mask)
 
 
 def bm25_scores(ctx: Any) -> Scores:

@@ -1,4 +1,4 @@
-"""Durable writes: atomic replacement, whole-line appends, torn-tail recovery, named errors."""
+"""Durable JSONL records: whole-line appends, torn-tail recovery, named errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from embedding_ttc.durable import append_record, cut_torn_tail, read_records, write_atomic
+from embedding_ttc.durable import append_record, cut_torn_tail, read_records
 from embedding_ttc.errors import EmbeddingTTCError
 
 
@@ -20,16 +20,6 @@ class Event(BaseModel):
 
 class EventError(EmbeddingTTCError):
     pass
-
-
-def test_write_atomic_replaces_the_file_and_leaves_no_temporary(tmp_path: Path):
-    path = tmp_path / "a.json"
-    write_atomic(path, "old\n")
-    write_atomic(path, "new\n")
-    write_atomic(tmp_path / "b.bin", b"\x00\x01")
-    assert path.read_text() == "new\n"
-    assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.bin"]
 
 
 def test_appends_read_back_in_order_and_blank_lines_are_skipped(tmp_path: Path):

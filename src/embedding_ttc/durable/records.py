@@ -1,12 +1,8 @@
-"""Durable writes: whole files replaced atomically, JSONL records appended one whole line at a time.
+"""JSONL records appended one whole line at a time, and read back by record type.
 
-Every record the project keeps on disk (result cells, ledgers, run logs, manifests, learned
-heads) goes through these few functions, so a kill at any moment leaves either the old file or
-the new one, never half of one:
+Every record the project appends (ledgers, run logs, result streams) goes through these
+functions, so a kill at any moment leaves whole lines and at most one torn final line:
 
-* :func:`write_atomic` writes to a temporary name in the same directory (one per process, so
-  two processes writing the same file do not share it), fsyncs it, renames it into place and
-  fsyncs the directory.
 * :func:`append_record` appends one record as one line, flushed and fsynced. A final line
   without its newline, the only thing a kill during an append can leave, is cut off first, so
   the new line never lands glued to a torn one.
@@ -17,7 +13,6 @@ the new one, never half of one:
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import TypeVar
@@ -27,31 +22,6 @@ from pydantic import BaseModel, ValidationError
 from embedding_ttc.errors import EmbeddingTTCError
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a rename or a new file in directory ``path`` durable (where the platform can)."""
-    with contextlib.suppress(OSError):  # not every platform can open a directory
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` with ``data`` (text as UTF-8) through a fsynced temporary file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    fsync_dir(path.parent)
 
 
 def cut_torn_tail(path: Path) -> bool:

@@ -1,14 +1,14 @@
-"""Sub-document channels shared by the granularity programs and the hybrid backbone.
+"""CoverageTriple's channel set: three granularities, a topic channel and ``D``, each centred.
 
-Sentences (SentMaxSim, paper App. "SentMaxSim"), paragraphs (AdaptGranularity) and consecutive
-sentence pairs (CoverageTriple) are encoded once per corpus as index-time work through
-:func:`~embedding_ttc.programs.library.channels.encode_chunks` (at most
-:data:`~embedding_ttc.programs.primitives.chunking.MAX_CHUNKS_PER_DOC` chunks per document) and
-pooled back to documents with ColBERT's MaxSim (Khattab & Zaharia 2020) or TopMeanSim.
-
-:class:`CoverageChannels` holds the document side of CoverageTriple's eight channels. It is
-built once and scores any query matrix, so LexicalHybridRRF and CrossRoundRRF reuse it, the
-latter with its refined queries at no extra encoder cost.
+:class:`CoverageChannels` holds the document side of CoverageTriple's eight channels (paper
+App. "CoverageTriple"): sentences, consecutive sentence pairs and paragraphs, each pooled back
+to documents with ColBERT's MaxSim (Khattab & Zaharia 2020) and TopMeanSim; the topic channel
+(documents re-encoded at :data:`TOPIC_MAX_LENGTH` tokens); and the full-document channel.
+The chunks are encoded once per corpus as index-time work through
+:func:`~embedding_ttc.programs.primitives.channels.encode_granularity` (at most
+:data:`~embedding_ttc.programs.primitives.chunking.MAX_CHUNKS_PER_DOC` chunks per document).
+It is built once and scores any query matrix, so LexicalHybridRRF and CrossRoundRRF reuse it,
+the latter with its refined queries at no extra encoder cost.
 
 Debiasing (CoverageTriple: "all channels are debiased by subtracting their respective
 embedding centroids before similarity computation"), our reading: each channel has one
@@ -24,7 +24,6 @@ task can hand a program.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,51 +31,26 @@ from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import PASSAGE
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.channels import (
+from embedding_ttc.programs.primitives.channels import (
+    SPLITTERS,
     ChunkChannel,
-    encode_chunks,
     encode_documents,
-)
-from embedding_ttc.programs.primitives.chunking import (
-    sentence_pairs,
-    split_paragraphs,
-    split_sentences,
+    encode_granularity,
+    maxsim_scores,
+    topmeansim_scores,
 )
 from embedding_ttc.programs.primitives.feedback import NORM_EPS
-from embedding_ttc.programs.primitives.late import maxsim, topmeansim
 from embedding_ttc.programs.primitives.scores import Mask, Scores
+from embedding_ttc.programs.recipe import Artifact
 
 TOPIC_MAX_LENGTH = 128
 """Token budget of CoverageTriple's topic channel ("128-token truncation" in the paper)."""
 
-
-def _pairs(text: str) -> list[str]:
-    return sentence_pairs(split_sentences(text))
-
-
-SPLITTERS: dict[str, Callable[[str], Sequence[str]]] = {
-    "sentence": split_sentences,
-    "pair": _pairs,
-    "paragraph": split_paragraphs,
-}
-"""The three granularities of CoverageTriple, finest first."""
-
-
-def encode_granularity(ctx: Context, granularity: str) -> ChunkChannel:
-    """Split every document at ``granularity`` (a key of :data:`SPLITTERS`) and encode it."""
-    return encode_chunks(ctx, SPLITTERS[granularity])
-
-
-def maxsim_scores(Q: Matrix, channel: ChunkChannel, mask: Mask | None) -> Scores:
-    """Each document's best chunk cosine with each query (ColBERT MaxSim at chunk level)."""
-    chunks = channel.chunks
-    return maxsim(Q, channel.embeddings, chunks.owner, chunks.n_docs, mask=mask)
-
-
-def topmeansim_scores(Q: Matrix, channel: ChunkChannel, mask: Mask | None) -> Scores:
-    """Mean cosine of each document's chunks above the query's median chunk cosine."""
-    chunks = channel.chunks
-    return topmeansim(Q, channel.embeddings, chunks.owner, chunks.n_docs, mask=mask)
+COVERAGE_ARTIFACTS: tuple[Artifact, ...] = (
+    *(Artifact(granularity, PASSAGE) for granularity in SPLITTERS),
+    Artifact("document", PASSAGE, TOPIC_MAX_LENGTH),
+)
+"""The index-time encodes of :meth:`CoverageChannels.build`: the chunks, then the topic channel."""
 
 
 def unit_rows(X: NDArray[np.floating]) -> Matrix:

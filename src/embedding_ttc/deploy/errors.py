@@ -1,0 +1,21 @@
+"""The errors of a deployed index: missing, corrupted, or built with another encoder or program."""
+
+from __future__ import annotations
+
+from embedding_ttc.errors import EmbeddingTTCError
+
+
+class DeployError(EmbeddingTTCError):
+    """An index directory is missing, malformed, corrupted or was built differently."""
+
+
+class IndexCorruptError(DeployError):
+    """A file of the index does not match its manifest (the message names the file)."""
+
+
+class EncoderMismatchError(DeployError):
+    """The encoder given is not the one the index was built with (the message names both)."""
+
+
+class ProgramVersionError(DeployError):
+    """The installed program is another version than the one the index was built with."""

@@ -1,0 +1,115 @@
+"""The recording pass of a build: the program run over documents, its index-time encodes kept.
+
+The program runs over the documents in blocks of :data:`BUILD_BLOCK` with a few sample queries
+and an ``encode_fn`` that records every encode made inside ``ctx.index_time()``
+(:class:`~embedding_ttc.deploy.store.StoreEncodeFn`): those are the index-time embeddings the
+index stores and serves later. The recording must produce every artifact the program's recipe
+declares; :func:`chunk_tables` checks that and maps each declared artifact's texts to their
+documents and store rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from embedding_ttc.deploy.errors import DeployError
+from embedding_ttc.deploy.store import EmbeddingStore, StoreBuilder, StoreEncodeFn, StoreKey
+from embedding_ttc.encoders.base import QUERY, Encoder
+from embedding_ttc.evaluation.evaluate import check_output, encode_texts
+from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.recipe import Recipe
+
+BUILD_BLOCK = 2048
+"""Documents per program call of the recording pass (bounds its memory)."""
+
+Progress = Callable[[str, int, int], None]
+"""Called with ``(stage, done, total)`` while an index is built or extended (total 0: unknown)."""
+
+
+@dataclass(frozen=True)
+class Recording:
+    """The outcome of running the program over documents with a recording ``encode_fn``."""
+
+    recorded: StoreBuilder
+    index_encodes: int
+    query_encodes: int
+    calls: int
+
+
+def record_encodes(
+    program_name: str,
+    encoder: Encoder,
+    doc_texts: Sequence[str],
+    D: Matrix,
+    queries: Sequence[str],
+    store: EmbeddingStore,
+    progress: Progress | None,
+) -> Recording:
+    """Run the program over ``doc_texts`` in blocks and record its index-time encodes."""
+    program = get_program(program_name)
+    recorder = StoreBuilder()
+    Q = encode_texts(encoder, list(queries), QUERY)
+    index_encodes = query_encodes = calls = 0
+    encoded = 0
+
+    def advance(n: int) -> None:
+        nonlocal encoded
+        encoded += n
+        if progress is not None:
+            progress("encode index-time texts", encoded, 0)
+
+    for start in range(0, len(doc_texts), BUILD_BLOCK):
+        stop = min(start + BUILD_BLOCK, len(doc_texts))
+        Db = np.asarray(D[start:stop], dtype=np.float32)
+        enc = StoreEncodeFn(store, encoder, recorder, advance)
+        ctx = Context(
+            encode_fn=enc,
+            query_texts=tuple(queries),
+            doc_texts=tuple(doc_texts[start:stop]),
+            query_ids=tuple(f"sample-{i}" for i in range(len(queries))),
+            doc_ids=tuple(str(j) for j in range(start, stop)),
+            views_collapsed=encoder.info.collapsed,
+            index_time=enc.index_time,
+        )
+        S = Q @ Db.T
+        check_output(program(Q, Db, S, ctx), S.shape, program.name)
+        index_encodes += enc.stats.live_texts - enc.stats.query_texts
+        query_encodes += enc.stats.query_texts
+        calls += 1
+        if progress is not None:
+            progress("run the program over the documents", stop, len(doc_texts))
+    return Recording(recorder, index_encodes, query_encodes, calls)
+
+
+RowsOf = Callable[[StoreKey, Sequence[str]], NDArray[np.intp]]
+ChunkTable = tuple[str, StoreKey, NDArray[np.intp], NDArray[np.intp]]
+
+
+def chunk_tables(
+    recipe: Recipe, collapsed: bool, doc_texts: Sequence[str], rows_of: RowsOf, doc_offset: int
+) -> list[ChunkTable]:
+    """Per declared artifact: its label, key, owner (document row) and store row per text.
+
+    Raises:
+        DeployError: when the recording did not produce a declared artifact (the recipe and
+            the program disagree).
+
+    """
+    out = []
+    for artifact in recipe.active_artifacts(collapsed):
+        chunks = artifact.texts(doc_texts)
+        rows = rows_of(artifact.key, chunks.texts)
+        if (rows < 0).any():
+            missing = int((rows < 0).sum())
+            raise DeployError(
+                f"the split of this program declares {artifact.describe()}, but the program "
+                f"did not encode {missing} of its {len(rows)} texts at index time: the recipe "
+                "the program declares (its recipe attribute) is out of date"
+            )
+        out.append((artifact.describe(), artifact.key, chunks.owner + doc_offset, rows))
+    return out

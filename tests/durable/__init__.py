@@ -1,0 +1,1 @@
+"""Tests of embedding_ttc.durable: atomic files, JSONL records, staged folders."""
