@@ -142,3 +142,33 @@ def test_sigterm_inside_a_command_is_an_interruption_and_the_handler_is_restored
             finished.append("finally ran")
     assert finished == ["finally ran"]
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_staged_progress_keeps_one_bar_per_stage() -> None:
+    from embedding_ttc.cli.common import stage_progress, staged
+
+    class RecordingProgress:  # rich's Progress, as far as staged() uses it
+        def __init__(self) -> None:
+            self.tasks: dict[int, dict[str, object]] = {}
+
+        def add_task(self, description: str, total: float | None) -> int:
+            self.tasks[len(self.tasks)] = {"description": description, "total": total}
+            return len(self.tasks) - 1
+
+        def update(self, task: int, completed: int, total: float | None) -> None:
+            self.tasks[task].update(completed=completed, total=total)
+
+    progress = RecordingProgress()
+    update = staged(progress)
+    update("encode", 1, 4)
+    update("encode", 3, 4)
+    update("write", 2, 0)  # total unknown
+    assert progress.tasks == {
+        0: {"description": "encode", "total": 4, "completed": 3},
+        1: {"description": "write", "total": None, "completed": 2},
+    }
+    with stage_progress(False) as off:
+        assert off is None
+    with stage_progress(True) as on:
+        assert on is not None
+        on("encode", 1, 2)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,29 @@ def progress_bars(enabled: bool) -> Iterator[Any]:
         transient=True,
     ) as progress:
         yield progress
+
+
+def staged(progress: Any) -> Callable[[str, int, int], None]:
+    """An ``(stage, done, total)`` callback over a rich ``Progress``: one bar per stage.
+
+    ``total`` 0 means unknown (the bar then only counts).
+    """
+    bars: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        size = total if total > 0 else None
+        if stage not in bars:
+            bars[stage] = progress.add_task(stage, total=size)
+        progress.update(bars[stage], completed=done, total=size)
+
+    return update
+
+
+@contextmanager
+def stage_progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """:func:`progress_bars` fed ``(stage, done, total)`` by :func:`staged`; ``None`` if off."""
+    with progress_bars(enabled) as progress:
+        yield None if progress is None else staged(progress)
 
 
 def build_encoder(name: str, cache_dir: Path | None, no_cache: bool, backend: str = "torch") -> Any:

@@ -8,39 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from embedding_ttc.cli.common import stage_progress
 from embedding_ttc.errors import EmbeddingTTCError
-
-
-@contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
-    """A rich progress display on stderr, fed ``(stage, done, total)``; None when disabled."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as progress:
-        bars: dict[str, Any] = {}
-
-        def update(stage: str, done: int, total: int) -> None:
-            size = total if total > 0 else None  # 0: unknown
-            if stage not in bars:
-                bars[stage] = progress.add_task(stage, total=size)
-            progress.update(bars[stage], completed=done, total=size)
-
-        yield update
 
 
 def set_threads(n: int | None) -> None:
@@ -89,7 +62,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
         queries = sample_texts(read_queries(args.reference_queries), size, args.seed)
         origin = f"{len(queries)} queries of {args.reference_queries} (seed {args.seed})"
     encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache)
-    with _progress(not args.no_progress) as progress:
+    with stage_progress(not args.no_progress) as progress:
         index = Index.build(
             args.out,
             docs,
@@ -120,7 +93,7 @@ def cmd_index_add(args: argparse.Namespace) -> int:
     index = Index.load(args.dir)
     docs = read_corpus(args.corpus)
     encoder = build_encoder(index.manifest.encoder.name, args.cache_dir, args.no_cache)
-    with _progress(not args.no_progress) as progress:
+    with stage_progress(not args.no_progress) as progress:
         new = index.add(docs, encoder=encoder, progress=progress)
     _say(f"added {len(docs)} documents to {args.dir}: {new.manifest.counts.documents} in all")
     return 0
