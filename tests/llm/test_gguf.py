@@ -260,6 +260,19 @@ def test_a_damaged_final_file_is_assembled_again(fake, damage):
     assert json.loads(sidecar.read_text())["sha256"] == fake.spec.sha256
 
 
+def test_a_sidecar_of_another_schema_is_not_trusted(fake, monkeypatch):
+    path = fake.build()
+    sidecar = fake.cache / "fake-coder.gguf.ok"
+    record = json.loads(sidecar.read_text())
+    sidecar.write_text(json.dumps({**record, "schema_version": 2}))
+    hashed = []
+    real = gguf.sha256_file
+    monkeypatch.setattr(gguf, "sha256_file", lambda p: hashed.append(p) or real(p))
+    assert fake.build() == path
+    assert hashed == [path]  # verified again rather than vouched for by an unknown record
+    assert json.loads(sidecar.read_text())["schema_version"] == 1
+
+
 _RACER = """
 import json, sys
 from pathlib import Path

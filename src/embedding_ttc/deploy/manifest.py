@@ -131,7 +131,7 @@ class HistoryEntry(_Record):
 class Manifest(_Record):
     """``manifest.json``: everything needed to check and load an index."""
 
-    schema_version: Literal[1]
+    schema_version: Literal[1] = SCHEMA_VERSION
     embedding_ttc_version: str
     source: str
     encoder: EncoderIdentity

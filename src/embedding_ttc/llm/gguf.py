@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from embedding_ttc.durable import file_lock, replacing, sha256_file, write_atomic
 from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError
@@ -48,7 +49,7 @@ from embedding_ttc.registry import Registry
 
 logger = logging.getLogger(__name__)
 
-SIDECAR_SCHEMA_VERSION = 1
+SIDECAR_SCHEMA_VERSION: Literal[1] = 1
 _BUFFER = 8 << 20  # bytes per read while streaming the chunks
 
 
@@ -289,6 +290,21 @@ def _span(model: PackagedGGUF) -> str:
 # Reuse: the size every time, the SHA-256 once (recorded in the sidecar)
 
 
+class Sidecar(BaseModel):
+    """``MODEL.gguf.ok``: the assembled file's size, mtime and SHA-256, vouched for once.
+
+    A later start trusts the file without hashing 1 GB again while its size and mtime are
+    those recorded here.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = SIDECAR_SCHEMA_VERSION
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
 def _sidecar(dest: Path) -> Path:
     return dest.with_name(dest.name + ".ok")
 
@@ -297,16 +313,14 @@ def _recorded_ok(dest: Path, model: PackagedGGUF) -> bool:
     """True if ``dest`` has the model's size and a sidecar vouching for this very file."""
     try:
         stat = dest.stat()
-        record = json.loads(_sidecar(dest).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        record = Sidecar.model_validate_json(_sidecar(dest).read_bytes())
+    except (OSError, ValueError):  # missing, unreadable, or not a sidecar of this version
         return False
     return (
-        isinstance(record, dict)
-        and stat.st_size == model.size
-        and record.get("schema_version") == SIDECAR_SCHEMA_VERSION
-        and record.get("size") == stat.st_size
-        and record.get("mtime_ns") == stat.st_mtime_ns
-        and record.get("sha256") == model.sha256
+        stat.st_size == model.size
+        and record.size == stat.st_size
+        and record.mtime_ns == stat.st_mtime_ns
+        and record.sha256 == model.sha256
     )
 
 
@@ -328,10 +342,5 @@ def _present_ok(dest: Path, model: PackagedGGUF) -> bool:
 
 def _write_sidecar(dest: Path, sha256: str) -> None:
     stat = dest.stat()
-    record = {
-        "schema_version": SIDECAR_SCHEMA_VERSION,
-        "sha256": sha256,
-        "size": stat.st_size,
-        "mtime_ns": stat.st_mtime_ns,
-    }
-    write_atomic(_sidecar(dest), json.dumps(record) + "\n")
+    record = Sidecar(sha256=sha256, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+    write_atomic(_sidecar(dest), record.model_dump_json() + "\n")
