@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import ProgramRun
 from embedding_ttc.evaluation.guarded import ProgramFailure, run_guarded
 from embedding_ttc.evaluation.outcome import Status
@@ -55,3 +56,21 @@ def test_a_failure_row_never_says_ok() -> None:
     assert row.model_dump(mode="json")["status"] == "timeout"
     with pytest.raises(ValueError, match="not 'ok'"):
         FailureRow(encoder="e", task="t", program="p", status=Status.OK, reason="")
+
+
+def test_a_program_file_may_not_take_a_name_in_use(tmp_path: Path) -> None:
+    source = (PROGRAMS / "valid_zscore.py").read_text()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for path in (tmp_path / "p0.py", tmp_path / "a" / "mine.py", tmp_path / "b" / "Mine.py"):
+        path.write_text(source)
+    with pytest.raises(EmbeddingTTCError, match=r"'p0' is taken by the program 'P0'"):
+        load_program_files([tmp_path / "p0.py"], limits=LIMITS, task_names=(), taken=("P0", "BM25"))
+    with pytest.raises(EmbeddingTTCError, match=r"'Mine' is taken by the program file .*mine"):
+        load_program_files(
+            [tmp_path / "a" / "mine.py", tmp_path / "b" / "Mine.py"], limits=LIMITS, task_names=()
+        )
+    programs, rejected = load_program_files(
+        [tmp_path / "a" / "mine.py"], limits=LIMITS, task_names=(), taken=("P0",)
+    )
+    assert [p.name for p in programs] == ["mine"] and rejected == []

@@ -128,7 +128,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from embedding_ttc.evaluation.outcome import Status
     from embedding_ttc.evaluation.output import RunDirectory
     from embedding_ttc.evaluation.records import FailureRow
-    from embedding_ttc.programs.catalog import get_program, resolve_program_names
+    from embedding_ttc.programs.catalog import PROGRAMS, get_program, resolve_program_names
     from embedding_ttc.tasks.catalog import load_task, resolve_data_root
 
     program_names = resolve_program_names(args.program)
@@ -145,7 +145,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         # The task-universal check refuses task names in a program, the ones named here too.
         known = set(available_task_names(resolve_data_root(data_root))) | set(tasks)
         files, rejected = load_program_files(
-            args.program_file, limits=SandboxLimits(wall_seconds=args.timeout), task_names=known
+            args.program_file,
+            limits=SandboxLimits(wall_seconds=args.timeout),
+            task_names=known,
+            taken=[*PROGRAMS, *program_names],
         )
         program_names += [p.name for p in files]
         failures += [

@@ -110,17 +110,35 @@ def load_program_file(
 
 
 def load_program_files(
-    paths: Iterable[Path], *, limits: SandboxLimits, task_names: Iterable[str]
+    paths: Iterable[Path],
+    *,
+    limits: SandboxLimits,
+    task_names: Iterable[str],
+    taken: Iterable[str] = (),
 ) -> tuple[list[SandboxedProgram], list[tuple[str, str]]]:
     """Load several program files: the sandboxed programs, and ``(name, reason)`` rejections.
 
-    A file that fails a static check is reported, not raised, so that one bad file among
-    several does not stop the others from running (``evaluate --program-file``).
+    A program file is named by its stem, and its results are written under that name, so a
+    name already ``taken`` (the library's programs, the other programs of the command) or
+    used by two files is refused before anything runs: ``P0.py`` would otherwise write its
+    results over the baseline's. Names are compared without case, as a case-insensitive file
+    system would. A file that fails a static check is reported, not raised, so that one bad
+    file among several does not stop the others from running (``evaluate --program-file``).
 
     Raises:
-        EmbeddingTTCError: a file cannot be read.
+        EmbeddingTTCError: a file cannot be read, or its name is taken.
 
     """
+    paths = [Path(p) for p in paths]
+    used = {name.casefold(): f"the program {name!r}" for name in taken}
+    for path in paths:
+        owner = used.get(path.stem.casefold())
+        if owner is not None:
+            raise EmbeddingTTCError(
+                f"program file {path}: its name {path.stem!r} is taken by {owner}, and its "
+                "results would overwrite that program's; rename the file"
+            )
+        used[path.stem.casefold()] = f"the program file {path}"
     names = tuple(task_names)
     programs: list[SandboxedProgram] = []
     rejected: list[tuple[str, str]] = []
@@ -128,5 +146,5 @@ def load_program_files(
         try:
             programs.append(load_program_file(path, limits=limits, task_names=names))
         except ProgramRejected as exc:
-            rejected.append((Path(path).stem, exc.reason))
+            rejected.append((path.stem, exc.reason))
     return programs, rejected
