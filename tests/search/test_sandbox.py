@@ -562,3 +562,46 @@ def test_numpy_functions_that_import_submodules_lazily_still_run(call: tuple[Any
     Q, D, S, ctx, _ = call
     out = SandboxedProgram(source, "median")(Q, D, S, ctx)
     np.testing.assert_array_equal(out, in_process(source, Q, D, S, ctx))
+
+
+def test_an_encoder_flood_ends_within_its_text_budget(tiny_task: RetrievalTask, token: str) -> None:
+    Q, D, S, ctx, meter = direct_call(tiny_task, HashingEncoder())
+    limits = SandboxLimits(wall_seconds=20.0, memory_bytes=2 * 2**30, encode_texts_per_item=4)
+    budget = limits.encode_text_budget(len(tiny_task.query_ids), len(tiny_task.doc_ids))
+    assert budget == 4 * (3 + 5)
+    with pytest.raises(CandidateError) as failure:
+        SandboxedProgram(program_source("encoder_flood"), f"flood-{token}", limits)(Q, D, S, ctx)
+    assert failure.value.status is Status.BUDGET
+    assert f"more than {budget} texts" in failure.value.reason
+    # Four requests of eight texts fit the budget of 32; the fifth was refused, not served.
+    assert sum(meter.snapshot().texts.values()) == 32
+
+
+def test_an_encoder_flood_ends_within_its_seconds_budget(
+    tiny_task: RetrievalTask, token: str
+) -> None:
+    Q, D, S, ctx, _ = direct_call(tiny_task, HashingEncoder())
+    inner = ctx.encode_fn
+    served = []
+
+    def slow(texts: Any, *args: Any, **kwargs: Any) -> Any:
+        served.append(len(texts))
+        time.sleep(0.2)
+        return inner(texts, *args, **kwargs)
+
+    slow_ctx = Context(
+        encode_fn=slow,
+        query_texts=ctx.query_texts,
+        doc_texts=ctx.doc_texts,
+        query_ids=ctx.query_ids,
+        doc_ids=ctx.doc_ids,
+        index_time=ctx.index_time,
+    )
+    limits = SandboxLimits(wall_seconds=20.0, memory_bytes=2 * 2**30, encode_seconds=0.5)
+    with pytest.raises(CandidateError) as failure:
+        SandboxedProgram(program_source("encoder_flood"), f"slowflood-{token}", limits)(
+            Q, D, S, slow_ctx
+        )
+    assert failure.value.status is Status.BUDGET
+    assert "took more than 0.5 s" in failure.value.reason
+    assert len(served) == 3  # 0.2 s, 0.4 s, 0.6 s: the fourth request is over the budget

@@ -146,7 +146,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         known = set(available_task_names(resolve_data_root(data_root))) | set(tasks)
         files, rejected = load_program_files(
             args.program_file,
-            limits=SandboxLimits(wall_seconds=args.timeout),
+            limits=SandboxLimits(
+                wall_seconds=args.timeout, encode_texts_per_item=args.encode_budget
+            ),
             task_names=known,
             taken=[*PROGRAMS, *program_names],
         )
@@ -336,6 +338,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def add_evaluate_commands(sub: Any) -> None:
     """Add ``evaluate``, ``tasks``, ``encoders`` and ``bench`` to the subcommand parsers."""
     from embedding_ttc.encoders.catalog import BACKENDS, DEFAULT_ENCODER
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
 
     backend_help = "runtime: torch (default) or onnx-int8 (needs the onnx extra)"
 
@@ -362,6 +365,14 @@ def add_evaluate_commands(sub: Any) -> None:
         type=float,
         default=600.0,
         help="wall-time limit in seconds of a program file on one task (default 600)",
+    )
+    ev.add_argument(
+        "--encode-budget",
+        type=float,
+        default=SandboxLimits.encode_texts_per_item,
+        metavar="N",
+        help="texts a program file may have encoded per query and document of a task "
+        f"(default {SandboxLimits.encode_texts_per_item:g}; beyond, it ends with status budget)",
     )
     ev.add_argument(
         "--data-dir",

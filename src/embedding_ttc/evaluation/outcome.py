@@ -25,6 +25,8 @@ class Status(StrEnum):
     """Exceeded its wall-time limit and was killed."""
     MEMORY = "memory"
     """Exceeded its memory limit."""
+    BUDGET = "budget"
+    """Asked the encoder for more texts, or more seconds of encoding, than its budget allows."""
     CRASHED = "crashed"
     """Raised, or its interpreter died (signal, non-zero exit, broken protocol)."""
     INVALID_OUTPUT = "invalid_output"

@@ -27,6 +27,15 @@ class SandboxLimits:
             ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS``, else 1.
         isolate_network: put the child in an empty network namespace when permitted.
         drop_privileges: when the parent is root, run the program as ``nobody``.
+        encode_texts_per_item: the encoder budget in texts, per query and document of the
+            call: a call over |Q| queries and |D| documents may have the parent encode at most
+            ``encode_texts_per_item * (|Q| + |D|)`` texts. The library's most expensive
+            program asks for about 53 (CoverageTriple's sentence, pair, paragraph and topic
+            channels on the long AILA case documents, as recorded in ``results/transfer``);
+            the default, 256, leaves room for new programs and stops a flood. Exceeded: the
+            child is killed, ``budget``.
+        encode_seconds: the encoder budget in seconds the parent spends serving the child's
+            requests (cache hits included). Exceeded: killed, ``budget``.
 
     """
 
@@ -39,6 +48,12 @@ class SandboxLimits:
     threads: int | None = None
     isolate_network: bool = True
     drop_privileges: bool = True
+    encode_texts_per_item: float = 256.0
+    encode_seconds: float = 3600.0
+
+    def encode_text_budget(self, n_queries: int, n_docs: int) -> int:
+        """Texts the parent encodes for one call over ``n_queries`` × ``n_docs`` at most."""
+        return int(self.encode_texts_per_item * (n_queries + n_docs))
 
     def __post_init__(self) -> None:
         positive = {
@@ -47,6 +62,8 @@ class SandboxLimits:
             "output_bytes": self.output_bytes,
             "message_bytes": self.message_bytes,
             "open_files": self.open_files,
+            "encode_texts_per_item": self.encode_texts_per_item,
+            "encode_seconds": self.encode_seconds,
         }
         if self.cpu_seconds is not None:
             positive["cpu_seconds"] = self.cpu_seconds

@@ -2,8 +2,9 @@
 
 The parent sends the ``run`` message, serves the child's encoder requests with its own
 (metered) ``encode_fn`` and ``index_time`` scopes, keeps the child's output, enforces the wall
-time (encoder calls served by the parent do not count) and the size of every message, then
-kills the child's process group and reaps it. What happened is recorded in a
+time (encoder calls served by the parent do not count: they are charged to an encoder budget
+of their own, in texts and in seconds) and the size of every message, then kills the child's
+process group and reaps it. What happened is recorded in a
 :class:`~embedding_ttc.search.sandbox.verdict.Verdict`, which judges the outcome.
 """
 
@@ -107,6 +108,8 @@ class Session:
         self.outbox = _Outbox()
         self.scopes: list[AbstractContextManager[None]] = []
         self.serving = 0.0  # seconds spent in the parent's encoder (not charged to the child)
+        self.encoded = 0  # texts the parent encoded for the child (charged to its budget)
+        self.text_budget = limits.encode_text_budget(len(ctx.query_texts), len(ctx.doc_texts))
 
     def run(self, Q: Matrix, D: Matrix, S: Matrix) -> Matrix:
         """Run the program on these inputs in a fresh child; its matrix, or a failure."""
@@ -282,6 +285,8 @@ class Session:
             or not set(options) <= {"view", "dim", "max_length"}
         ):
             raise ProtocolError("an encode request is malformed")
+        if self._over_budget(len(texts)):
+            return
         t0 = time.monotonic()
         try:
             emb = np.ascontiguousarray(self.ctx.encode_fn(texts, **options))
@@ -296,6 +301,24 @@ class Session:
         spec, chunk = array_chunk(emb, "embeddings")
         reply = {"kind": "embeddings", "shape": spec["shape"], "dtype": spec["dtype"]}
         self.outbox.put([frame_prefix(reply, chunk.nbytes), chunk])
+
+    def _over_budget(self, n_texts: int) -> bool:
+        """Charge ``n_texts`` to the encoder budget; a request beyond it ends the run."""
+        limits = self.limits
+        if self.encoded + n_texts > self.text_budget:
+            self.verdict.over_budget = (
+                f"the program asked the encoder for more than {self.text_budget} texts "
+                f"({limits.encode_texts_per_item:g} per query and document; "
+                f"{self.encoded} encoded, {n_texts} more requested)"
+            )
+        elif self.serving > limits.encode_seconds:
+            self.verdict.over_budget = (
+                f"the program's encoder calls took more than {limits.encode_seconds:g} s "
+                f"({self.serving:.0f} s for {self.encoded} texts)"
+            )
+        else:
+            self.encoded += n_texts
+        return self.verdict.over_budget is not None
 
     def _reap(self, proc: subprocess.Popen[bytes], grace: float) -> None:
         """Wait up to ``grace`` seconds for the child to exit, kill its group, reap it."""

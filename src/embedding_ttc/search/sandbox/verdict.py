@@ -99,6 +99,7 @@ class Verdict:
     protocol: str | None = None
     timed_out: bool = False
     overflow: bool = False
+    over_budget: str | None = None
     closed: bool = False
     encode_failures: list[str] = field(default_factory=list)
     output: ChildOutput = field(default_factory=ChildOutput)
@@ -116,6 +117,7 @@ class Verdict:
             or self.protocol is not None
             or self.timed_out
             or self.overflow
+            or self.over_budget is not None
             or self.closed
         )
 
@@ -140,6 +142,8 @@ class Verdict:
             )
         if self.protocol is not None:
             raise self._fail(Status.CRASHED, f"protocol: {self.protocol}; the child was killed")
+        if self.over_budget is not None:
+            raise self._fail(Status.BUDGET, f"{self.over_budget}; the program was killed")
         if self.timed_out:
             raise self._fail(
                 Status.TIMEOUT,
