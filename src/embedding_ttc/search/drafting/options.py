@@ -10,10 +10,14 @@ chat seam and never drafts. The command line only reads these defaults.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.drafting.proposer import DraftingProposer, Precheck, PromptStyle
-from embedding_ttc.search.proposers.base import ChatBackend
+from embedding_ttc.search.prompts import PromptStyle
+
+if TYPE_CHECKING:  # the proposer imports the evaluator; the command line's parser need not
+    from embedding_ttc.search.drafting.proposer import DraftingProposer, Precheck
+    from embedding_ttc.search.proposers.base import ChatBackend
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,8 @@ class DraftingOptions:
 
     def wrap(self, inner: ChatBackend, precheck: Precheck) -> DraftingProposer:
         """A drafting proposer around ``inner``, with ``precheck`` when the options use one."""
+        from embedding_ttc.search.drafting.proposer import DraftingProposer
+
         return DraftingProposer(
             inner,
             drafts=self.drafts,

@@ -42,13 +42,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.drafting.repairs import repair_source
 from embedding_ttc.search.parse import parse_reply
+from embedding_ttc.search.prompts import PromptStyle
 from embedding_ttc.search.prompts.compact import DEFAULT_CONTEXT_TOKENS, render_compact_prompt
 from embedding_ttc.search.prompts.directives import Directive, choose_directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
@@ -61,7 +61,6 @@ from embedding_ttc.search.proposers.base import (
 )
 from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
 
-PromptStyle = Literal["full", "compact"]
 Precheck = Callable[[str], PrecheckResult]
 
 SEED_STRIDE = 100_003

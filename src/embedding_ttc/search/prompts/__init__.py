@@ -9,3 +9,8 @@
 * ``examples``: the compact prompt's two worked example programs;
 * ``directives``: the one concrete thing each generation is asked to build.
 """
+
+from typing import Literal
+
+PromptStyle = Literal["full", "compact"]
+"""Which prompt a proposer renders: the full one (API models) or the compact one (small models)."""
