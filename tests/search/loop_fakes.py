@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from embedding_ttc.evaluation.comparison import TIE_THRESHOLD
 from embedding_ttc.evaluation.outcome import CandidateError
-from embedding_ttc.evaluation.records import TIE_THRESHOLD
 from embedding_ttc.programs.base import Context, Matrix, Program
 from embedding_ttc.search.checks.rules import ProgramRejected
 from embedding_ttc.search.proposers.base import ProposerError

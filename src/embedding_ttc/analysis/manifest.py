@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from embedding_ttc import __version__
-from embedding_ttc.analysis.cells import CELL_SCHEMA_VERSION, BootstrapConfig
+from embedding_ttc.analysis.cells import BootstrapConfig
 from embedding_ttc.analysis.inputs import ReportError, load_search_run
 from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 
 MANIFEST = "transfer.json"
+MANIFEST_SCHEMA_VERSION = 1  # the manifest's own, apart from the cells' (it was theirs at 1)
 
 
 def read_manifest(out: Path) -> dict[str, Any] | None:
@@ -66,7 +67,7 @@ def write_manifest(
     if not discovery_tasks:  # a held-out piece keeps the column an earlier run laid out
         discovery = _earlier_discovery(out) or discovery
     body = {
-        "schema_version": CELL_SCHEMA_VERSION,
+        "schema_version": MANIFEST_SCHEMA_VERSION,
         "kind": "transfer_manifest",
         "command": list(command),
         "suite": suite,

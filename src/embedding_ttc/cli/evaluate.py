@@ -31,18 +31,14 @@ def _task_names(args: argparse.Namespace) -> list[str]:
 
 
 def _summary_row(encoder: str, task: str, result: Any, baseline: Any) -> Any:
-    from embedding_ttc.evaluation.records import SummaryRow, compare
+    from embedding_ttc.evaluation.comparison import compare
+    from embedding_ttc.evaluation.records import SummaryRow
 
-    cmp = compare(result, baseline)
     return SummaryRow(
         encoder=encoder,
         task=task,
         program=result.program,
-        ndcg_at_10=result.ndcg_at_10,
-        delta_ndcg_at_10=cmp.delta_ndcg_at_10,
-        wins=cmp.wins,
-        ties=cmp.ties,
-        losses=cmp.losses,
+        comparison=compare(result, baseline),
         cost_ratio=result.cost.cost_ratio,
         base_calls=result.cost.base_calls,
         program_calls=result.cost.program_calls,
@@ -126,7 +122,7 @@ def _evaluate_task(
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate programs on tasks; print a summary table or JSON records."""
     from embedding_ttc.evaluation.outcome import Status
-    from embedding_ttc.evaluation.output import RunDirectory
+    from embedding_ttc.evaluation.output import RunDirectory, RunManifest
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import get_program, resolve_program_names
     from embedding_ttc.tasks.catalog import load_task, resolve_data_root
@@ -157,14 +153,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     out = RunDirectory(args.out) if args.out else None
     if out:
         out.write_manifest(
-            {
-                "command": command_line(args),
-                "encoders": args.encoder,
-                "tasks": tasks,
-                "programs": program_names,
-                "data_dir": str(data_root) if data_root else None,
-                "embedding_ttc": __version__,
-            }
+            RunManifest(
+                command=command_line(args),
+                encoders=args.encoder,
+                tasks=tasks,
+                programs=program_names,
+                data_dir=str(data_root) if data_root else None,
+                embedding_ttc=__version__,
+            )
         )
     console = rich_console()
     rows: list[Any] = []
@@ -217,9 +213,9 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
             r.encoder,
             r.task,
             r.program,
-            f"{r.ndcg_at_10:.4f}",
-            f"{r.delta_ndcg_at_10:+.4f}",
-            f"{r.wins}/{r.ties}/{r.losses}",
+            f"{r.comparison.ndcg_at_10:.4f}",
+            f"{r.comparison.delta_ndcg_at_10:+.4f}",
+            str(r.comparison.wtl),
             f"{r.cost_ratio:.2f}",
             f"{r.index_calls}/{r.query_calls}",
             f"{r.encode_seconds:.1f}",
@@ -227,7 +223,7 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
             f"{r.total_seconds:.1f}",
         )
     if rows:
-        mean = sum(r.ndcg_at_10 for r in rows) / len(rows)
+        mean = sum(r.comparison.ndcg_at_10 for r in rows) / len(rows)
         table.caption = f"{len(rows)} results; mean nDCG@10 {mean:.4f}"
     console.print(table)
 

@@ -1,19 +1,24 @@
 """Typed, versioned result records (pydantic): unknown fields are errors, every record is tagged.
 
 A :class:`TaskResult` is what :func:`~embedding_ttc.evaluation.evaluate.evaluate` returns and what
-``evaluate --out`` writes as ``<encoder>/<task>/<program>.json``.
+``evaluate --out`` writes as ``<encoder>/<task>/<program>.json``; a :class:`SummaryRow` (embedding
+the program's :class:`~embedding_ttc.evaluation.comparison.Comparison` against P0) or a
+:class:`FailureRow` is what ``evaluate --json`` prints. Each record's ``schema_version`` is a
+``Literal`` of its own module constant; one whose shape changed reads its previous version.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from embedding_ttc.evaluation.comparison import CountedComparison, lift_flat_comparison
 from embedding_ttc.evaluation.outcome import Status
 
-SCHEMA_VERSION = 1
-TIE_THRESHOLD = 0.001  # |Δ| <= 0.001 is a tie, as in the paper's W/T/L
+TASK_RESULT_SCHEMA_VERSION: Literal[1] = 1
+SUMMARY_SCHEMA_VERSION: Literal[2] = 2
+FAILURE_SCHEMA_VERSION: Literal[1] = 1
 
 
 class _Record(BaseModel):
@@ -79,7 +84,7 @@ class Timings(_Record):
 class TaskResult(_Record):
     """One (encoder, task, program) evaluation with per-query nDCG@10."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: Literal[1] = TASK_RESULT_SCHEMA_VERSION
     kind: str = "task_result"
     encoder: EncoderRecord
     task: TaskRecord
@@ -94,44 +99,21 @@ class TaskResult(_Record):
     versions: dict[str, str]
 
 
-class Comparison(_Record):
-    """A program against the baseline on one task: mean per-query Δ and per-query W/T/L."""
-
-    schema_version: int = SCHEMA_VERSION
-    kind: str = "comparison"
-    delta_ndcg_at_10: float
-    wins: int
-    ties: int
-    losses: int
-
-
-def compare(result: TaskResult, baseline: TaskResult) -> Comparison:
-    """ΔnDCG@10 = mean over queries of (program − baseline); W/T/L at ±0.001 per query."""
-    if result.per_query.keys() != baseline.per_query.keys():
-        raise ValueError("results cover different queries; compare runs of the same task")
-    deltas = [result.per_query[q] - baseline.per_query[q] for q in baseline.per_query]
-    wins = sum(1 for d in deltas if d > TIE_THRESHOLD)
-    losses = sum(1 for d in deltas if d < -TIE_THRESHOLD)
-    mean = sum(deltas) / len(deltas) if deltas else 0.0
-    return Comparison(
-        delta_ndcg_at_10=mean, wins=wins, ties=len(deltas) - wins - losses, losses=losses
-    )
-
-
 class SummaryRow(_Record):
-    """The flat record ``evaluate --json`` prints, one per (encoder, task, program)."""
+    """The record ``evaluate --json`` prints, one per (encoder, task, program).
 
-    schema_version: int = SCHEMA_VERSION
+    ``comparison`` is the program against P0 on the task (both nDCG@10, the mean Δ, the
+    per-query W/T/L); the rest are the program's cost and timings. Schema 1 copied the
+    comparison's fields flat; such a row is read through :func:`lift_flat_comparison`.
+    """
+
+    schema_version: Literal[2] = SUMMARY_SCHEMA_VERSION
     status: Literal["ok"] = "ok"
     reason: str = ""
     encoder: str
     task: str
     program: str
-    ndcg_at_10: float
-    delta_ndcg_at_10: float
-    wins: int
-    ties: int
-    losses: int
+    comparison: CountedComparison
     cost_ratio: float
     base_calls: int
     program_calls: int
@@ -142,6 +124,13 @@ class SummaryRow(_Record):
     algebra_seconds: float
     total_seconds: float
 
+    @model_validator(mode="before")
+    @classmethod
+    def _read_schema_1(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("schema_version") == 1:
+            return {**lift_flat_comparison(data), "schema_version": SUMMARY_SCHEMA_VERSION}
+        return data
+
 
 class FailureRow(_Record):
     """The record of a program that produced no result on a task (metrics only when ok).
@@ -150,7 +139,7 @@ class FailureRow(_Record):
     ``invalid_output``; never ``ok``) and ``reason`` says what happened.
     """
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: Literal[1] = FAILURE_SCHEMA_VERSION
     encoder: str
     task: str
     program: str

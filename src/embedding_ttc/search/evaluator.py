@@ -25,9 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
+from embedding_ttc.evaluation.comparison import WTL, compare
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, ProgramRun, run_programs
 from embedding_ttc.evaluation.outcome import CandidateError, Status
-from embedding_ttc.evaluation.records import TIE_THRESHOLD, TaskResult, compare
+from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
 from embedding_ttc.search.records import SuiteScore, TaskDelta
@@ -194,13 +195,12 @@ class SuiteEvaluator:
             base_calls += result.cost.base_calls
             program_calls += result.cost.program_calls
         deltas = [d.delta for d in per_task.values()]
-        wins = sum(1 for d in deltas if d > TIE_THRESHOLD)
-        losses = sum(1 for d in deltas if d < -TIE_THRESHOLD)
+        wtl = WTL.count(deltas)
         return SuiteScore(
             per_task=per_task,
             mean_delta=float(np.mean(deltas)),
-            wins=wins,
-            ties=len(deltas) - wins - losses,
-            losses=losses,
+            wins=wtl.wins,
+            ties=wtl.ties,
+            losses=wtl.losses,
             cost_ratio=(base_calls + program_calls) / base_calls if base_calls else 1.0,
         )
