@@ -453,8 +453,21 @@ def test_a_study_in_pieces_keeps_its_discovery_column(tmp_path, capsys):
 
 
 def test_held_out_tasks_are_laid_out_in_the_suite_order_whatever_the_last_piece_named():
+    from embedding_ttc.analysis.manifest import TransferManifest
     from embedding_ttc.analysis.report_page import resolve_layout
 
     cells = [cell("enc-a", t, p, 0.0) for t in ("medquad", "scifact", "cranfield") for p in ("P0",)]
-    manifest = {"suite": "heldout", "tasks": ["medquad", "cranfield"], "encoders": ["enc-a"]}
+    manifest = TransferManifest(
+        command=["embedding-ttc", "transfer", "--task", "medquad", "--task", "cranfield"],
+        suite="heldout",
+        tasks=["medquad", "cranfield"],
+        discovery_suite="none",
+        discovery_tasks=[],
+        encoders=["enc-a"],
+        programs=["P0"],
+        bootstrap=1000,
+        seed=0,
+        executor="inprocess",
+        embedding_ttc="0.1.0",
+    )
     assert resolve_layout(manifest, cells).tasks == ("scifact", "cranfield", "medquad")
