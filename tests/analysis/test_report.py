@@ -19,7 +19,7 @@ from embedding_ttc.analysis.inputs import ReportError, load_search_run
 from embedding_ttc.analysis.report import write_report
 from embedding_ttc.analysis.report_page import build_page
 from embedding_ttc.cli.analysis import main
-from embedding_ttc.search.records import LedgerRecord
+from ledger_records import evaluated
 
 from .cell_factory import cell
 
@@ -100,15 +100,7 @@ def write_matrix(out: Path, *, search_run: Path | None = None, heads: bool = Tru
 
 
 def ledger_line(gen, pid, mean, cost, per_task):
-    return LedgerRecord(
-        generation=gen,
-        program_id=pid,
-        status="ok",
-        per_task_delta=per_task,
-        mean_delta=mean,
-        cost_ratio=cost,
-        proposer="test",
-    ).model_dump_json()
+    return evaluated(gen, pid, per_task, mean_delta=mean, cost_ratio=cost).model_dump_json()
 
 
 def write_search_run(run: Path) -> Path:

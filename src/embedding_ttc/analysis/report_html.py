@@ -207,7 +207,7 @@ def _search_html(search: SearchRun | None) -> str:
             r.generation,
             r.cost_ratio,
             r.mean_delta,
-            f"{r.wins}/{r.ties}/{r.losses}",
+            str(r.wtl),
             r.novelty,
         )
         for r in pareto(search.records)
