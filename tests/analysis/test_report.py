@@ -19,6 +19,7 @@ from embedding_ttc.analysis.inputs import ReportError, load_search_run
 from embedding_ttc.analysis.report import write_report
 from embedding_ttc.analysis.report_page import build_page
 from embedding_ttc.cli.analysis import main
+from embedding_ttc.search.run_config import RunConfig, write_run_config
 from ledger_records import evaluated
 
 from .cell_factory import cell
@@ -112,8 +113,16 @@ def write_search_run(run: Path) -> Path:
         ledger_line(3, "g0003", 0.2, 3.0, {"d1": 0.1, "d2": 0.3}),
     ]
     (run / "ledger.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    config = {"suite": "discovery", "tasks": DISCOVERY, "encoder": "enc-a", "proposer": "test"}
-    (run / "search.json").write_text(json.dumps(config), encoding="utf-8")
+    config = RunConfig(
+        suite="discovery",
+        tasks=DISCOVERY,
+        encoder="enc-a",
+        proposer="test",
+        model=None,
+        seed=0,
+        shortlist=None,
+    )
+    write_run_config(run, config)
     return run
 
 
