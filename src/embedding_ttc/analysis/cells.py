@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES, cell_seed, paired_bootstrap
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.evaluation.comparison import CountedComparison, compare, lift_flat_comparison
+from embedding_ttc.evaluation.comparison import CountedComparison, compare, read_flat_schema_1
 from embedding_ttc.evaluation.output import safe_name
 from embedding_ttc.evaluation.records import TaskResult
 
@@ -88,8 +88,8 @@ class Cell(_Record):
     under the program and under P0; ``comparison`` holds both means, ``delta_ndcg_at_10`` (the
     mean of their difference, also :attr:`delta`) and the per-query W/T/L at ±0.001. Schema 1
     copied the comparison's fields flat; such a cell is read through
-    :func:`~embedding_ttc.evaluation.comparison.lift_flat_comparison`. Cost fields are those of the
-    program's :class:`~embedding_ttc.evaluation.records.CostRecord` (base and program calls,
+    :func:`~embedding_ttc.evaluation.comparison.read_flat_schema_1`. Cost fields are those of
+    the program's :class:`~embedding_ttc.evaluation.records.CostRecord` (base and program calls,
     ``c``); timings those of its :class:`~embedding_ttc.evaluation.records.Timings`.
     ``bootstrap`` is the paired bootstrap of the per-query differences. ``shortlist`` is the
     number of dense first-stage candidates every query's program (and P0) reranked, ``None``
@@ -127,9 +127,7 @@ class Cell(_Record):
     @model_validator(mode="before")
     @classmethod
     def _read_schema_1(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("schema_version") == 1:
-            return {**lift_flat_comparison(data), "schema_version": CELL_SCHEMA_VERSION}
-        return data
+        return read_flat_schema_1(data, CELL_SCHEMA_VERSION)
 
     @property
     def key(self) -> CellKey:

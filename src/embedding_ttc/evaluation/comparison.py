@@ -136,3 +136,14 @@ def lift_flat_comparison(
     lifted["wtl"] = counts or None
     body["comparison"] = lifted
     return body
+
+
+def read_flat_schema_1(data: Any, current: int) -> Any:
+    """``data`` in schema ``current`` when it is a flat record of schema 1, else unchanged.
+
+    The ``model_validator(mode="before")`` of the summary row and the transfer cell, whose
+    schema 2 embeds the comparison that schema 1 copied (:func:`lift_flat_comparison`).
+    """
+    if isinstance(data, dict) and data.get("schema_version") == 1:
+        return {**lift_flat_comparison(data), "schema_version": current}
+    return data

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from embedding_ttc.evaluation.comparison import CountedComparison, lift_flat_comparison
+from embedding_ttc.evaluation.comparison import CountedComparison, read_flat_schema_1
 from embedding_ttc.evaluation.outcome import Status
 
 TASK_RESULT_SCHEMA_VERSION: Literal[1] = 1
@@ -104,7 +104,8 @@ class SummaryRow(_Record):
 
     ``comparison`` is the program against P0 on the task (both nDCG@10, the mean Δ, the
     per-query W/T/L); the rest are the program's cost and timings. Schema 1 copied the
-    comparison's fields flat; such a row is read through :func:`lift_flat_comparison`.
+    comparison's fields flat; such a row is read through
+    :func:`~embedding_ttc.evaluation.comparison.read_flat_schema_1`.
     """
 
     schema_version: Literal[2] = SUMMARY_SCHEMA_VERSION
@@ -127,9 +128,7 @@ class SummaryRow(_Record):
     @model_validator(mode="before")
     @classmethod
     def _read_schema_1(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("schema_version") == 1:
-            return {**lift_flat_comparison(data), "schema_version": SUMMARY_SCHEMA_VERSION}
-        return data
+        return read_flat_schema_1(data, SUMMARY_SCHEMA_VERSION)
 
 
 class FailureRow(_Record):
