@@ -6,11 +6,16 @@ import pytest
 from pydantic import ValidationError
 
 from embedding_ttc.evaluation.comparison import WTL, Comparison
+from embedding_ttc.evaluation.evaluate import evaluate
 from embedding_ttc.evaluation.records import (
     SUMMARY_SCHEMA_VERSION,
     FailureRow,
     SummaryRow,
+    summary_row,
 )
+from embedding_ttc.programs.p0 import P0
+
+from fakes import HashingEncoder
 
 # A line of summary.jsonl written by `evaluate --suite smoke --program all --out` at schema 1.
 SUMMARY_V1 = (
@@ -81,3 +86,13 @@ def test_versions_are_typed_literals():
                 "comparison": cmp.model_dump(),
             }
         )
+
+
+def test_a_summary_row_embeds_the_comparison_and_copies_cost_and_timings(tiny_task):
+    p0 = evaluate(P0(), tiny_task, HashingEncoder())
+    row = summary_row("enc", "tiny", p0, p0)
+    assert (row.encoder, row.task, row.program) == ("enc", "tiny", "P0")
+    assert row.comparison.wtl == WTL(wins=0, ties=len(p0.per_query), losses=0)
+    assert row.comparison.ndcg_at_10 == row.comparison.baseline_ndcg_at_10 == p0.ndcg_at_10
+    assert (row.cost_ratio, row.index_calls) == (p0.cost.cost_ratio, p0.cost.index_calls)
+    assert row.total_seconds == p0.timings.total_seconds

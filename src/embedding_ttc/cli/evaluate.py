@@ -30,27 +30,6 @@ def _task_names(args: argparse.Namespace) -> list[str]:
     return names
 
 
-def _summary_row(encoder: str, task: str, result: Any, baseline: Any) -> Any:
-    from embedding_ttc.evaluation.comparison import compare
-    from embedding_ttc.evaluation.records import SummaryRow
-
-    return SummaryRow(
-        encoder=encoder,
-        task=task,
-        program=result.program,
-        comparison=compare(result, baseline),
-        cost_ratio=result.cost.cost_ratio,
-        base_calls=result.cost.base_calls,
-        program_calls=result.cost.program_calls,
-        index_calls=result.cost.index_calls,
-        query_calls=result.cost.query_calls,
-        encode_seconds=result.timings.encode_seconds,
-        forward_seconds=result.timings.forward_seconds,
-        algebra_seconds=result.timings.algebra_seconds,
-        total_seconds=result.timings.total_seconds,
-    )
-
-
 def _evaluate_task(
     args: argparse.Namespace,
     enc_name: str,
@@ -68,7 +47,7 @@ def _evaluate_task(
     """
     from embedding_ttc.evaluation.evaluate import run_programs
     from embedding_ttc.evaluation.guarded import ProgramFailure, run_guarded
-    from embedding_ttc.evaluation.records import FailureRow
+    from embedding_ttc.evaluation.records import FailureRow, summary_row
 
     bar = None
     if progress is not None:
@@ -79,7 +58,7 @@ def _evaluate_task(
             progress.advance(bar, n)
 
     rows = []
-    baseline = None
+    baseline: Any = None  # P0's result: programs start with P0 (cmd_evaluate puts it first)
     runs = run_programs(
         programs,
         task,
@@ -90,7 +69,7 @@ def _evaluate_task(
     )
     for run in runs:
         baseline = baseline or run.result
-        row = _summary_row(enc_name, task.name, run.result, baseline)
+        row = summary_row(enc_name, task.name, run.result, baseline)
         if out:
             out.write(run, row)
         rows.append(row)
@@ -110,7 +89,7 @@ def _evaluate_task(
                 )
             )
             continue
-        row = _summary_row(enc_name, task.name, outcome.result, baseline)
+        row = summary_row(enc_name, task.name, outcome.result, baseline)
         if out:
             out.write(outcome, row)
         rows.append(row)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from embedding_ttc.evaluation.comparison import CountedComparison, read_flat_schema_1
+from embedding_ttc.evaluation.comparison import CountedComparison, compare, read_flat_schema_1
 from embedding_ttc.evaluation.outcome import Status
 
 TASK_RESULT_SCHEMA_VERSION: Literal[1] = 1
@@ -129,6 +129,29 @@ class SummaryRow(_Record):
     @classmethod
     def _read_schema_1(cls, data: Any) -> Any:
         return read_flat_schema_1(data, SUMMARY_SCHEMA_VERSION)
+
+
+def summary_row(encoder: str, task: str, result: TaskResult, baseline: TaskResult) -> SummaryRow:
+    """The summary of ``result`` against ``baseline`` (P0 on the same task and encoder).
+
+    ``encoder`` and ``task`` are the names the command was given (the result records the
+    encoder's own).
+    """
+    return SummaryRow(
+        encoder=encoder,
+        task=task,
+        program=result.program,
+        comparison=compare(result, baseline),
+        cost_ratio=result.cost.cost_ratio,
+        base_calls=result.cost.base_calls,
+        program_calls=result.cost.program_calls,
+        index_calls=result.cost.index_calls,
+        query_calls=result.cost.query_calls,
+        encode_seconds=result.timings.encode_seconds,
+        forward_seconds=result.timings.forward_seconds,
+        algebra_seconds=result.timings.algebra_seconds,
+        total_seconds=result.timings.total_seconds,
+    )
 
 
 class FailureRow(_Record):
