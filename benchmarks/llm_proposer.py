@@ -86,6 +86,7 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
     from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
+    from embedding_ttc.search.run_config import RunConfig, write_run_config
     from embedding_ttc.search.sandbox.limits import SandboxLimits
     from embedding_ttc.search.sandbox.program import SandboxedProgram
     from embedding_ttc.tasks.catalog import (
@@ -123,21 +124,8 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
     loops: dict[str, Any] = {}
     for config in configs:
         ledger = Ledger(args.run_dir / config.name)
-        ledger.write_config(
-            {
-                "schema_version": 1,
-                "benchmark": "llm_proposer",
-                "config": config.name,
-                "tasks": names,
-                "encoder": args.encoder,
-                "llm_model": args.llm_model,
-                "seed": args.seed,
-            }
-        )
-        proposer: Any
-        if config.prompt is None:
-            proposer = bare_llm
-        else:
+        options = None
+        if config.prompt is not None:
             options = DraftingOptions(
                 drafts=config.drafts,
                 repair_rounds=config.repair_rounds,
@@ -145,6 +133,25 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
                 context_tokens=args.context_tokens,
                 precheck=config.precheck,
             )
+        # The run directory's configuration, as `search` records it: the configuration's name
+        # is the directory's, its drafting options are recorded, the local model is the model.
+        write_run_config(
+            ledger.run_dir,
+            RunConfig(
+                suite=args.suite,
+                tasks=names,
+                encoder=args.encoder,
+                proposer="llama-cpp",
+                model=args.llm_model,
+                seed=args.seed,
+                shortlist=None,
+                drafting=options,
+            ),
+        )
+        proposer: Any
+        if options is None:
+            proposer = bare_llm
+        else:
             check = ledger_precheck(checker, library, ledger, limits, encoder)
             proposer = options.wrap(compact_llm, check)  # type: ignore[arg-type]
         loops[config.name] = SearchLoop(

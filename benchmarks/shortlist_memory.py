@@ -68,7 +68,7 @@ def run_one(encoder: str, task: str, program: str, shortlist: int | None) -> Mea
             raise SystemExit(f"{' '.join(cmd)} failed:\n{err.read()[-2000:]}")
         rows = json.loads(out.read())
     peak_kib = usage.ru_maxrss  # KiB on Linux
-    ndcg = next(r["ndcg_at_10"] for r in rows if r["program"] == program)
+    ndcg = next(r["comparison"]["ndcg_at_10"] for r in rows if r["program"] == program)
     return Measure(peak_kib / 1024.0, seconds, ndcg)
 
 

@@ -10,14 +10,11 @@ from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.evaluation.trec import unescape_id
 
 FIELDS = {
+    "schema_version",
     "encoder",
     "task",
     "program",
-    "ndcg_at_10",
-    "delta_ndcg_at_10",
-    "wins",
-    "ties",
-    "losses",
+    "comparison",
     "cost_ratio",
     "index_calls",
     "query_calls",
@@ -49,9 +46,12 @@ def test_evaluate_json_and_run_directory(shared_datasets: Path, tmp_path: Path, 
     records = json.loads(capsys.readouterr().out)
     assert len(records) == 1 and set(records[0]) >= FIELDS
     rec = records[0]
+    cmp = rec["comparison"]
     # measured reference with this packaged model: 0.2018 (published MTEB: 0.2052)
-    assert rec["ndcg_at_10"] == pytest.approx(0.2018, abs=0.001)
-    assert rec["cost_ratio"] == 1.0 and rec["delta_ndcg_at_10"] == 0.0
+    assert cmp["ndcg_at_10"] == pytest.approx(0.2018, abs=0.001)
+    assert cmp["baseline_ndcg_at_10"] == cmp["ndcg_at_10"] and cmp["delta_ndcg_at_10"] == 0.0
+    assert cmp["wtl"] == {"wins": 0, "ties": 50, "losses": 0}  # P0 against itself
+    assert rec["schema_version"] == 2 and rec["cost_ratio"] == 1.0
     assert (rec["index_calls"], rec["query_calls"]) == (82, 50)
 
     result = TaskResult.model_validate_json(
@@ -65,7 +65,7 @@ def test_evaluate_json_and_run_directory(shared_datasets: Path, tmp_path: Path, 
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["kind"] == "run_manifest" and manifest["tasks"] == ["aila_statutes"]
     summary = [json.loads(x) for x in (out / "summary.jsonl").read_text().splitlines()]
-    assert summary[0]["ndcg_at_10"] == rec["ndcg_at_10"]
+    assert summary[0]["comparison"] == rec["comparison"]
 
 
 def test_second_run_is_served_from_the_cache(shared_datasets: Path, tmp_path: Path, capsys):
@@ -84,7 +84,7 @@ def test_second_run_is_served_from_the_cache(shared_datasets: Path, tmp_path: Pa
     cold = json.loads(capsys.readouterr().out)[0]
     assert main(args) == 0
     warm = json.loads(capsys.readouterr().out)[0]
-    assert warm["ndcg_at_10"] == cold["ndcg_at_10"]
+    assert warm["comparison"] == cold["comparison"]
     assert warm["index_calls"] == cold["index_calls"]  # a hit is still an encoder call
     assert warm["forward_seconds"] == 0.0 < cold["forward_seconds"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from embedding_ttc.analysis.cells import BootstrapStats, Cell
+from embedding_ttc.evaluation.comparison import WTL, Comparison
 
 
 def cell(encoder, task, program, delta, sig=0, base=100, prog=0, baseline=0.5, p=None):
@@ -16,12 +17,12 @@ def cell(encoder, task, program, delta, sig=0, base=100, prog=0, baseline=0.5, p
         task=task,
         program=program,
         n_queries=1,
-        ndcg_at_10=baseline + delta,
-        baseline_ndcg_at_10=baseline,
-        delta_ndcg_at_10=delta,
-        wins=int(delta > 0.001),
-        ties=int(abs(delta) <= 0.001),
-        losses=int(delta < -0.001),
+        comparison=Comparison(
+            ndcg_at_10=baseline + delta,
+            baseline_ndcg_at_10=baseline,
+            delta_ndcg_at_10=delta,
+            wtl=WTL.count([delta]),
+        ),
         per_query={"q": baseline + delta},
         baseline_per_query={"q": baseline},
         cost_ratio=(base + prog) / base,

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,7 @@ from embedding_ttc.analysis.cells import (
     make_cell,
 )
 from embedding_ttc.analysis.stats import cell_seed
+from embedding_ttc.evaluation.comparison import WTL
 from embedding_ttc.evaluation.records import (
     CostRecord,
     EncoderRecord,
@@ -68,10 +70,11 @@ def test_make_cell_by_hand():
     assert cell.key == CellKey("my-encoder", "t", "Rocchio:K=3,beta=0.5")
     assert cell.encoder_revision == "r1"
     # Δ = mean(0.2, 0.0005, -0.1, 0.1) = 0.050125; 0.0005 is a tie at ±0.001.
-    assert cell.delta_ndcg_at_10 == pytest.approx(0.050125)
-    assert (cell.wins, cell.ties, cell.losses) == (2, 1, 1)
+    assert cell.delta == cell.comparison.delta_ndcg_at_10 == pytest.approx(0.050125)
+    assert cell.comparison.wtl == WTL(wins=2, ties=1, losses=1)
     assert cell.differences() == pytest.approx([0.2, 0.0005, -0.1, 0.1])
-    assert (cell.ndcg_at_10, cell.baseline_ndcg_at_10) == (PROG.ndcg_at_10, BASE.ndcg_at_10)
+    assert cell.comparison.ndcg_at_10 == PROG.ndcg_at_10
+    assert cell.comparison.baseline_ndcg_at_10 == BASE.ndcg_at_10
     assert cell.n_queries == 4
     assert (cell.base_calls, cell.program_calls, cell.cost_ratio) == (14, 6, 20 / 14)
     assert cell.bootstrap.seed == cell_seed(4, "my-encoder", "t", "Rocchio:K=3,beta=0.5")
@@ -82,8 +85,8 @@ def test_make_cell_by_hand():
 
 def test_p0_against_itself_is_all_ties():
     cell = make_cell("enc", BASE, BASE, CONFIG)
-    assert cell.delta_ndcg_at_10 == 0.0
-    assert (cell.wins, cell.ties, cell.losses) == (0, 4, 0)
+    assert cell.delta == 0.0
+    assert cell.comparison.wtl == WTL(wins=0, ties=4, losses=0)
     assert (cell.bootstrap.ci_low, cell.bootstrap.ci_high, cell.bootstrap.p_value) == (0, 0, 1)
 
 
@@ -140,6 +143,42 @@ def test_a_malformed_or_misplaced_file_is_an_error_naming_it(tmp_path):
     assert isinstance(store.load(other), Cell)
 
 
+SCHEMA_1 = Path(__file__).parent / "data" / "cell_schema_1.json"  # a committed result cell
+
+
+def test_a_schema_1_cell_is_read_into_the_current_shape(tmp_path):
+    store = CellStore(tmp_path)
+    key = CellKey("all-MiniLM-L6-v2", "birco_doris_mae_dev", "BM25")
+    store.path(key).parent.mkdir(parents=True)
+    store.path(key).write_text(SCHEMA_1.read_text())
+    old = json.loads(SCHEMA_1.read_text())
+    cell = store.load(key)
+    assert cell.schema_version == CELL_SCHEMA_VERSION == 2
+    assert cell.comparison.ndcg_at_10 == old["ndcg_at_10"] == 0.6203191473232053
+    assert cell.comparison.baseline_ndcg_at_10 == old["baseline_ndcg_at_10"]
+    assert cell.delta == old["delta_ndcg_at_10"] == -0.08725226997170513
+    assert cell.comparison.wtl == WTL(wins=11, ties=0, losses=29)
+    assert (
+        cell.per_query == old["per_query"] and cell.bootstrap.p_value == old["bootstrap"]["p_value"]
+    )
+    # written again, it is a cell of the current schema, and reads back the same
+    store.write(cell)
+    body = json.loads(store.path(key).read_text())
+    assert body["schema_version"] == 2 and "wins" not in body and "ndcg_at_10" not in body
+    assert store.load(key) == cell
+
+
+def test_a_schema_1_cell_without_its_counts_is_refused(tmp_path):
+    store = CellStore(tmp_path)
+    key = CellKey("all-MiniLM-L6-v2", "birco_doris_mae_dev", "BM25")
+    body = json.loads(SCHEMA_1.read_text())
+    del body["wins"], body["ties"], body["losses"]
+    store.path(key).parent.mkdir(parents=True)
+    store.path(key).write_text(json.dumps(body))
+    with pytest.raises(CellStoreError, match="per-query W/T/L"):
+        store.load(key)
+
+
 def test_a_newer_schema_is_refused(tmp_path):
     store = CellStore(tmp_path)
     cell = make_cell("enc", PROG, BASE, CONFIG)
@@ -147,5 +186,5 @@ def test_a_newer_schema_is_refused(tmp_path):
     body = json.loads(path.read_text())
     body["schema_version"] = CELL_SCHEMA_VERSION + 1
     path.write_text(json.dumps(body))
-    with pytest.raises(CellStoreError, match="schema version"):
+    with pytest.raises(CellStoreError, match="schema version 3, this version reads 1 and 2"):
         store.load(cell.key)

@@ -21,21 +21,16 @@ from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadRecord
 from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.search.records import LedgerRecord
+from ledger_records import evaluated
 
 from .cell_factory import cell
 
 
 def record(gen, pid, mean, cost, per_task=None, status="ok"):
-    evaluated = status == "ok"
-    return LedgerRecord(
-        generation=gen,
-        program_id=pid,
-        status=status,
-        per_task_delta=(per_task or {"t1": mean, "t2": mean}) if evaluated else {},
-        mean_delta=mean if evaluated else None,
-        cost_ratio=cost if evaluated else None,
-        proposer="test",
-    )
+    if status != "ok":
+        return LedgerRecord(generation=gen, program_id=pid, status=status, proposer="test")
+    deltas = per_task or {"t1": mean, "t2": mean}
+    return evaluated(gen, pid, deltas, mean_delta=mean, cost_ratio=cost)
 
 
 LEDGER = [

@@ -75,7 +75,7 @@ def test_first_run_writes_every_cell_with_one_call_per_group(computed):
     assert cell.baseline_per_query == base.per_query
     assert cell.n_queries == 150 and cell.bootstrap.resamples == 200
     diffs = [cell.per_query[q] - base.per_query[q] for q in base.per_query]
-    assert cell.delta_ndcg_at_10 == pytest.approx(np.mean(diffs))
+    assert cell.delta == pytest.approx(np.mean(diffs))
 
 
 def test_rerun_computes_nothing(store, computed, monkeypatch):

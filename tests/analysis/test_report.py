@@ -19,7 +19,8 @@ from embedding_ttc.analysis.inputs import ReportError, load_search_run
 from embedding_ttc.analysis.report import write_report
 from embedding_ttc.analysis.report_page import build_page
 from embedding_ttc.cli.analysis import main
-from embedding_ttc.search.records import LedgerRecord
+from embedding_ttc.search.run_config import RunConfig, write_run_config
+from ledger_records import evaluated
 
 from .cell_factory import cell
 
@@ -100,15 +101,7 @@ def write_matrix(out: Path, *, search_run: Path | None = None, heads: bool = Tru
 
 
 def ledger_line(gen, pid, mean, cost, per_task):
-    return LedgerRecord(
-        generation=gen,
-        program_id=pid,
-        status="ok",
-        per_task_delta=per_task,
-        mean_delta=mean,
-        cost_ratio=cost,
-        proposer="test",
-    ).model_dump_json()
+    return evaluated(gen, pid, per_task, mean_delta=mean, cost_ratio=cost).model_dump_json()
 
 
 def write_search_run(run: Path) -> Path:
@@ -120,8 +113,16 @@ def write_search_run(run: Path) -> Path:
         ledger_line(3, "g0003", 0.2, 3.0, {"d1": 0.1, "d2": 0.3}),
     ]
     (run / "ledger.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    config = {"suite": "discovery", "tasks": DISCOVERY, "encoder": "enc-a", "proposer": "test"}
-    (run / "search.json").write_text(json.dumps(config), encoding="utf-8")
+    config = RunConfig(
+        suite="discovery",
+        tasks=DISCOVERY,
+        encoder="enc-a",
+        proposer="test",
+        model=None,
+        seed=0,
+        shortlist=None,
+    )
+    write_run_config(run, config)
     return run
 
 
@@ -453,8 +454,21 @@ def test_a_study_in_pieces_keeps_its_discovery_column(tmp_path, capsys):
 
 
 def test_held_out_tasks_are_laid_out_in_the_suite_order_whatever_the_last_piece_named():
+    from embedding_ttc.analysis.manifest import TransferManifest
     from embedding_ttc.analysis.report_page import resolve_layout
 
     cells = [cell("enc-a", t, p, 0.0) for t in ("medquad", "scifact", "cranfield") for p in ("P0",)]
-    manifest = {"suite": "heldout", "tasks": ["medquad", "cranfield"], "encoders": ["enc-a"]}
+    manifest = TransferManifest(
+        command=["embedding-ttc", "transfer", "--task", "medquad", "--task", "cranfield"],
+        suite="heldout",
+        tasks=["medquad", "cranfield"],
+        discovery_suite="none",
+        discovery_tasks=[],
+        encoders=["enc-a"],
+        programs=["P0"],
+        bootstrap=1000,
+        seed=0,
+        executor="inprocess",
+        embedding_ttc="0.1.0",
+    )
     assert resolve_layout(manifest, cells).tasks == ("scifact", "cranfield", "medquad")

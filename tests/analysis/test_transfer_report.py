@@ -4,7 +4,8 @@ import pytest
 
 from embedding_ttc.analysis.cells import CellKey
 from embedding_ttc.analysis.tables import sections
-from embedding_ttc.analysis.transfer_report import WTL, TransferReport
+from embedding_ttc.analysis.transfer_report import TransferReport
+from embedding_ttc.evaluation.comparison import WTL
 
 from .cell_factory import cell as make_cell
 
@@ -38,6 +39,10 @@ CELLS = [
 ]
 
 
+def wtl(wins, ties, losses):
+    return WTL(wins=wins, ties=ties, losses=losses)
+
+
 def report(**kwargs):
     layout = {
         "encoders": ["A", "B"],
@@ -49,18 +54,13 @@ def report(**kwargs):
     return TransferReport.from_cells(CELLS, **{**layout, **kwargs})
 
 
-def test_wtl_at_the_threshold():
-    assert WTL.of([0.0011, 0.001, -0.001, -0.0011, 0.0]) == WTL(1, 3, 1)
-    assert str(WTL(13, 1, 0)) == "13/1/0"
-
-
 def test_table2_layout_counts():
     r = report()
     assert r.programs == ("X", "Y")  # P0 gets no line
     x, y = r.line("X"), r.line("Y")
-    assert x.discovery == WTL(1, 0, 1) and y.discovery == WTL(1, 1, 0)
-    assert x.heldout == {"A": WTL(1, 1, 1), "B": WTL(2, 0, 1)}
-    assert y.heldout == {"A": WTL(2, 0, 0), "B": WTL(1, 1, 1)}
+    assert x.discovery == wtl(1, 0, 1) and y.discovery == wtl(1, 1, 0)
+    assert x.heldout == {"A": wtl(1, 1, 1), "B": wtl(2, 0, 1)}
+    assert y.heldout == {"A": wtl(2, 0, 0), "B": wtl(1, 1, 1)}
     assert x.cost_ratio == pytest.approx(1.5)
     assert y.cost_ratio == pytest.approx(1400 / 1300)  # summed calls, not a mean of ratios
 

@@ -1,13 +1,14 @@
 import numpy as np
 import pytest
 
+from embedding_ttc.evaluation.comparison import compare
 from embedding_ttc.evaluation.evaluate import (
     ProgramOutputError,
     evaluate,
     evaluate_programs,
     run_programs,
 )
-from embedding_ttc.evaluation.records import TaskResult, compare
+from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.p0 import P0
 
@@ -62,8 +63,9 @@ def test_program_cost_is_metered(tiny_task):
     assert prog.cost.texts["program/query/text-matching"] == 1
     assert prog.cost.query_time_cost_ratio == pytest.approx(4 / 3)
     cmp = compare(prog, p0)
-    assert cmp.wins + cmp.ties + cmp.losses == 3
+    assert cmp.wtl is not None and cmp.wtl.total == 3
     assert cmp.delta_ndcg_at_10 == pytest.approx(prog.ndcg_at_10 - p0.ndcg_at_10)
+    assert (cmp.ndcg_at_10, cmp.baseline_ndcg_at_10) == (prog.ndcg_at_10, p0.ndcg_at_10)
 
 
 @pytest.mark.parametrize(

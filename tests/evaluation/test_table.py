@@ -1,5 +1,6 @@
 import pytest
 
+from embedding_ttc.evaluation.comparison import WTL, Comparison
 from embedding_ttc.evaluation.records import SummaryRow
 from embedding_ttc.evaluation.table import DiscoveryTable
 
@@ -9,11 +10,12 @@ def row(task, program, ndcg, delta, base, prog):
         encoder="enc",
         task=task,
         program=program,
-        ndcg_at_10=ndcg,
-        delta_ndcg_at_10=delta,
-        wins=0,
-        ties=0,
-        losses=0,
+        comparison=Comparison(
+            ndcg_at_10=ndcg,
+            baseline_ndcg_at_10=ndcg - delta,
+            delta_ndcg_at_10=delta,
+            wtl=WTL(wins=0, ties=1, losses=0),
+        ),
         cost_ratio=(base + prog) / base,
         base_calls=base,
         program_calls=prog,
@@ -38,10 +40,10 @@ def test_aggregates_over_tasks():
     table = DiscoveryTable.from_rows(ROWS)
     p0, x = table.lines
     assert (p0.program, p0.cost_ratio, p0.mean_delta) == ("P0", 1.0, 0.0)
-    assert (p0.wins, p0.ties, p0.losses) == (0, 2, 0)
+    assert p0.wtl == WTL(wins=0, ties=2, losses=0)
     assert x.cost_ratio == pytest.approx(600 / 400)  # summed calls, not a mean of ratios
     assert x.mean_delta == pytest.approx((0.1 - 0.0005) / 2)
-    assert (x.wins, x.ties, x.losses) == (1, 1, 0)  # -0.0005 is a tie at ±0.001
+    assert x.wtl == WTL(wins=1, ties=1, losses=0)  # -0.0005 is a tie at ±0.001
     assert x.per_task_delta == {"a": 0.1, "b": -0.0005}
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from embedding_ttc.evaluation.comparison import WTL, Comparison
 from embedding_ttc.evaluation.outcome import CandidateError
-from embedding_ttc.evaluation.records import TIE_THRESHOLD
 from embedding_ttc.programs.base import Context, Matrix, Program
 from embedding_ttc.search.checks.rules import ProgramRejected
 from embedding_ttc.search.proposers.base import ProposerError
@@ -141,24 +141,22 @@ class FakeEvaluator:
         outcome = self.outcomes[program.name]
         if isinstance(outcome, CandidateError):
             raise outcome
-        n = len(self.task_names)
-        wins = n if outcome > TIE_THRESHOLD else 0
-        losses = n if outcome < -TIE_THRESHOLD else 0
         return SuiteScore(
             per_task={name: _delta(outcome, 1.5) for name in self.task_names},
             mean_delta=outcome,
-            wins=wins,
-            ties=n - wins - losses,
-            losses=losses,
+            wtl=WTL.count([outcome] * len(self.task_names)),
             cost_ratio=1.5,
         )
 
 
 def _delta(delta: float, cost_ratio: float) -> TaskDelta:
     return TaskDelta(
-        delta=delta,
-        ndcg_at_10=0.5 + delta,
-        baseline_ndcg_at_10=0.5,
+        comparison=Comparison(
+            ndcg_at_10=0.5 + delta,
+            baseline_ndcg_at_10=0.5,
+            delta_ndcg_at_10=delta,
+            wtl=WTL.count([delta]),  # as if each fake task had one query
+        ),
         cost_ratio=cost_ratio,
         index_calls=10,
         query_calls=2,

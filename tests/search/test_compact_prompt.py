@@ -28,6 +28,7 @@ from embedding_ttc.search.prompts.examples import EXAMPLES, example_structures
 from embedding_ttc.search.prompts.helper_list import PRIMITIVE_PRIORITY, helper_modules
 from embedding_ttc.search.proposers.base import estimate_tokens
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from ledger_records import evaluated
 
 from .test_prompt import G1_SOURCE, TASKS, small_state
 
@@ -41,15 +42,18 @@ def words(text: str) -> int:
 
 
 def record(generation: int, status: Status = Status.OK, **fields: object) -> LedgerRecord:
-    ok = status == Status.OK
+    program_id = f"g{generation:04d}"
+    fields = {"proposer": "llama-cpp", **fields}
+    if status == Status.OK:
+        mean, cost = 0.001 * generation, 1.0 + generation / 10
+        return evaluated(
+            generation, program_id, dict.fromkeys(TASKS, mean), cost_ratio=cost, **fields
+        )
     values: dict[str, object] = {
         "generation": generation,
-        "program_id": f"g{generation:04d}",
+        "program_id": program_id,
         "status": status,
-        "proposer": "llama-cpp",
-        "mean_delta": 0.001 * generation if ok else None,
-        "cost_ratio": 1.0 + generation / 10 if ok else None,
-        "reason": "" if ok else f"crashed: the program raised IndexError number {generation}",
+        "reason": f"crashed: the program raised IndexError number {generation}",
     }
     values.update(fields)
     return LedgerRecord.model_validate(values)

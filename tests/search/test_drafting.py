@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,7 @@ from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
 from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
 from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.run_config import read_run_config
 from embedding_ttc.search.sandbox.limits import SandboxLimits
 from embedding_ttc.search.sandbox.program import SandboxedProgram
 from embedding_ttc.tasks.catalog import load_task
@@ -627,14 +629,17 @@ def test_the_search_command_wires_drafting(tmp_path: Path, shared_datasets, caps
     g1 = Ledger(run_dir).records[1]
     assert g1.status == Status.OK and len(g1.attempts) == 1
     assert prompts[0] is not None and "## Helpers" in prompts[0]
-    config = Ledger(run_dir).read_config()
-    assert config is not None and config["drafting"] == {
+    config = json.loads((run_dir / "search.json").read_text())
+    assert config["drafting"] == {
         "drafts": 2,
         "repair_rounds": 0,
         "prompt": "compact",
         "context_tokens": 3000,
         "precheck": True,
     }
+    recorded = read_run_config(run_dir)
+    assert recorded is not None and recorded.drafting is not None
+    assert recorded.drafting.drafts == 2 and recorded.proposer == "openai"
 
 
 LOST_CONSTANTS = """import numpy as np

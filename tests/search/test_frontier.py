@@ -5,17 +5,11 @@ from __future__ import annotations
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.frontier import admitted, frontier, frontier_json, pareto, render_frontier
 from embedding_ttc.search.records import LedgerRecord
+from ledger_records import evaluated
 
 
-def rec(pid: str, c: float | None, m: float | None, status: Status = Status.OK) -> LedgerRecord:
-    return LedgerRecord(
-        generation=int(pid[1:]),
-        program_id=pid,
-        status=status,
-        proposer="t",
-        cost_ratio=c,
-        mean_delta=m,
-    )
+def rec(pid: str, c: float, m: float) -> LedgerRecord:
+    return evaluated(int(pid[1:]), pid, {"t": m}, cost_ratio=c)
 
 
 RECORDS = [
@@ -25,7 +19,7 @@ RECORDS = [
     rec("g3", 3.0, 0.008),  # below the bar; dominated by g1
     rec("g4", 1.2, 0.005),  # not admitted (below g1) but Pareto-optimal
     rec("g5", 5.0, 0.020),  # admitted
-    rec("g6", 0.5, 0.5, Status.TIMEOUT),  # not evaluated: ignored
+    LedgerRecord(generation=6, program_id="g6", status=Status.TIMEOUT, proposer="t"),  # ignored
     rec("g7", 5.0, 0.020),  # exact tie with g5: the earlier one stays
 ]
 
@@ -46,6 +40,17 @@ def test_frontier_views_and_rendering():
     assert [row["program_id"] for row in data["pareto"]] == ["g0", "g4", "g1", "g5"]  # type: ignore[index]
     text = render_frontier(front, len(RECORDS))
     assert "8 programs" in text and "g5" in text and "+0.0200" in text
+    assert "+0.0200  1/0/0" in text  # W/T/L over tasks
+    assert data["admitted"][0] == {  # type: ignore[index]
+        "program_id": "g1",
+        "generation": 1,
+        "cost_ratio": 2.0,
+        "mean_delta": 0.010,
+        "wins": 1,
+        "ties": 0,
+        "losses": 0,
+        "novelty": "",
+    }
 
 
 def test_nothing_beats_p0():

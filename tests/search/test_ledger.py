@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.ledger import Ledger, LedgerError
 from embedding_ttc.search.records import LedgerRecord
+from ledger_records import evaluated
 
 
 def record(generation: int, **kw: object) -> LedgerRecord:
-    fields: dict[str, object] = {
-        "generation": generation,
-        "program_id": f"g{generation:04d}",
-        "status": Status.OK,
-        "proposer": "test",
-        "mean_delta": 0.01 * generation,
-        "cost_ratio": 1.0 + generation,
-    }
-    fields.update(kw)
-    return LedgerRecord.model_validate(fields)
+    delta = 0.01 * generation
+    return evaluated(
+        generation, f"g{generation:04d}", {"t": delta}, cost_ratio=1.0 + generation, **kw
+    )
 
 
 def test_append_and_reload(tmp_path):
@@ -32,7 +26,7 @@ def test_append_and_reload(tmp_path):
     assert again.last_generation == 1
     assert "return S.copy()" in (again.source(again.records[1]) or "")
     lines = (tmp_path / "ledger.jsonl").read_text().splitlines()
-    assert all('"schema_version":1' in line for line in lines)
+    assert all('"schema_version":2' in line for line in lines)
 
 
 def test_a_torn_final_line_is_cut_and_that_generation_runs_again(tmp_path):

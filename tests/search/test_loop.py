@@ -143,7 +143,7 @@ def test_structural_search_on_the_smoke_suite_and_the_frontier_command(
     assert evaluated, [r.reason for r in records]
     for r in evaluated:
         assert r.per_task_delta.keys() == {"aila_statutes", "financebench", "limit-small"}
-        assert r.wins + r.ties + r.losses == 3
+        assert r.wtl is not None and r.wtl.total == 3
         assert (tmp_path / (r.source_path or "")).is_file()
         assert r.fingerprint
     assert front == frontier(records)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from embedding_ttc.evaluation.comparison import WTL
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
@@ -80,12 +81,14 @@ def test_each_outcome_of_a_generation_becomes_its_record(tmp_path):
     ]
     p0, ok, refused, failed, timed_out, duplicate, empty = records
     assert p0.program_id == "g0000-P0" and p0.per_task.keys() == set(FAKE_TASKS)
-    assert p0.per_task_delta == dict.fromkeys(FAKE_TASKS, 0.0) and p0.ties == 2
-    assert ok.mean_delta == 0.02 and (ok.wins, ok.ties, ok.losses) == (2, 0, 0)
+    assert p0.per_task_delta == dict.fromkeys(FAKE_TASKS, 0.0)
+    assert p0.wtl == WTL(wins=0, ties=2, losses=0)
+    assert ok.mean_delta == 0.02 and ok.wtl == WTL(wins=2, ties=0, losses=0)
     assert ok.cost_ratio == 1.5 and ok.per_task_delta == dict.fromkeys(FAKE_TASKS, 0.02)
     assert ok.proposer == "fake" and ok.tokens_in == 100 and ok.fingerprint
     assert refused.reason == "no-external-model: refused by the fake checker"
     assert refused.mean_delta is None and refused.source_path == "programs/g0002.py"
+    assert all(r.per_task == {} and r.wtl is None for r in (refused, failed, timed_out))
     assert failed.reason == "fake outage" and failed.tokens_in == 7 and failed.source_path is None
     assert timed_out.reason == "alpha: ran longer than 1 s"
     assert duplicate.reason.startswith("novel: near-duplicate of g0001 (similarity 1.000)")

@@ -25,6 +25,7 @@ from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.records import LedgerRecord
 from embedding_ttc.search.sandbox.limits import SandboxLimits
 from embedding_ttc.search.sandbox.program import SandboxedProgram
+from ledger_records import evaluated
 
 from fakes import HashingEncoder
 
@@ -145,15 +146,7 @@ def test_registered_structures_follow_the_ledger(tmp_path: Path):
     ledger = Ledger(tmp_path)
     source = EXAMPLES[0].source
     path = ledger.save_source("g0001", source)
-    ledger.append(
-        LedgerRecord(
-            generation=1,
-            program_id="g0001",
-            status=Status.OK,
-            proposer="test",
-            source_path=str(path.relative_to(tmp_path)),
-        )
-    )
+    ledger.append(evaluated(1, "g0001", {"t": 0.01}, source_path=str(path.relative_to(tmp_path))))
     ledger.append(
         LedgerRecord(generation=2, program_id="g0002", status=Status.CRASHED, proposer="t")
     )

@@ -20,7 +20,8 @@ from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.interface import CONSTRAINTS, INTERFACE_TEXT
 from embedding_ttc.search.prompts.full import INSPIRATIONS, render_prompt
 from embedding_ttc.search.prompts.primitives import PRIMITIVE_MODULES, primitive_reference
-from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState, TaskDelta
+from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from ledger_records import evaluated
 
 GOLDEN = Path(__file__).parent / "golden" / "prompt.txt"
 UPDATE = os.environ.get("EMBEDDING_TTC_UPDATE_GOLDEN") == "1"
@@ -44,44 +45,21 @@ def program(Q, D, S, ctx):
 '''
 
 
-def _task_delta(delta: float, base: float, cost: float) -> TaskDelta:
-    return TaskDelta(
-        delta=delta,
-        ndcg_at_10=base + delta,
-        baseline_ndcg_at_10=base,
-        cost_ratio=cost,
-        index_calls=0,
-        query_calls=0,
-    )
-
-
 def small_state() -> SearchState:
     """Two evaluated records (P0 and g0001), one rejected (g0002), g0001 on the frontier."""
-    p0 = LedgerRecord(
-        generation=0,
-        program_id="g0000-P0",
-        status=Status.OK,
-        per_task_delta=dict.fromkeys(TASKS, 0.0),
-        per_task={t: _task_delta(0.0, 0.5, 1.0) for t in TASKS},
-        mean_delta=0.0,
-        ties=3,
-        cost_ratio=1.0,
+    p0 = evaluated(
+        0,
+        "g0000-P0",
+        dict.fromkeys(TASKS, 0.0),
         novelty="the cosine baseline",
         proposer="library",
     )
     deltas = {"AILAStatutes": 0.0213, "FinQARetrieval": -0.0042, "LIMITSmall": 0.0005}
-    g1 = LedgerRecord(
-        generation=1,
-        program_id="g0001",
+    g1 = evaluated(
+        1,
+        "g0001",
+        deltas,
         parent_id="g0000-P0",
-        status=Status.OK,
-        per_task_delta=deltas,
-        per_task={t: _task_delta(d, 0.5, 1.0) for t, d in deltas.items()},
-        mean_delta=sum(deltas.values()) / 3,
-        wins=1,
-        ties=1,
-        losses=1,
-        cost_ratio=1.0,
         novelty="removes document hubness with a per-column z-score.",
         hypothesis="hub documents close to every query crowd the top ranks.",
         proposer="openai",

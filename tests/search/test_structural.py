@@ -28,6 +28,7 @@ from embedding_ttc.search.proposers.structural.proposer import StructuralPropose
 from embedding_ttc.search.proposers.structural.render import render_program
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
 from embedding_ttc.tasks.task import RetrievalTask
+from ledger_records import evaluated
 
 from fakes import HashingEncoder
 from library_support import direct_call
@@ -37,13 +38,10 @@ TASKS = ("alpha", "beta")
 
 
 def p0_record() -> LedgerRecord:
-    return LedgerRecord(
-        generation=0,
-        program_id="g0000-P0",
-        status=Status.OK,
-        mean_delta=0.0,
-        cost_ratio=1.0,
-        ties=2,
+    return evaluated(
+        0,
+        "g0000-P0",
+        dict.fromkeys(TASKS, 0.0),
         proposer="library",
         fingerprint=fingerprint(structure(P0_SOURCE)),
     )
@@ -75,13 +73,13 @@ def simulated_run(generations: int = 30) -> tuple[tuple[SearchState, str], ...]:
         assert proposal.source is not None
         program_id = f"g{generation:04d}"
         sources[program_id] = proposal.source
+        score = fake_mean_delta(proposal.source)
         records.append(
-            LedgerRecord(
-                generation=generation,
-                program_id=program_id,
+            evaluated(
+                generation,
+                program_id,
+                dict.fromkeys(TASKS, score),
                 parent_id=proposal.parent_id,
-                status=Status.OK,
-                mean_delta=fake_mean_delta(proposal.source),
                 cost_ratio=1.5,
                 novelty=proposal.novelty,
                 hypothesis=proposal.hypothesis,

@@ -16,20 +16,23 @@ whole cells only, and a re-run computes exactly the cells whose file is absent.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES, cell_seed, paired_bootstrap
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.evaluation.comparison import CountedComparison, compare, read_flat_schema_1
 from embedding_ttc.evaluation.output import safe_name
-from embedding_ttc.evaluation.records import TaskResult, compare
+from embedding_ttc.evaluation.records import TaskResult
 
-CELL_SCHEMA_VERSION = 1
+CELL_SCHEMA_VERSION: Literal[2] = 2
+READABLE_CELL_SCHEMAS = (1, CELL_SCHEMA_VERSION)  # schema 1 is read through Cell._read_schema_1
 BASELINE = "P0"  # every cell's Δ is against its encoder's P0 on the same queries
 
 
@@ -82,9 +85,11 @@ class Cell(_Record):
     """One program on one task under one encoder, against that encoder's P0.
 
     ``per_query`` and ``baseline_per_query`` map every query id of the task to its nDCG@10
-    under the program and under P0; ``delta_ndcg_at_10`` is the mean of their difference and
-    ``wins``/``ties``/``losses`` count queries at ±0.001. Cost fields are those of the
-    program's :class:`~embedding_ttc.evaluation.records.CostRecord` (base and program calls,
+    under the program and under P0; ``comparison`` holds both means, ``delta_ndcg_at_10`` (the
+    mean of their difference, also :attr:`delta`) and the per-query W/T/L at ±0.001. Schema 1
+    copied the comparison's fields flat; such a cell is read through
+    :func:`~embedding_ttc.evaluation.comparison.read_flat_schema_1`. Cost fields are those of
+    the program's :class:`~embedding_ttc.evaluation.records.CostRecord` (base and program calls,
     ``c``); timings those of its :class:`~embedding_ttc.evaluation.records.Timings`.
     ``bootstrap`` is the paired bootstrap of the per-query differences. ``shortlist`` is the
     number of dense first-stage candidates every query's program (and P0) reranked, ``None``
@@ -94,19 +99,14 @@ class Cell(_Record):
     was computed.
     """
 
-    schema_version: int = CELL_SCHEMA_VERSION
+    schema_version: Literal[2] = CELL_SCHEMA_VERSION
     kind: Literal["transfer_cell"] = "transfer_cell"
     encoder: str
     encoder_revision: str
     task: str
     program: str
     n_queries: int
-    ndcg_at_10: float
-    baseline_ndcg_at_10: float
-    delta_ndcg_at_10: float
-    wins: int
-    ties: int
-    losses: int
+    comparison: CountedComparison
     per_query: dict[str, float]
     baseline_per_query: dict[str, float]
     cost_ratio: float
@@ -124,10 +124,20 @@ class Cell(_Record):
     program_version: int = 1
     query_sample: int | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _read_schema_1(cls, data: Any) -> Any:
+        return read_flat_schema_1(data, CELL_SCHEMA_VERSION)
+
     @property
     def key(self) -> CellKey:
         """The cell's address."""
         return CellKey(self.encoder, self.task, self.program)
+
+    @property
+    def delta(self) -> float:
+        """ΔnDCG@10 against P0 (the comparison's), which most readers of a cell want."""
+        return self.comparison.delta_ndcg_at_10
 
     def differences(self) -> list[float]:
         """Per-query program − P0, in the baseline's query order."""
@@ -169,7 +179,6 @@ def make_cell(
     ``encoder`` is the name the matrix asked for (the result records the encoder's own);
     ``query_sample`` the size of the query sample both were scored on, if any.
     """
-    cmp = compare(result, baseline)
     key = CellKey(encoder, result.task.name, result.program)
     per_query = dict(result.per_query)
     base = dict(baseline.per_query)
@@ -179,12 +188,7 @@ def make_cell(
         task=result.task.name,
         program=result.program,
         n_queries=len(base),
-        ndcg_at_10=result.ndcg_at_10,
-        baseline_ndcg_at_10=baseline.ndcg_at_10,
-        delta_ndcg_at_10=cmp.delta_ndcg_at_10,
-        wins=cmp.wins,
-        ties=cmp.ties,
-        losses=cmp.losses,
+        comparison=compare(result, baseline),
         per_query=per_query,
         baseline_per_query=base,
         cost_ratio=result.cost.cost_ratio,
@@ -202,6 +206,15 @@ def make_cell(
         program_version=result.program_version,
         query_sample=query_sample,
     )
+
+
+def _schema_version(text: str) -> object:
+    """The ``schema_version`` a cell file declares (``None``: none, or not a JSON object)."""
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError:
+        return None  # the validation of the cell names the problem
+    return body.get("schema_version") if isinstance(body, dict) else None
 
 
 class CellStore:
@@ -240,15 +253,17 @@ class CellStore:
         """
         path = self.path(key)
         text = path.read_text(encoding="utf-8")
+        version = _schema_version(text)
+        if version is not None and version not in READABLE_CELL_SCHEMAS:
+            readable = " and ".join(str(v) for v in READABLE_CELL_SCHEMAS)
+            raise CellStoreError(
+                f"{path} has schema version {version}, this version reads "
+                f"{readable}; delete it to recompute the cell"
+            )
         try:
             cell = Cell.model_validate_json(text)
         except ValidationError as exc:
             raise CellStoreError(f"{path} is not a valid transfer cell: {exc}") from None
-        if cell.schema_version != CELL_SCHEMA_VERSION:
-            raise CellStoreError(
-                f"{path} has schema version {cell.schema_version}, this version reads "
-                f"{CELL_SCHEMA_VERSION}; delete it to recompute the cell"
-            )
         if cell.key != key:
             raise CellStoreError(f"{path} holds the cell {cell.key}, expected {key}")
         return cell

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from embedding_ttc.analysis.cells import Cell, CellKey
 from embedding_ttc.analysis.stats import mean_or_nan, median_or_nan, win_rate
+from embedding_ttc.evaluation.comparison import WTL
 from embedding_ttc.programs.library.rocchio import ROCCHIO_BETA, ROCCHIO_K
 
 SOFT_CENTROID = "SoftCentroid"
@@ -150,13 +151,13 @@ def compute_oracle(held: CellBlock, programs: tuple[str, ...], threshold: float)
             present = [c for c in (held.get(e, t, p) for p in programs) if c is not None]
             if present:
                 # Highest Δ; a tie goes to the program listed first.
-                best = max(present, key=lambda c: c.delta_ndcg_at_10)
-                mine.append(OracleCell(e, t, best.program, best.delta_ndcg_at_10))
+                best = max(present, key=lambda c: c.delta)
+                mine.append(OracleCell(e, t, best.program, best.delta))
         cells += mine
         per_encoder.append(
             OracleEncoder(
                 encoder=e,
-                lifted=sum(1 for c in mine if c.delta > threshold),
+                lifted=WTL.count((c.delta for c in mine), threshold).wins,
                 cells=len(mine),
                 mean_best_delta=mean_or_nan([c.delta for c in mine]),
             )
@@ -173,14 +174,14 @@ def compare_prf(held: CellBlock, rocchios: tuple[str, ...], threshold: float) ->
             present = [c for c in (held.get(e, t, p) for p in rocchios) if c is not None]
             if sc is None or not present:
                 continue
-            best = max(present, key=lambda c: c.delta_ndcg_at_10)
+            best = max(present, key=lambda c: c.delta)
             cells.append(
                 PRFCell(
                     encoder=e,
                     task=t,
                     best_rocchio=best.program,
-                    rocchio_delta=best.delta_ndcg_at_10,
-                    soft_centroid_delta=sc.delta_ndcg_at_10,
+                    rocchio_delta=best.delta,
+                    soft_centroid_delta=sc.delta,
                     soft_centroid_p_value=sc.bootstrap.p_value,
                 )
             )
@@ -193,7 +194,7 @@ def compare_prf(held: CellBlock, rocchios: tuple[str, ...], threshold: float) ->
                 cells=len(mine),
                 mean_rocchio_delta=mean_or_nan([c.rocchio_delta for c in mine]),
                 mean_soft_centroid_delta=mean_or_nan([c.soft_centroid_delta for c in mine]),
-                soft_centroid_ahead=sum(1 for c in mine if c.advantage > threshold),
+                soft_centroid_ahead=WTL.count((c.advantage for c in mine), threshold).wins,
             )
         )
     return PRFComparison(rocchios, tuple(cells), tuple(per_encoder))
@@ -203,7 +204,7 @@ def compare_fusion(held: CellBlock, pair: tuple[str, ...], threshold: float) -> 
     """Each program of ``pair``: win-rate and median Δ per encoder and pooled."""
     lines = []
     for p in pair:
-        per = {e: [c.delta_ndcg_at_10 for c in held.of(p, e)] for e in held.encoders}
+        per = {e: [c.delta for c in held.of(p, e)] for e in held.encoders}
         pooled = [d for ds in per.values() for d in ds]
         lines.append(
             FusionLine(

@@ -83,7 +83,7 @@ class HeadFamily(_Record):
 class HeadRecord(_Record):
     """``OUT/heads/<encoder>.json``: the learned heads trained for one encoder."""
 
-    schema_version: Literal[1]
+    schema_version: Literal[1] = HEAD_SCHEMA_VERSION
     kind: Literal["head_training"]
     encoder: str
     chosen: str
@@ -385,7 +385,6 @@ def train_heads(
                 )
             )
     record = HeadRecord(
-        schema_version=HEAD_SCHEMA_VERSION,
         kind="head_training",
         encoder=encoder,
         chosen=select_family(families),

@@ -13,10 +13,8 @@ A missing or malformed input is a :class:`ReportError` naming the file.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -25,6 +23,7 @@ from embedding_ttc.analysis.heads import HEADS_DIR, HeadRecord
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.ledger import LEDGER_FILE
 from embedding_ttc.search.records import LedgerRecord
+from embedding_ttc.search.run_config import RunConfig, RunConfigError, read_run_config
 
 
 class ReportError(EmbeddingTTCError):
@@ -48,16 +47,15 @@ class SearchRun:
 
     path: Path
     records: tuple[LedgerRecord, ...]
-    config: dict[str, Any]
+    config: RunConfig | None
 
     def label(self) -> str:
         """What the search ran on, for titles."""
         c = self.config
-        tasks = c.get("tasks")
-        n = f" ({len(tasks)} tasks)" if isinstance(tasks, list) else ""
-        proposer = c.get("proposer") or "?"
-        model = f" / {c['model']}" if c.get("model") else ""
-        return f"{c.get('encoder', '?')} on the {c.get('suite', '?')} suite{n}, {proposer}{model}"
+        if c is None:
+            return "? on the ? suite, ?"
+        model = f" / {c.model}" if c.model else ""
+        return f"{c.encoder} on the {c.suite} suite ({len(c.tasks)} tasks), {c.proposer}{model}"
 
 
 def load_search_run(run: Path) -> SearchRun:
@@ -67,7 +65,8 @@ def load_search_run(run: Path) -> SearchRun:
     Ledger` would; any other malformed line is an error naming the file and line.
 
     Raises:
-        ReportError: when the ledger is missing or malformed.
+        ReportError: when the ledger is missing or malformed, or ``search.json`` is not a
+            :class:`~embedding_ttc.search.run_config.RunConfig`.
 
     """
     path = run / LEDGER_FILE
@@ -86,14 +85,10 @@ def load_search_run(run: Path) -> SearchRun:
             records.append(LedgerRecord.model_validate_json(line))
         except ValidationError as exc:
             raise ReportError(f"{path}:{number}: not a ledger record: {exc}") from None
-    config: dict[str, Any] = {}
-    config_path = run / "search.json"
-    if config_path.is_file():
-        try:
-            loaded = json.loads(config_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ReportError(f"{config_path} is not JSON: {exc}") from None
-        config = loaded if isinstance(loaded, dict) else {}
+    try:
+        config = read_run_config(run)
+    except RunConfigError as exc:
+        raise ReportError(str(exc)) from None
     return SearchRun(run, tuple(records), config)
 
 

@@ -5,7 +5,7 @@ held-out and discovery tasks, programs), its settings (bootstrap, shortlist, que
 executor) and the search run its programs came from. Two entries carry over from the manifest
 already there, so that a study run in pieces into one ``OUT`` keeps them: the discovery column
 a held-out piece does not compute, and the search run a later piece does not name.
-:func:`read_manifest` reads it for the report's layout.
+:func:`read_manifest` reads it, a :class:`TransferManifest`, for the report's layout.
 """
 
 from __future__ import annotations
@@ -14,19 +14,67 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from embedding_ttc import __version__
-from embedding_ttc.analysis.cells import CELL_SCHEMA_VERSION, BootstrapConfig
+from embedding_ttc.analysis.cells import BootstrapConfig
 from embedding_ttc.analysis.inputs import ReportError, load_search_run
 from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 
 MANIFEST = "transfer.json"
+MANIFEST_SCHEMA_VERSION: Literal[1] = 1
 
 
-def read_manifest(out: Path) -> dict[str, Any] | None:
+class TransferManifest(BaseModel):
+    """``OUT/transfer.json``: the layout and settings of the last ``transfer`` run.
+
+    Attributes:
+        command: the command line as given.
+        suite: the held-out suite.
+        tasks: the held-out tasks this run laid out.
+        discovery_suite: the suite of the discovery column (``none`` for a held-out piece).
+        discovery_tasks: its tasks (empty: no column).
+        discovery_encoder: the encoder of the discovery column (``None``: none, or a manifest
+            written before it was recorded, where it is the first encoder).
+        encoders: the held-out encoders.
+        programs: the programs, P0 first.
+        bootstrap: resamples per cell.
+        shortlist: the shortlist setting, ``{"*": default, task: K}`` (``None`` in manifests
+            written before it existed).
+        sample_queries: the query-sample setting, in the same form (``None`` likewise).
+        seed: the bootstrap's base seed.
+        executor: where groups ran (``inprocess`` or ``ray``).
+        embedding_ttc: the package version that ran.
+        search_run: the search run the programs came from, relative to ``OUT`` where it can be.
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = MANIFEST_SCHEMA_VERSION
+    kind: Literal["transfer_manifest"] = "transfer_manifest"
+    command: list[str]
+    suite: str
+    tasks: list[str]
+    discovery_suite: str | None
+    discovery_tasks: list[str]
+    discovery_encoder: str | None = None
+    encoders: list[str]
+    programs: list[str]
+    bootstrap: int
+    shortlist: dict[str, int | None] | None = None
+    sample_queries: dict[str, int | None] | None = None
+    seed: int
+    executor: str
+    embedding_ttc: str
+    search_run: str | None = None
+
+
+def read_manifest(out: Path) -> TransferManifest | None:
     """``out/transfer.json``, or ``None`` when the matrix has none."""
     path = out / MANIFEST
     if not path.is_file():
@@ -37,7 +85,10 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
         raise ReportError(f"{path} is not JSON: {exc}") from None
     if not isinstance(loaded, dict) or loaded.get("kind") != "transfer_manifest":
         raise ReportError(f"{path} is not a transfer manifest (kind 'transfer_manifest')")
-    return loaded
+    try:
+        return TransferManifest.model_validate(loaded)
+    except ValidationError as exc:
+        raise ReportError(f"{path} is not a valid transfer manifest: {exc}") from None
 
 
 def write_manifest(
@@ -58,35 +109,33 @@ def write_manifest(
 ) -> None:
     """Write ``out/transfer.json``; ``search_run`` is checked first (a ledger must be there)."""
     out.mkdir(parents=True, exist_ok=True)
-    discovery = {
-        "discovery_suite": discovery_suite,
-        "discovery_tasks": discovery_tasks,
-        "discovery_encoder": encoders[0] if discovery_tasks else None,
-    }
+    column: tuple[str | None, list[str], str | None]
+    column = (discovery_suite, discovery_tasks, encoders[0] if discovery_tasks else None)
     if not discovery_tasks:  # a held-out piece keeps the column an earlier run laid out
-        discovery = _earlier_discovery(out) or discovery
-    body = {
-        "schema_version": CELL_SCHEMA_VERSION,
-        "kind": "transfer_manifest",
-        "command": list(command),
-        "suite": suite,
-        "tasks": tasks,
-        **discovery,
-        "encoders": encoders,
-        "programs": programs,
-        "bootstrap": bootstrap.resamples,
-        "shortlist": shortlist.describe(),
-        "sample_queries": sample.describe(),
-        "seed": bootstrap.seed,
-        "executor": executor,
-        "embedding_ttc": __version__,
-        "search_run": _search_run_entry(out, search_run),
-    }
-    write_atomic(out / MANIFEST, json.dumps(body, indent=2) + "\n")
+        column = _earlier_discovery(out) or column
+    manifest = TransferManifest(
+        command=list(command),
+        suite=suite,
+        tasks=tasks,
+        discovery_suite=column[0],
+        discovery_tasks=column[1],
+        discovery_encoder=column[2],
+        encoders=encoders,
+        programs=programs,
+        bootstrap=bootstrap.resamples,
+        shortlist=shortlist.describe(),
+        sample_queries=sample.describe(),
+        seed=bootstrap.seed,
+        executor=executor,
+        embedding_ttc=__version__,
+        search_run=_search_run_entry(out, search_run),
+    )
+    # json.dumps, as before the manifest was typed: the same bytes for the same study.
+    write_atomic(out / MANIFEST, json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n")
 
 
-def _earlier_discovery(out: Path) -> dict[str, Any] | None:
-    """The discovery column of the manifest already in ``out``, if it has one.
+def _earlier_discovery(out: Path) -> tuple[str | None, list[str], str | None] | None:
+    """The discovery column (suite, tasks, encoder) of the manifest already in ``out``, if any.
 
     A study run in pieces has held-out pieces with ``--discovery-suite none``; the manifest
     they write keeps the column of the run that laid it out, so ``report`` still shows it.
@@ -95,14 +144,10 @@ def _earlier_discovery(out: Path) -> dict[str, Any] | None:
         earlier = read_manifest(out)
     except ReportError:
         return None
-    if not earlier or not earlier.get("discovery_tasks"):
+    if not earlier or not earlier.discovery_tasks:
         return None
-    encoders = earlier.get("encoders") or [None]
-    return {
-        "discovery_suite": earlier.get("discovery_suite"),
-        "discovery_tasks": earlier["discovery_tasks"],
-        "discovery_encoder": earlier.get("discovery_encoder") or encoders[0],
-    }
+    encoder = earlier.discovery_encoder or (earlier.encoders[0] if earlier.encoders else None)
+    return earlier.discovery_suite, earlier.discovery_tasks, encoder
 
 
 def _search_run_entry(out: Path, given: Path | None) -> str | None:
@@ -122,5 +167,4 @@ def _search_run_entry(out: Path, given: Path | None) -> str | None:
         previous = read_manifest(out)
     except EmbeddingTTCError:
         return None
-    recorded = (previous or {}).get("search_run")
-    return str(recorded) if recorded else None
+    return previous.search_run if previous is not None and previous.search_run else None

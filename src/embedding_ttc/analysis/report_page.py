@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from embedding_ttc.analysis.cells import BASELINE, Cell, CellKey
 from embedding_ttc.analysis.figure_data.base import Skipped
@@ -30,7 +29,7 @@ from embedding_ttc.analysis.inputs import (
     load_search_run,
     scan_cells,
 )
-from embedding_ttc.analysis.manifest import MANIFEST, read_manifest
+from embedding_ttc.analysis.manifest import MANIFEST, TransferManifest, read_manifest
 from embedding_ttc.analysis.run_log import TransferRun, read_runs
 from embedding_ttc.analysis.transfer_report import TransferReport, default_oracle
 from embedding_ttc.errors import EmbeddingTTCError
@@ -65,7 +64,7 @@ def _extend(base: Sequence[str], found: Sequence[str]) -> tuple[list[str], list[
     return out + extra, extra
 
 
-def resolve_layout(manifest: dict[str, Any] | None, cells: Sequence[Cell]) -> Layout:
+def resolve_layout(manifest: TransferManifest | None, cells: Sequence[Cell]) -> Layout:
     """The manifest's layout extended by the cells found (see the module docstring)."""
     notes: list[str] = []
     if manifest is None:
@@ -81,10 +80,10 @@ def resolve_layout(manifest: dict[str, Any] | None, cells: Sequence[Cell]) -> La
             discovery_tasks=(),
             notes=tuple(notes),
         )
-    disc_tasks = [str(t) for t in manifest.get("discovery_tasks", [])]
-    m_tasks = [str(t) for t in manifest.get("tasks", [])]
-    m_encoders = [str(e) for e in manifest.get("encoders", [])]
-    suite = _suite(manifest.get("suite"))
+    disc_tasks = list(manifest.discovery_tasks)
+    m_tasks = list(manifest.tasks)
+    m_encoders = list(manifest.encoders)
+    suite = _suite(manifest.suite)
     held_tasks = {*m_tasks, *suite} - set(disc_tasks)
     held = [c for c in cells if c.task in held_tasks]
     tasks, extra_tasks = _extend(m_tasks, [t for t in suite if any(c.task == t for c in held)])
@@ -92,12 +91,12 @@ def resolve_layout(manifest: dict[str, Any] | None, cells: Sequence[Cell]) -> La
     tasks.sort(key=lambda t: suite.index(t) if t in suite else len(suite))
     encoders, extra_enc = _extend(m_encoders, sorted({c.encoder for c in held}))
     found = sorted({c.program for c in cells if c.task in held_tasks or c.task in disc_tasks})
-    programs, extra_prog = _extend([str(p) for p in manifest.get("programs", [])], found)
+    programs, extra_prog = _extend(manifest.programs, found)
     for kind, extra in (("encoders", extra_enc), ("tasks", extra_tasks), ("programs", extra_prog)):
         if extra:
             notes.append(f"{kind} beyond {MANIFEST}, found among the cells: {', '.join(extra)}")
-    named = manifest.get("discovery_encoder")
-    disc_encoder = str(named) if named else (m_encoders[0] if m_encoders else None)
+    named = manifest.discovery_encoder
+    disc_encoder = named if named else (m_encoders[0] if m_encoders else None)
     if disc_encoder in encoders:  # the discovery encoder leads the held-out columns, as in Table 2
         encoders.remove(disc_encoder)
         encoders.insert(0, disc_encoder)
@@ -119,7 +118,7 @@ class ReportPage:
     layout: Layout
     report: TransferReport
     figures: dict[str, FigureData | Skipped]
-    manifest: dict[str, Any] | None
+    manifest: TransferManifest | None
     n_cells_found: int
     outside: tuple[CellKey, ...]
     search: SearchRun | None
@@ -128,13 +127,13 @@ class ReportPage:
     runs: tuple[TransferRun, ...] = field(default=())
 
 
-def _search_path(out: Path, manifest: dict[str, Any] | None, given: Path | None) -> Path | None:
+def _search_path(out: Path, manifest: TransferManifest | None, given: Path | None) -> Path | None:
     if given is not None:
         return given
-    recorded = (manifest or {}).get("search_run")
+    recorded = manifest.search_run if manifest is not None else None
     if not recorded:
         return None
-    path = Path(str(recorded))
+    path = Path(recorded)
     return path if path.is_absolute() else (out / path).resolve()
 
 

@@ -25,7 +25,7 @@ from embedding_ttc.durable import append_record, read_records
 from embedding_ttc.errors import EmbeddingTTCError
 
 RUN_LOG = "runs.jsonl"
-RUN_SCHEMA_VERSION = 1
+RUN_SCHEMA_VERSION: Literal[1] = 1
 RunStatus = Literal["complete", "incomplete", "interrupted", "error"]
 
 
@@ -54,7 +54,7 @@ class TransferRun(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: int = RUN_SCHEMA_VERSION
+    schema_version: Literal[1] = RUN_SCHEMA_VERSION
     kind: Literal["transfer_run"] = "transfer_run"
     command: list[str]
     started_at: str

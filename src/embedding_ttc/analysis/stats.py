@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from embedding_ttc.evaluation.comparison import WTL
+
 DEFAULT_RESAMPLES = 10_000
 CONFIDENCE = 0.95
 CHUNK_ELEMENTS = 4_000_000  # resample indices drawn at once (32 MB of int64), bounds memory
@@ -150,4 +152,4 @@ def mean_or_nan(values: Sequence[float]) -> float:
 
 def win_rate(values: Sequence[float], threshold: float) -> float:
     """The share of ``values`` above ``threshold`` (wins); nan when there are none."""
-    return sum(1 for v in values if v > threshold) / len(values) if values else math.nan
+    return WTL.count(values, threshold).wins / len(values) if values else math.nan

@@ -27,6 +27,7 @@ from embedding_ttc.analysis.comparisons import FusionComparison, PRFComparison
 from embedding_ttc.analysis.grid import Grid, Value
 from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.durable import write_atomic
+from embedding_ttc.evaluation.comparison import Comparison
 
 
 def sections(report: TransferReport) -> dict[str, Grid]:
@@ -257,7 +258,7 @@ def _deltas_grid(r: TransferReport) -> Grid:
                     shown.append(None)
                     continue
                 sig = c.bootstrap.significant_win or c.bootstrap.significant_loss
-                shown.append(f"{c.delta_ndcg_at_10:+.4f}{'*' if sig else ''}")
+                shown.append(f"{c.delta:+.4f}{'*' if sig else ''}")
             rows.append((e, p, *shown))
     return Grid(
         "ΔnDCG@10 per held-out cell (* : bootstrap 95% CI excludes 0)",
@@ -303,12 +304,10 @@ def _cells_grid(r: TransferReport) -> Grid:
             c.shortlist,
             c.query_sample,
             c.n_queries,
-            c.ndcg_at_10,
-            c.baseline_ndcg_at_10,
-            c.delta_ndcg_at_10,
-            c.wins,
-            c.ties,
-            c.losses,
+            c.comparison.ndcg_at_10,
+            c.comparison.baseline_ndcg_at_10,
+            c.delta,
+            *_counts(c.comparison),
             c.bootstrap.ci_low,
             c.bootstrap.ci_high,
             c.bootstrap.p_value,
@@ -348,6 +347,12 @@ def _cells_grid(r: TransferReport) -> Grid:
         "{:.2f}",
     )
     return Grid("Every cell", header, rows, formats)
+
+
+def _counts(comparison: Comparison) -> tuple[Value, Value, Value]:
+    """Wins, ties and losses (blank when a comparison has none; a cell's always has)."""
+    wtl = comparison.wtl
+    return (None, None, None) if wtl is None else (wtl.wins, wtl.ties, wtl.losses)
 
 
 def write_tables(folder: Path, report: TransferReport) -> None:

@@ -42,7 +42,7 @@ from embedding_ttc.analysis.comparisons import (
     compute_oracle,
 )
 from embedding_ttc.analysis.stats import mean_or_nan, median_or_nan, win_rate
-from embedding_ttc.evaluation.records import TIE_THRESHOLD
+from embedding_ttc.evaluation.comparison import TIE_THRESHOLD, WTL
 from embedding_ttc.programs.catalog import parse_name
 
 
@@ -58,26 +58,6 @@ def default_oracle(programs: Sequence[str]) -> list[str]:
 
     frontier = [p for p in programs if p in FRONTIER]
     return frontier or [p for p in programs if p not in (BASELINE, "LearnedHead")]
-
-
-@dataclass(frozen=True)
-class WTL:
-    """Wins, ties and losses of Δ values at ±threshold."""
-
-    wins: int
-    ties: int
-    losses: int
-
-    @classmethod
-    def of(cls, deltas: Iterable[float], threshold: float = TIE_THRESHOLD) -> WTL:
-        """Count ``deltas`` above ``threshold``, within ±``threshold`` and below it."""
-        values = list(deltas)
-        wins = sum(1 for d in values if d > threshold)
-        losses = sum(1 for d in values if d < -threshold)
-        return cls(wins, len(values) - wins - losses, losses)
-
-    def __str__(self) -> str:
-        return f"{self.wins}/{self.ties}/{self.losses}"
 
 
 @dataclass(frozen=True)
@@ -237,7 +217,7 @@ def _program_line(
     program: str, held: CellBlock, disc: CellBlock | None, threshold: float
 ) -> ProgramTransfer:
     pooled = held.of(program)
-    deltas = [c.delta_ndcg_at_10 for c in pooled]
+    deltas = [c.delta for c in pooled]
     base = sum(c.base_calls for c in pooled)
     spent = sum(c.base_calls + c.program_calls for c in pooled)
     positive, negative = [], []
@@ -245,7 +225,7 @@ def _program_line(
         per_enc = [held.get(e, task, program) for e in held.encoders]
         if not per_enc or any(c is None for c in per_enc):
             continue  # unanimity needs every encoder's cell
-        values = [c.delta_ndcg_at_10 for c in per_enc if c is not None]
+        values = [c.delta for c in per_enc if c is not None]
         if all(v > threshold for v in values):
             positive.append(task)
         elif all(v < -threshold for v in values):
@@ -253,12 +233,9 @@ def _program_line(
     return ProgramTransfer(
         program=program,
         cost_ratio=spent / base if base else float("nan"),
-        discovery=(
-            WTL.of((c.delta_ndcg_at_10 for c in disc.of(program)), threshold) if disc else None
-        ),
+        discovery=(WTL.count((c.delta for c in disc.of(program)), threshold) if disc else None),
         heldout={
-            e: WTL.of((c.delta_ndcg_at_10 for c in held.of(program, e)), threshold)
-            for e in held.encoders
+            e: WTL.count((c.delta for c in held.of(program, e)), threshold) for e in held.encoders
         },
         n_cells=len(pooled),
         median_delta=median_or_nan(deltas),

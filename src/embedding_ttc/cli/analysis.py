@@ -59,7 +59,7 @@ def _progress_line(update: Any) -> str | None:
     if isinstance(event, Cell):
         sig = " *" if event.bootstrap.significant_win or event.bootstrap.significant_loss else ""
         return (
-            f"{count} {event.key}  Δ={event.delta_ndcg_at_10:+.4f}{sig}  "
+            f"{count} {event.key}  Δ={event.delta:+.4f}{sig}  "
             f"c={event.cost_ratio:.2f}  {event.total_seconds:.1f} s"
         )
     if isinstance(event, CellFailure):

@@ -30,31 +30,6 @@ def _task_names(args: argparse.Namespace) -> list[str]:
     return names
 
 
-def _summary_row(encoder: str, task: str, result: Any, baseline: Any) -> Any:
-    from embedding_ttc.evaluation.records import SummaryRow, compare
-
-    cmp = compare(result, baseline)
-    return SummaryRow(
-        encoder=encoder,
-        task=task,
-        program=result.program,
-        ndcg_at_10=result.ndcg_at_10,
-        delta_ndcg_at_10=cmp.delta_ndcg_at_10,
-        wins=cmp.wins,
-        ties=cmp.ties,
-        losses=cmp.losses,
-        cost_ratio=result.cost.cost_ratio,
-        base_calls=result.cost.base_calls,
-        program_calls=result.cost.program_calls,
-        index_calls=result.cost.index_calls,
-        query_calls=result.cost.query_calls,
-        encode_seconds=result.timings.encode_seconds,
-        forward_seconds=result.timings.forward_seconds,
-        algebra_seconds=result.timings.algebra_seconds,
-        total_seconds=result.timings.total_seconds,
-    )
-
-
 def _evaluate_task(
     args: argparse.Namespace,
     enc_name: str,
@@ -72,7 +47,7 @@ def _evaluate_task(
     """
     from embedding_ttc.evaluation.evaluate import run_programs
     from embedding_ttc.evaluation.guarded import ProgramFailure, run_guarded
-    from embedding_ttc.evaluation.records import FailureRow
+    from embedding_ttc.evaluation.records import FailureRow, summary_row
 
     bar = None
     if progress is not None:
@@ -83,7 +58,7 @@ def _evaluate_task(
             progress.advance(bar, n)
 
     rows = []
-    baseline = None
+    baseline: Any = None  # P0's result: programs start with P0 (cmd_evaluate puts it first)
     runs = run_programs(
         programs,
         task,
@@ -94,7 +69,7 @@ def _evaluate_task(
     )
     for run in runs:
         baseline = baseline or run.result
-        row = _summary_row(enc_name, task.name, run.result, baseline)
+        row = summary_row(enc_name, task.name, run.result, baseline)
         if out:
             out.write(run, row)
         rows.append(row)
@@ -114,7 +89,7 @@ def _evaluate_task(
                 )
             )
             continue
-        row = _summary_row(enc_name, task.name, outcome.result, baseline)
+        row = summary_row(enc_name, task.name, outcome.result, baseline)
         if out:
             out.write(outcome, row)
         rows.append(row)
@@ -126,7 +101,7 @@ def _evaluate_task(
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate programs on tasks; print a summary table or JSON records."""
     from embedding_ttc.evaluation.outcome import Status
-    from embedding_ttc.evaluation.output import RunDirectory
+    from embedding_ttc.evaluation.output import RunDirectory, RunManifest
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import PROGRAMS, get_program, resolve_program_names
     from embedding_ttc.tasks.catalog import load_task, resolve_data_root
@@ -162,14 +137,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     out = RunDirectory(args.out) if args.out else None
     if out:
         out.write_manifest(
-            {
-                "command": command_line(args),
-                "encoders": args.encoder,
-                "tasks": tasks,
-                "programs": program_names,
-                "data_dir": str(data_root) if data_root else None,
-                "embedding_ttc": __version__,
-            }
+            RunManifest(
+                command=command_line(args),
+                encoders=args.encoder,
+                tasks=tasks,
+                programs=program_names,
+                data_dir=str(data_root) if data_root else None,
+                embedding_ttc=__version__,
+            )
         )
     console = rich_console()
     rows: list[Any] = []
@@ -222,9 +197,9 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
             r.encoder,
             r.task,
             r.program,
-            f"{r.ndcg_at_10:.4f}",
-            f"{r.delta_ndcg_at_10:+.4f}",
-            f"{r.wins}/{r.ties}/{r.losses}",
+            f"{r.comparison.ndcg_at_10:.4f}",
+            f"{r.comparison.delta_ndcg_at_10:+.4f}",
+            str(r.comparison.wtl),
             f"{r.cost_ratio:.2f}",
             f"{r.index_calls}/{r.query_calls}",
             f"{r.encode_seconds:.1f}",
@@ -232,7 +207,7 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
             f"{r.total_seconds:.1f}",
         )
     if rows:
-        mean = sum(r.ndcg_at_10 for r in rows) / len(rows)
+        mean = sum(r.comparison.ndcg_at_10 for r in rows) / len(rows)
         table.caption = f"{len(rows)} results; mean nDCG@10 {mean:.4f}"
     console.print(table)
 

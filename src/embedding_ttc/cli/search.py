@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -18,30 +17,23 @@ from embedding_ttc.search.drafting.options import (
 )
 from embedding_ttc.search.drafting.proposer import Precheck
 from embedding_ttc.search.prompts.compact import DEFAULT_CONTEXT_TOKENS
+from embedding_ttc.search.run_config import RunConfig
 
 DEFAULT_PROPOSER = "structural"
 
 
-class RunMismatchError(EmbeddingTTCError):
-    """``search`` was pointed at a run directory made with other settings."""
-
-
-def _config(args: argparse.Namespace, tasks: list[str]) -> dict[str, object]:
+def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
     """The settings a run directory is tied to (a resume must match them)."""
-    config: dict[str, object] = {
-        "schema_version": 1,
-        "suite": args.suite,
-        "tasks": tasks,
-        "encoder": args.encoder,
-        "proposer": args.proposer,
-        "model": args.model,
-        "seed": args.seed,
-        "shortlist": args.shortlist,
-    }
-    drafting = _drafting(args)
-    if drafting is not None:  # absent otherwise, so older run directories still resume
-        config["drafting"] = dataclasses.asdict(drafting)
-    return config
+    return RunConfig(
+        suite=args.suite,
+        tasks=tasks,
+        encoder=args.encoder,
+        proposer=args.proposer,
+        model=args.model,
+        seed=args.seed,
+        shortlist=args.shortlist,
+        drafting=_drafting(args),
+    )
 
 
 def _drafting(args: argparse.Namespace) -> DraftingOptions | None:
@@ -54,18 +46,6 @@ def _drafting(args: argparse.Namespace) -> DraftingOptions | None:
         context_tokens=args.context_tokens,
         precheck=args.precheck,
     )
-
-
-def _check_resume(recorded: dict[str, object] | None, config: dict[str, object]) -> None:
-    if recorded is None:
-        return
-    diff = [k for k in config if recorded.get(k) != config[k]]
-    if diff:
-        detail = ", ".join(f"{k}: run has {recorded.get(k)!r}, asked {config[k]!r}" for k in diff)
-        raise RunMismatchError(
-            f"the run directory was made with other settings ({detail}); "
-            "use a new --run-dir or the same options to resume"
-        )
 
 
 def _proposer(args: argparse.Namespace, precheck: Precheck) -> Any:
@@ -104,6 +84,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
     from embedding_ttc.search.novelty import library_structures
     from embedding_ttc.search.records import LedgerRecord
+    from embedding_ttc.search.run_config import read_run_config, write_run_config
     from embedding_ttc.search.sandbox.limits import SandboxLimits
     from embedding_ttc.search.sandbox.program import SandboxedProgram
     from embedding_ttc.tasks.catalog import (
@@ -117,8 +98,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     task_names = list(args.task or suite_tasks(args.suite))
     ledger = Ledger(args.run_dir)
     config = _config(args, task_names)
-    _check_resume(ledger.read_config(), config)
-    ledger.write_config(config)
+    config.check_resume(read_run_config(ledger.run_dir))
+    write_run_config(ledger.run_dir, config)
     console = rich_console(highlight=False)
     if ledger.records:
         console.print(

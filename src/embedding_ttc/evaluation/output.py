@@ -17,15 +17,43 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from embedding_ttc.durable import append_record, write_atomic
 from embedding_ttc.evaluation.evaluate import ProgramRun
-from embedding_ttc.evaluation.records import SCHEMA_VERSION, SummaryRow
+from embedding_ttc.evaluation.records import SummaryRow
 from embedding_ttc.evaluation.table import DiscoveryTable
 from embedding_ttc.evaluation.trec import write_run
 
 RUN_DEPTH = 100
+RUN_MANIFEST_SCHEMA_VERSION: Literal[1] = 1
+
+
+class RunManifest(BaseModel):
+    """``DIR/manifest.json``: how a run directory was made.
+
+    Attributes:
+        command: the command line as given.
+        encoders: the encoders evaluated, as named on the command line.
+        tasks: the tasks, in order.
+        programs: the programs, library names then program files' names.
+        data_dir: the data root given with ``--data-dir`` (``None``: the default one).
+        embedding_ttc: the package version that ran.
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = RUN_MANIFEST_SCHEMA_VERSION
+    kind: Literal["run_manifest"] = "run_manifest"
+    command: list[str]
+    encoders: list[str]
+    tasks: list[str]
+    programs: list[str]
+    data_dir: str | None
+    embedding_ttc: str
 
 
 def safe_name(name: str) -> str:
@@ -40,10 +68,11 @@ class RunDirectory:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def write_manifest(self, manifest: RunManifest) -> None:
         """Record how the run was made."""
-        body = {"schema_version": SCHEMA_VERSION, "kind": "run_manifest", **manifest}
-        write_atomic(self.root / "manifest.json", json.dumps(body, indent=2) + "\n")
+        # json.dumps, as before the record was typed: the same bytes for the same run.
+        body = json.dumps(manifest.model_dump(mode="json"), indent=2)
+        write_atomic(self.root / "manifest.json", body + "\n")
 
     def result_path(self, encoder: str, task: str, program: str, suffix: str) -> Path:
         """Where one result file lives."""

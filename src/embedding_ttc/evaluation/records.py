@@ -1,19 +1,24 @@
 """Typed, versioned result records (pydantic): unknown fields are errors, every record is tagged.
 
 A :class:`TaskResult` is what :func:`~embedding_ttc.evaluation.evaluate.evaluate` returns and what
-``evaluate --out`` writes as ``<encoder>/<task>/<program>.json``.
+``evaluate --out`` writes as ``<encoder>/<task>/<program>.json``; a :class:`SummaryRow` (embedding
+the program's :class:`~embedding_ttc.evaluation.comparison.Comparison` against P0) or a
+:class:`FailureRow` is what ``evaluate --json`` prints. Each record's ``schema_version`` is a
+``Literal`` of its own module constant; one whose shape changed reads its previous version.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from embedding_ttc.evaluation.comparison import CountedComparison, compare, read_flat_schema_1
 from embedding_ttc.evaluation.outcome import Status
 
-SCHEMA_VERSION = 1
-TIE_THRESHOLD = 0.001  # |Δ| <= 0.001 is a tie, as in the paper's W/T/L
+TASK_RESULT_SCHEMA_VERSION: Literal[1] = 1
+SUMMARY_SCHEMA_VERSION: Literal[2] = 2
+FAILURE_SCHEMA_VERSION: Literal[1] = 1
 
 
 class _Record(BaseModel):
@@ -79,7 +84,7 @@ class Timings(_Record):
 class TaskResult(_Record):
     """One (encoder, task, program) evaluation with per-query nDCG@10."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: Literal[1] = TASK_RESULT_SCHEMA_VERSION
     kind: str = "task_result"
     encoder: EncoderRecord
     task: TaskRecord
@@ -94,44 +99,22 @@ class TaskResult(_Record):
     versions: dict[str, str]
 
 
-class Comparison(_Record):
-    """A program against the baseline on one task: mean per-query Δ and per-query W/T/L."""
-
-    schema_version: int = SCHEMA_VERSION
-    kind: str = "comparison"
-    delta_ndcg_at_10: float
-    wins: int
-    ties: int
-    losses: int
-
-
-def compare(result: TaskResult, baseline: TaskResult) -> Comparison:
-    """ΔnDCG@10 = mean over queries of (program − baseline); W/T/L at ±0.001 per query."""
-    if result.per_query.keys() != baseline.per_query.keys():
-        raise ValueError("results cover different queries; compare runs of the same task")
-    deltas = [result.per_query[q] - baseline.per_query[q] for q in baseline.per_query]
-    wins = sum(1 for d in deltas if d > TIE_THRESHOLD)
-    losses = sum(1 for d in deltas if d < -TIE_THRESHOLD)
-    mean = sum(deltas) / len(deltas) if deltas else 0.0
-    return Comparison(
-        delta_ndcg_at_10=mean, wins=wins, ties=len(deltas) - wins - losses, losses=losses
-    )
-
-
 class SummaryRow(_Record):
-    """The flat record ``evaluate --json`` prints, one per (encoder, task, program)."""
+    """The record ``evaluate --json`` prints, one per (encoder, task, program).
 
-    schema_version: int = SCHEMA_VERSION
+    ``comparison`` is the program against P0 on the task (both nDCG@10, the mean Δ, the
+    per-query W/T/L); the rest are the program's cost and timings. Schema 1 copied the
+    comparison's fields flat; such a row is read through
+    :func:`~embedding_ttc.evaluation.comparison.read_flat_schema_1`.
+    """
+
+    schema_version: Literal[2] = SUMMARY_SCHEMA_VERSION
     status: Literal["ok"] = "ok"
     reason: str = ""
     encoder: str
     task: str
     program: str
-    ndcg_at_10: float
-    delta_ndcg_at_10: float
-    wins: int
-    ties: int
-    losses: int
+    comparison: CountedComparison
     cost_ratio: float
     base_calls: int
     program_calls: int
@@ -142,6 +125,34 @@ class SummaryRow(_Record):
     algebra_seconds: float
     total_seconds: float
 
+    @model_validator(mode="before")
+    @classmethod
+    def _read_schema_1(cls, data: Any) -> Any:
+        return read_flat_schema_1(data, SUMMARY_SCHEMA_VERSION)
+
+
+def summary_row(encoder: str, task: str, result: TaskResult, baseline: TaskResult) -> SummaryRow:
+    """The summary of ``result`` against ``baseline`` (P0 on the same task and encoder).
+
+    ``encoder`` and ``task`` are the names the command was given (the result records the
+    encoder's own).
+    """
+    return SummaryRow(
+        encoder=encoder,
+        task=task,
+        program=result.program,
+        comparison=compare(result, baseline),
+        cost_ratio=result.cost.cost_ratio,
+        base_calls=result.cost.base_calls,
+        program_calls=result.cost.program_calls,
+        index_calls=result.cost.index_calls,
+        query_calls=result.cost.query_calls,
+        encode_seconds=result.timings.encode_seconds,
+        forward_seconds=result.timings.forward_seconds,
+        algebra_seconds=result.timings.algebra_seconds,
+        total_seconds=result.timings.total_seconds,
+    )
+
 
 class FailureRow(_Record):
     """The record of a program that produced no result on a task (metrics only when ok).
@@ -150,7 +161,7 @@ class FailureRow(_Record):
     ``invalid_output``; never ``ok``) and ``reason`` says what happened.
     """
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: Literal[1] = FAILURE_SCHEMA_VERSION
     encoder: str
     task: str
     program: str

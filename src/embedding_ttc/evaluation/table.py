@@ -19,7 +19,8 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from embedding_ttc.evaluation.records import TIE_THRESHOLD, SummaryRow
+from embedding_ttc.evaluation.comparison import WTL
+from embedding_ttc.evaluation.records import SummaryRow
 
 
 @dataclass(frozen=True)
@@ -29,9 +30,7 @@ class ProgramLine:
     program: str
     cost_ratio: float
     mean_delta: float
-    wins: int
-    ties: int
-    losses: int
+    wtl: WTL
     mean_ndcg: float
     per_task_delta: dict[str, float]
     index_calls: int
@@ -62,7 +61,7 @@ class DiscoveryTable:
             missing = [t for t in tasks if t not in mine]
             if missing:
                 raise ValueError(f"program {program} has no result on {missing}")
-            deltas = {t: mine[t].delta_ndcg_at_10 for t in tasks}
+            deltas = {t: mine[t].comparison.delta_ndcg_at_10 for t in tasks}
             base = sum(mine[t].base_calls for t in tasks)
             prog = sum(mine[t].program_calls for t in tasks)
             lines.append(
@@ -70,10 +69,8 @@ class DiscoveryTable:
                     program=program,
                     cost_ratio=(base + prog) / base if base else float("nan"),
                     mean_delta=sum(deltas.values()) / len(tasks),
-                    wins=sum(1 for d in deltas.values() if d > TIE_THRESHOLD),
-                    ties=sum(1 for d in deltas.values() if abs(d) <= TIE_THRESHOLD),
-                    losses=sum(1 for d in deltas.values() if d < -TIE_THRESHOLD),
-                    mean_ndcg=sum(mine[t].ndcg_at_10 for t in tasks) / len(tasks),
+                    wtl=WTL.count(deltas.values()),
+                    mean_ndcg=sum(mine[t].comparison.ndcg_at_10 for t in tasks) / len(tasks),
                     per_task_delta=deltas,
                     index_calls=sum(mine[t].index_calls for t in tasks),
                     query_calls=sum(mine[t].query_calls for t in tasks),
@@ -92,7 +89,7 @@ class DiscoveryTable:
             line.program,
             f"{line.cost_ratio:.2f}",
             f"{line.mean_delta:+.4f}",
-            f"{line.wins}/{line.ties}/{line.losses}",
+            str(line.wtl),
             f"{line.mean_ndcg:.4f}",
             *(f"{line.per_task_delta[t]:+.4f}" for t in self.tasks),
         ]
@@ -115,7 +112,7 @@ class DiscoveryTable:
         )
         for ln in self.lines:
             writer.writerow(
-                [ln.program, ln.cost_ratio, ln.mean_delta, ln.wins, ln.ties, ln.losses]
+                [ln.program, ln.cost_ratio, ln.mean_delta, ln.wtl.wins, ln.wtl.ties, ln.wtl.losses]
                 + [ln.mean_ndcg]
                 + [ln.per_task_delta[t] for t in self.tasks]
                 + [ln.index_calls, ln.query_calls, ln.encode_seconds, ln.algebra_seconds]
@@ -126,7 +123,7 @@ class DiscoveryTable:
         """A booktabs table in the layout of the paper's Table 2 (without per-task columns)."""
         rows = [
             rf"\textsc{{{_tex(ln.program)}}} & ${ln.cost_ratio:.1f}$ & ${ln.mean_delta:+.4f}$ & "
-            rf"${ln.wins}/{ln.ties}/{ln.losses}$ \\"
+            rf"${ln.wtl}$ \\"
             for ln in self.lines
         ]
         n = len(self.tasks)

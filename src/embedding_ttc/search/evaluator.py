@@ -2,8 +2,9 @@
 
 :class:`SuiteEvaluator` holds the suite's tasks, the (cached) encoder and each task's P0
 per-query nDCG@10. :meth:`SuiteEvaluator.evaluate` runs a program once as written on every task
-(constraint 6) and returns per-task ΔnDCG@10 (mean over queries of the per-query difference
-against P0, the paper's footnote), W/T/L over tasks at ±0.001 and the suite's cost ratio
+(constraint 6) and returns each task's comparison with P0 (ΔnDCG@10, the mean over queries of
+the per-query difference, the paper's footnote, and the per-query W/T/L), W/T/L over tasks at
+±0.001 and the suite's cost ratio
 ``c = (ΣT_base + ΣT_prog) / ΣT_base`` (calls summed over tasks, as in the discovery table).
 
 Determinism (constraint 3) is checked on the smallest task, which runs first and twice: the
@@ -25,9 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
+from embedding_ttc.evaluation.comparison import WTL, compare
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, ProgramRun, run_programs
 from embedding_ttc.evaluation.outcome import CandidateError, Status
-from embedding_ttc.evaluation.records import TIE_THRESHOLD, TaskResult, compare
+from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
 from embedding_ttc.search.records import SuiteScore, TaskDelta
@@ -126,9 +128,7 @@ class SuiteEvaluator:
         for task in self.tasks:
             base = self.baseline(task)
             per_task[task.name] = TaskDelta(
-                delta=0.0,
-                ndcg_at_10=base.ndcg_at_10,
-                baseline_ndcg_at_10=base.ndcg_at_10,
+                comparison=compare(base, base),
                 cost_ratio=1.0,
                 index_calls=base.cost.index_calls,
                 query_calls=base.cost.query_calls,
@@ -184,23 +184,17 @@ class SuiteEvaluator:
         for task in self.tasks:
             result, base = results[task.name], self.baseline(task)
             per_task[task.name] = TaskDelta(
-                delta=compare(result, base).delta_ndcg_at_10,
-                ndcg_at_10=result.ndcg_at_10,
-                baseline_ndcg_at_10=base.ndcg_at_10,
+                comparison=compare(result, base),
                 cost_ratio=result.cost.cost_ratio,
                 index_calls=result.cost.index_calls,
                 query_calls=result.cost.query_calls,
             )
             base_calls += result.cost.base_calls
             program_calls += result.cost.program_calls
-        deltas = [d.delta for d in per_task.values()]
-        wins = sum(1 for d in deltas if d > TIE_THRESHOLD)
-        losses = sum(1 for d in deltas if d < -TIE_THRESHOLD)
+        deltas = [d.comparison.delta_ndcg_at_10 for d in per_task.values()]
         return SuiteScore(
             per_task=per_task,
             mean_delta=float(np.mean(deltas)),
-            wins=wins,
-            ties=len(deltas) - wins - losses,
-            losses=losses,
+            wtl=WTL.count(deltas),
             cost_ratio=(base_calls + program_calls) / base_calls if base_calls else 1.0,
         )

@@ -91,9 +91,7 @@ def frontier_json(front: Frontier) -> dict[str, object]:
             "generation": r.generation,
             "cost_ratio": r.cost_ratio,
             "mean_delta": r.mean_delta,
-            "wins": r.wins,
-            "ties": r.ties,
-            "losses": r.losses,
+            **(r.wtl.model_dump() if r.wtl is not None else {}),  # every evaluated record's
             "novelty": r.novelty,
         }
 
@@ -114,6 +112,6 @@ def render_frontier(front: Frontier, n_records: int) -> str:
         for r in rows:
             lines.append(
                 f"  {r.program_id:<16} {r.generation:>4} {r.cost_ratio or 0.0:>6.2f} "
-                f"{r.mean_delta or 0.0:>+9.4f}  {r.wins}/{r.ties}/{r.losses}"
+                f"{r.mean_delta or 0.0:>+9.4f}  {r.wtl}"
             )
     return "\n".join(lines)

@@ -4,7 +4,7 @@ Layout::
 
     RUN_DIR/ledger.jsonl          one LedgerRecord per candidate, in generation order
     RUN_DIR/programs/<id>.py      the source of every candidate that had one
-    RUN_DIR/search.json           the run's configuration (suite, encoder, proposer, seed ...)
+    RUN_DIR/search.json           the run's configuration (:mod:`~embedding_ttc.search.run_config`)
 
 Write order makes a SIGKILL at any moment harmless: the source is written to a temporary
 name, fsynced and renamed first; then the record is appended as one line, flushed and fsynced.
@@ -16,7 +16,6 @@ without a line is overwritten by the re-run. Any other malformed line is an erro
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from embedding_ttc.durable import append_record, cut_torn_tail, read_records, write_atomic
@@ -84,15 +83,3 @@ class Ledger:
             raise LedgerError(f"program id {record.program_id!r} is already in {self.path}")
         append_record(self.path, record)
         self._records.append(record)
-
-    def write_config(self, config: dict[str, object]) -> None:
-        """Record the run's configuration (``search.json``)."""
-        write_atomic(self.run_dir / "search.json", json.dumps(config, indent=2) + "\n")
-
-    def read_config(self) -> dict[str, object] | None:
-        """The recorded configuration, if the run has one."""
-        path = self.run_dir / "search.json"
-        if not path.exists():
-            return None
-        loaded: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
-        return loaded

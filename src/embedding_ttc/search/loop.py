@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from embedding_ttc.evaluation.comparison import WTL
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.search.frontier import Frontier, frontier
 from embedding_ttc.search.ledger import Ledger
@@ -125,10 +126,9 @@ class SearchLoop:
             generation=0,
             program_id="g0000-P0",
             status=Status.OK,
-            per_task_delta={k: 0.0 for k in per_task},
             per_task=per_task,
             mean_delta=0.0,
-            ties=len(per_task),
+            wtl=WTL.count(d.comparison.delta_ndcg_at_10 for d in per_task.values()),
             cost_ratio=1.0,
             novelty="the cosine baseline",
             proposer="library",
@@ -218,11 +218,8 @@ class SearchLoop:
             **out,
             "status": Status.OK,
             "per_task": score.per_task,
-            "per_task_delta": {k: v.delta for k, v in score.per_task.items()},
             "mean_delta": score.mean_delta,
-            "wins": score.wins,
-            "ties": score.ties,
-            "losses": score.losses,
+            "wtl": score.wtl,
             "cost_ratio": score.cost_ratio,
         }
 

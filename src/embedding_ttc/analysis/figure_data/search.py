@@ -88,7 +88,7 @@ def pareto_data(records: Sequence[LedgerRecord], *, label: str = "") -> ParetoDa
     curve += [
         (p.cost_ratio, p.mean_delta) for p in frontier if (p.cost_ratio, p.mean_delta) != (1.0, 0.0)
     ]
-    tasks = {len(r.per_task_delta) for r in _evaluated(records)}
+    tasks = {len(r.per_task) for r in _evaluated(records)}
     return ParetoData(
         points=tuple(points),
         frontier=frontier,
@@ -134,16 +134,17 @@ class TrajectoryData:
 
 def trajectory_data(records: Sequence[LedgerRecord], *, seed: int = 0) -> TrajectoryData | Skipped:
     """Place every evaluated program by its vector of per-task Δ (tasks common to all)."""
-    evaluated = [r for r in _evaluated(records) if r.per_task_delta]
+    evaluated = [r for r in _evaluated(records) if r.per_task]
     if not evaluated:
         return Skipped("trajectory", "the ledger has no program with per-task Δ")
-    common = set(evaluated[0].per_task_delta)
-    for r in evaluated[1:]:
-        common &= set(r.per_task_delta)
-    tasks = tuple(t for t in evaluated[0].per_task_delta if t in common)
+    vectors = [r.per_task_delta for r in evaluated]
+    common = set(vectors[0])
+    for deltas in vectors[1:]:
+        common &= set(deltas)
+    tasks = tuple(t for t in vectors[0] if t in common)
     if not tasks:
         return Skipped("trajectory", "the evaluated programs share no task")
-    layout = layout_2d([[r.per_task_delta[t] for t in tasks] for r in evaluated], seed=seed)
+    layout = layout_2d([[deltas[t] for t in tasks] for deltas in vectors], seed=seed)
     points = {p.program_id: p for p in _points(records)}
     placed = tuple(
         TrajectoryPoint(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from embedding_ttc.analysis.cells import Cell
 from embedding_ttc.analysis.figure_data.base import Skipped, headline_programs
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadRecord
-from embedding_ttc.analysis.stats import median_or_nan
+from embedding_ttc.analysis.stats import median_or_nan, win_rate
 from embedding_ttc.analysis.transfer_report import TransferReport
 
 
@@ -80,7 +80,7 @@ def _in_domain(
 ) -> tuple[float | None, str]:
     """The head's mean in-domain Δ, from its discovery cells or from its record."""
     own = [
-        c.delta_ndcg_at_10
+        c.delta
         for c in cells
         if c.program == LEARNED_HEAD and c.encoder == encoder and c.task in discovery_tasks
     ]
@@ -89,7 +89,7 @@ def _in_domain(
     chosen = record.family(record.chosen) if record is not None else None
     if chosen is None or chosen.discovery_ndcg_at_10 is None:
         return None, "no discovery measurement"
-    baseline = {c.task: c.baseline_ndcg_at_10 for c in cells if c.encoder == encoder}
+    baseline = {c.task: c.comparison.baseline_ndcg_at_10 for c in cells if c.encoder == encoder}
     if not discovery_tasks or any(t not in baseline for t in discovery_tasks):
         return None, "head record without P0's discovery nDCG@10 on every discovery task"
     p0 = statistics.fmean(baseline[t] for t in discovery_tasks)
@@ -112,14 +112,13 @@ def _head_points(
     points = []
     for e in encoders:
         held = [
-            c.delta_ndcg_at_10
+            c.delta
             for c in cells
             if c.program == LEARNED_HEAD and c.encoder == e and c.task in report.tasks
         ]
         in_domain, source = _in_domain(e, records.get(e), cells, discovery_tasks)
         if in_domain is None and not held:
             continue
-        wins = sum(1 for d in held if d > report.threshold)
         points.append(
             HeadPoint(
                 encoder=e,
@@ -128,7 +127,7 @@ def _head_points(
                 in_domain_source=source,
                 heldout_median=median_or_nan(held) if held else None,
                 heldout_cells=len(held),
-                heldout_win_rate=wins / len(held) if held else None,
+                heldout_win_rate=win_rate(held, report.threshold) if held else None,
             )
         )
     return tuple(points)
@@ -160,7 +159,7 @@ def train_vs_test_data(
     if not programs:
         return Skipped("train_vs_test", "no held-out cell of any program")
     pooled_head = [
-        c.delta_ndcg_at_10
+        c.delta
         for c in cells
         if c.program == LEARNED_HEAD and c.encoder in report.encoders and c.task in report.tasks
     ]

@@ -17,6 +17,7 @@ from embedding_ttc.analysis.figure_data.base import Skipped, headline_programs, 
 from embedding_ttc.analysis.stats import median_or_nan
 from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.errors import UnknownNameError
+from embedding_ttc.evaluation.comparison import WTL
 from embedding_ttc.registry import closest
 
 DEFAULT_PROGRAM = "LexicalHybridRRF"
@@ -115,7 +116,7 @@ def heatmap_data(
 
 
 def _delta(cell: Cell | None) -> float | None:
-    return None if cell is None else cell.delta_ndcg_at_10
+    return None if cell is None else cell.delta
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def choose_program(report: TransferReport, program: str | None = None) -> tuple[
 def pooled_deltas(report: TransferReport, program: str, encoder: str | None = None) -> list[float]:
     """The held-out Δ of ``program`` (on ``encoder`` alone, if given) over the report's cells."""
     return [
-        c.delta_ndcg_at_10
+        c.delta
         for c in report.cells
         if c.program == program
         and c.task in report.tasks
@@ -186,7 +187,7 @@ def encoder_bars(report: TransferReport, program: str, why: str = "") -> Encoder
     bars = []
     for e in report.encoders:
         deltas = pooled_deltas(report, program, e)
-        wins = sum(1 for d in deltas if d > report.threshold)
+        wins = WTL.count(deltas, report.threshold).wins
         bars.append(
             EncoderBar(
                 encoder=e,

@@ -152,12 +152,10 @@ def _history(state: SearchState) -> str:
 def _row(record: LedgerRecord, tasks: tuple[str, ...]) -> list[str]:
     ok = record.status == Status.OK
     mean = f"{record.mean_delta:+.4f}" if ok and record.mean_delta is not None else "—"
-    wtl = f"{record.wins}/{record.ties}/{record.losses}" if ok else "—"
+    wtl = str(record.wtl) if ok else "—"
     cost = f"{record.cost_ratio:.2f}" if ok and record.cost_ratio is not None else "—"
-    per_task = [
-        f"{record.per_task_delta[t]:+.4f}" if ok and t in record.per_task_delta else ""
-        for t in tasks
-    ]
+    deltas = record.per_task_delta
+    per_task = [f"{deltas[t]:+.4f}" if ok and t in deltas else "" for t in tasks]
     if ok:
         note = record.novelty
     else:
@@ -190,7 +188,7 @@ def _frontier_program(program: FrontierProgram) -> str:
     facts = []
     if record.mean_delta is not None:
         facts.append(f"mean Δ {record.mean_delta:+.4f}")
-    facts.append(f"W/T/L {record.wins}/{record.ties}/{record.losses}")
+    facts.append(f"W/T/L {record.wtl}")
     if record.cost_ratio is not None:
         facts.append(f"cost {record.cost_ratio:.2f}")
     facts.append(f"parent {record.parent_id or '—'}")

@@ -1,0 +1,149 @@
+"""A program against the baseline: the W/T/L count and the comparison record, written once.
+
+Every W/T/L in the package is a :class:`WTL` counted by :meth:`WTL.count`: over the queries
+of one task (:func:`compare`), over the tasks of a suite (the discovery table, the search's
+ledger), over the cells of the transfer matrix. Records that report a comparison embed
+:class:`Comparison` rather than copying its fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Protocol
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, NonNegativeInt
+
+# The rule of a tie, as in the paper's W/T/L: a difference Δ (program − baseline) is a win
+# when Δ > 0.001, a loss when Δ < −0.001, and a tie when |Δ| <= 0.001. The margin keeps
+# floating-point noise and negligible changes of one query's nDCG@10 out of the count.
+TIE_THRESHOLD = 0.001
+
+
+class WTL(BaseModel):
+    """Wins, ties and losses of a set of differences at ±threshold (see :meth:`count`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wins: NonNegativeInt
+    ties: NonNegativeInt
+    losses: NonNegativeInt
+
+    @classmethod
+    def count(cls, deltas: Iterable[float], threshold: float = TIE_THRESHOLD) -> WTL:
+        """Count ``deltas`` above ``threshold`` (wins), below ``-threshold`` and in between."""
+        values = list(deltas)
+        wins = sum(1 for d in values if d > threshold)
+        losses = sum(1 for d in values if d < -threshold)
+        return cls(wins=wins, ties=len(values) - wins - losses, losses=losses)
+
+    @property
+    def total(self) -> int:
+        """How many differences were counted."""
+        return self.wins + self.ties + self.losses
+
+    def __str__(self) -> str:
+        return f"{self.wins}/{self.ties}/{self.losses}"
+
+
+class Comparison(BaseModel):
+    """A program against the baseline on one task: both nDCG@10, the mean Δ, per-query W/T/L.
+
+    ``delta_ndcg_at_10`` is the mean over queries of the per-query difference (the paper's
+    footnote), and ``wtl`` counts those differences at ±:data:`TIE_THRESHOLD`. ``wtl`` is
+    ``None`` only in comparisons read from search ledgers of schema 1, which recorded each
+    task's Δ without its per-query counts; every comparison computed by :func:`compare` has it,
+    and the records that require it (the summary row, the transfer cell) refuse one without.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ndcg_at_10: float
+    baseline_ndcg_at_10: float
+    delta_ndcg_at_10: float
+    wtl: WTL | None
+
+
+def _require_wtl(comparison: Comparison) -> Comparison:
+    if comparison.wtl is None:
+        raise ValueError("the comparison needs its per-query W/T/L (wtl)")
+    return comparison
+
+
+CountedComparison = Annotated[Comparison, AfterValidator(_require_wtl)]
+"""A :class:`Comparison` field whose validation refuses one without its per-query W/T/L."""
+
+
+class Scored(Protocol):
+    """What :func:`compare` reads of a result (a ``TaskResult`` has both)."""
+
+    @property
+    def ndcg_at_10(self) -> float:
+        """The mean of ``per_query``."""
+        ...
+
+    @property
+    def per_query(self) -> Mapping[str, float]:
+        """nDCG@10 of every query id."""
+        ...
+
+
+def compare(result: Scored, baseline: Scored) -> Comparison:
+    """ΔnDCG@10 = mean over queries of (program − baseline); W/T/L at ±0.001 per query."""
+    if result.per_query.keys() != baseline.per_query.keys():
+        raise ValueError("results cover different queries; compare runs of the same task")
+    deltas = [result.per_query[q] - baseline.per_query[q] for q in baseline.per_query]
+    return Comparison(
+        ndcg_at_10=result.ndcg_at_10,
+        baseline_ndcg_at_10=baseline.ndcg_at_10,
+        delta_ndcg_at_10=sum(deltas) / len(deltas) if deltas else 0.0,
+        wtl=WTL.count(deltas),
+    )
+
+
+def lift_flat_comparison(
+    data: Mapping[str, Any], *, delta_key: str = "delta_ndcg_at_10"
+) -> dict[str, Any]:
+    """A schema-1 record's flat comparison fields, lifted into one ``comparison`` entry.
+
+    Schema 1 of the summary row, the transfer cell and the search's per-task outcome copied the
+    comparison field by field (``ndcg_at_10``, ``baseline_ndcg_at_10``, the Δ under
+    ``delta_key``, ``wins``/``ties``/``losses``); their ``model_validator(mode="before")`` reads
+    an old file through this. A field the old record lacks stays absent (the record's
+    validation names it), except two that schema 1 left implicit:
+
+    * the summary row had no baseline nDCG@10: it is ``ndcg_at_10 − Δ``, since both means are
+      over the same queries (exact up to floating-point rounding);
+    * the search's per-task outcome had no per-query W/T/L: ``wtl`` is ``None``.
+    """
+    body = dict(data)
+    lifted: dict[str, Any] = {}
+    for old, new in (
+        ("ndcg_at_10", "ndcg_at_10"),
+        ("baseline_ndcg_at_10", "baseline_ndcg_at_10"),
+        (delta_key, "delta_ndcg_at_10"),
+    ):
+        if old in body:
+            lifted[new] = body.pop(old)
+    ndcg, delta = lifted.get("ndcg_at_10"), lifted.get("delta_ndcg_at_10")
+    numbers = int | float
+    if (
+        "baseline_ndcg_at_10" not in lifted
+        and isinstance(ndcg, numbers)
+        and isinstance(delta, numbers)
+    ):
+        lifted["baseline_ndcg_at_10"] = ndcg - delta
+    counts = {k: body.pop(k) for k in ("wins", "ties", "losses") if k in body}
+    lifted["wtl"] = counts or None
+    body["comparison"] = lifted
+    return body
+
+
+def read_flat_schema_1(data: Any, current: int) -> Any:
+    """``data`` in schema ``current`` when it is a flat record of schema 1, else unchanged.
+
+    The ``model_validator(mode="before")`` of the summary row and the transfer cell, whose
+    schema 2 embeds the comparison that schema 1 copied (:func:`lift_flat_comparison`).
+    """
+    if isinstance(data, dict) and data.get("schema_version") == 1:
+        return {**lift_flat_comparison(data), "schema_version": current}
+    return data

@@ -1,0 +1,114 @@
+"""A search run's configuration, ``RUN_DIR/search.json``: the settings a resume must match.
+
+``search`` writes a :class:`RunConfig` into its run directory and, when the directory already
+has one, refuses to resume under other settings (:meth:`RunConfig.check_resume` names every
+field that differs). The report reads it to title the search's figures.
+
+The file is the record's JSON, keys in field order, with ``drafting`` absent when the run does
+not draft: that is how every ``search.json`` has been written, so each one made before the
+record was typed reads (and resumes) unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from embedding_ttc.durable import write_atomic
+from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.search.drafting.options import DraftingOptions
+
+RUN_CONFIG_FILE = "search.json"
+RUN_CONFIG_SCHEMA_VERSION: Literal[1] = 1
+
+
+class RunConfigError(EmbeddingTTCError):
+    """A run directory's ``search.json`` is not a run configuration (the message names it)."""
+
+
+class RunMismatchError(EmbeddingTTCError):
+    """``search`` was pointed at a run directory made with other settings."""
+
+
+class RunConfig(BaseModel):
+    """What a search run directory is tied to.
+
+    Attributes:
+        suite: the discovery suite named (``--suite``; its default even when tasks are given).
+        tasks: the discovery tasks, in order.
+        encoder: the encoder's name.
+        proposer: the proposer's name (``structural``, ``openai``, ``llama-cpp`` ...).
+        model: the LLM model name (``None``: the proposer's default, or no LLM).
+        seed: the run's seed.
+        shortlist: rerank each query's first-stage top K only (``None``: full ranking).
+        drafting: how the LLM proposer drafts (``None``: it does not).
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = RUN_CONFIG_SCHEMA_VERSION
+    suite: str
+    tasks: list[str]
+    encoder: str
+    proposer: str
+    model: str | None
+    seed: int
+    shortlist: int | None
+    drafting: DraftingOptions | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The body of ``search.json`` (no ``drafting`` entry when the run does not draft)."""
+        body = self.model_dump(mode="json")
+        if self.drafting is None:
+            del body["drafting"]
+        return body
+
+    def check_resume(self, recorded: RunConfig | None) -> None:
+        """Refuse to resume a run directory recorded with other settings than these.
+
+        Every setting asked is compared with the recorded one; a run asked without drafting
+        does not compare ``drafting`` (its ``search.json`` then has no such entry).
+
+        Raises:
+            RunMismatchError: naming each setting that differs, as recorded and as asked.
+
+        """
+        if recorded is None:
+            return
+        asked, had = self.to_json(), recorded.model_dump(mode="json")
+        diff = [k for k in asked if had.get(k) != asked[k]]
+        if diff:
+            detail = ", ".join(f"{k}: run has {had.get(k)!r}, asked {asked[k]!r}" for k in diff)
+            raise RunMismatchError(
+                f"the run directory was made with other settings ({detail}); "
+                "use a new --run-dir or the same options to resume"
+            )
+
+
+def write_run_config(run_dir: Path, config: RunConfig) -> None:
+    """Record ``config`` as ``run_dir/search.json`` (written whole, or not at all)."""
+    write_atomic(run_dir / RUN_CONFIG_FILE, json.dumps(config.to_json(), indent=2) + "\n")
+
+
+def read_run_config(run_dir: Path) -> RunConfig | None:
+    """``run_dir/search.json``, or ``None`` when the run directory has none.
+
+    Raises:
+        RunConfigError: when the file is not JSON or not a run configuration.
+
+    """
+    path = run_dir / RUN_CONFIG_FILE
+    if not path.is_file():
+        return None
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RunConfigError(f"{path} is not JSON: {exc}") from None
+    try:
+        return RunConfig.model_validate(loaded)
+    except ValidationError as exc:
+        raise RunConfigError(f"{path} is not a search run's configuration: {exc}") from None

@@ -1,0 +1,104 @@
+"""search.json as a typed record: the committed one reads and writes back the same bytes, and
+a resume under other settings is refused with the settings named."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from embedding_ttc.search.drafting.options import DraftingOptions
+from embedding_ttc.search.run_config import (
+    RUN_CONFIG_FILE,
+    RunConfig,
+    RunConfigError,
+    RunMismatchError,
+    read_run_config,
+    write_run_config,
+)
+
+COMMITTED = Path(__file__).resolve().parents[2] / "results" / "search" / RUN_CONFIG_FILE
+DRAFTING = DraftingOptions(
+    drafts=2, repair_rounds=0, prompt="compact", context_tokens=3000, precheck=True
+)
+
+
+def committed(tmp_path: Path) -> RunConfig:
+    shutil.copy(COMMITTED, tmp_path / RUN_CONFIG_FILE)
+    config = read_run_config(tmp_path)
+    assert config is not None
+    return config
+
+
+def test_the_committed_configuration_reads_and_writes_back_the_same_bytes(tmp_path):
+    config = committed(tmp_path)
+    assert (config.encoder, config.proposer, config.model, config.drafting) == (
+        "all-MiniLM-L6-v2",
+        "structural",
+        None,
+        None,
+    )
+    assert len(config.tasks) == 10 and config.schema_version == 1
+    out = tmp_path / "again"
+    out.mkdir()
+    write_run_config(out, config)
+    assert (out / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()
+
+
+def test_drafting_is_written_only_when_on(tmp_path):
+    config = committed(tmp_path).model_copy(update={"proposer": "openai", "drafting": DRAFTING})
+    write_run_config(tmp_path, config)
+    body = json.loads((tmp_path / RUN_CONFIG_FILE).read_text())
+    assert list(body)[-1] == "drafting" and body["drafting"]["prompt"] == "compact"
+    assert read_run_config(tmp_path) == config
+
+
+def test_the_same_settings_resume(tmp_path):
+    config = committed(tmp_path)
+    config.check_resume(None)  # a new run directory
+    config.check_resume(config.model_copy())
+
+
+def test_other_settings_are_named_as_recorded_and_as_asked(tmp_path):
+    recorded = committed(tmp_path)
+    asked = recorded.model_copy(update={"seed": 3, "model": "gpt"})
+    with pytest.raises(RunMismatchError) as caught:
+        asked.check_resume(recorded)
+    assert str(caught.value) == (
+        "the run directory was made with other settings (model: run has None, asked 'gpt', "
+        "seed: run has 0, asked 3); use a new --run-dir or the same options to resume"
+    )
+
+
+def test_drafting_asked_of_a_run_made_without_it_is_a_mismatch(tmp_path):
+    recorded = committed(tmp_path)
+    asked = recorded.model_copy(update={"drafting": DRAFTING})
+    with pytest.raises(RunMismatchError, match=r"drafting: run has None, asked \{'drafts': 2"):
+        asked.check_resume(recorded)
+    # Asked without drafting, a run is not compared on it (search.json then has no entry).
+    recorded.check_resume(asked)
+
+
+def test_a_malformed_configuration_is_an_error_naming_the_file(tmp_path):
+    path = tmp_path / RUN_CONFIG_FILE
+    path.write_text("{not json")
+    with pytest.raises(RunConfigError, match="is not JSON"):
+        read_run_config(tmp_path)
+    body = {**json.loads(COMMITTED.read_text()), "surprise": 1}
+    path.write_text(json.dumps(body))
+    with pytest.raises(RunConfigError, match="surprise") as caught:
+        read_run_config(tmp_path)
+    assert str(path) in str(caught.value)
+    assert read_run_config(tmp_path / "absent") is None
+
+
+def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, capsys):
+    from embedding_ttc.cli import main
+
+    committed(tmp_path)
+    code = main(["search", "--run-dir", str(tmp_path), "--seed", "5", "--generations", "0"])
+    assert code == 2
+    assert "(seed: run has 0, asked 5)" in capsys.readouterr().err
+    assert (tmp_path / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()  # untouched
