@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from embedding_ttc.cli.common import rich_console
 from embedding_ttc.errors import EmbeddingTTCError
@@ -15,9 +15,11 @@ from embedding_ttc.search.drafting.options import (
     DraftingOptions,
     resolve_drafting,
 )
-from embedding_ttc.search.drafting.proposer import Precheck
-from embedding_ttc.search.prompts.compact import DEFAULT_CONTEXT_TOKENS
+from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS
 from embedding_ttc.search.run_config import RunConfig
+
+if TYPE_CHECKING:  # the proposer imports the evaluator and every program: not at parse time
+    from embedding_ttc.search.drafting.proposer import Precheck
 
 DEFAULT_PROPOSER = "structural"
 

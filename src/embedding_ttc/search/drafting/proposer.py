@@ -48,8 +48,8 @@ from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.drafting.repairs import repair_source
 from embedding_ttc.search.parse import parse_reply
-from embedding_ttc.search.prompts import PromptStyle
-from embedding_ttc.search.prompts.compact import DEFAULT_CONTEXT_TOKENS, render_compact_prompt
+from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, PromptStyle
+from embedding_ttc.search.prompts.compact import render_compact_prompt
 from embedding_ttc.search.prompts.directives import Directive, choose_directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.prompts.full import render_prompt

@@ -14,3 +14,6 @@ from typing import Literal
 
 PromptStyle = Literal["full", "compact"]
 """Which prompt a proposer renders: the full one (API models) or the compact one (small models)."""
+
+DEFAULT_CONTEXT_TOKENS = 3000
+"""The default budget in tokens of the compact prompt (``--context-tokens``)."""

@@ -37,6 +37,7 @@ import tokenize
 from collections.abc import Mapping
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import (
     TokenCounter,
     clip,
@@ -52,9 +53,6 @@ from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
 from embedding_ttc.search.proposers.base import estimate_tokens
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
-
-DEFAULT_CONTEXT_TOKENS = 3000
-"""The default budget of the compact prompt (``--context-tokens``)."""
 
 NOTE_CHARS = 60
 """Longest note (novelty claim or failure reason) in the history table."""
