@@ -6,6 +6,7 @@ so what is tested here is the process containment itself.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -206,14 +207,7 @@ def test_encoder_time_is_not_charged_to_the_program(tiny_task: RetrievalTask, to
         time.sleep(0.5)
         return inner(texts, *args, **kwargs)
 
-    slow_ctx = Context(
-        encode_fn=slow,
-        query_texts=ctx.query_texts,
-        doc_texts=ctx.doc_texts,
-        query_ids=ctx.query_ids,
-        doc_ids=ctx.doc_ids,
-        index_time=ctx.index_time,
-    )
+    slow_ctx = dataclasses.replace(ctx, encode_fn=slow)
     limits = SandboxLimits(wall_seconds=1.5, memory_bytes=2 * 2**30)
     source = "def program(Q, D, S, ctx):\n" + "    ctx.encode_fn(['a'])\n" * 4 + "    return S\n"
     out = SandboxedProgram(source, f"slow-{token}", limits)(Q, D, S, slow_ctx)
@@ -589,14 +583,7 @@ def test_an_encoder_flood_ends_within_its_seconds_budget(
         time.sleep(0.2)
         return inner(texts, *args, **kwargs)
 
-    slow_ctx = Context(
-        encode_fn=slow,
-        query_texts=ctx.query_texts,
-        doc_texts=ctx.doc_texts,
-        query_ids=ctx.query_ids,
-        doc_ids=ctx.doc_ids,
-        index_time=ctx.index_time,
-    )
+    slow_ctx = dataclasses.replace(ctx, encode_fn=slow)
     limits = SandboxLimits(wall_seconds=20.0, memory_bytes=2 * 2**30, encode_seconds=0.5)
     with pytest.raises(CandidateError) as failure:
         SandboxedProgram(program_source("encoder_flood"), f"slowflood-{token}", limits)(
