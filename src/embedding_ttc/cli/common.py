@@ -82,6 +82,21 @@ def stage_progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | 
         yield None if progress is None else staged(progress)
 
 
+def add_encode_budget(parser: argparse.ArgumentParser) -> None:
+    """``--encode-budget N``: the sandbox's encoder budget of a program, for every command."""
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
+
+    default = SandboxLimits.encode_texts_per_item
+    parser.add_argument(
+        "--encode-budget",
+        type=float,
+        default=default,
+        metavar="N",
+        help="texts a program may have encoded per query and document of a task "
+        f"(default {default:g}; beyond, it ends with status budget)",
+    )
+
+
 def build_encoder(name: str, cache_dir: Path | None, no_cache: bool, backend: str = "torch") -> Any:
     """Load an encoder on ``backend`` and wrap it in the on-disk cache unless ``no_cache``."""
     from embedding_ttc.encoders.cache import CachedEncoder

@@ -10,6 +10,7 @@ from typing import Any
 
 from embedding_ttc import __version__
 from embedding_ttc.cli.common import (
+    add_encode_budget,
     build_encoder,
     command_line,
     progress_bars,
@@ -313,7 +314,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def add_evaluate_commands(sub: Any) -> None:
     """Add ``evaluate``, ``tasks``, ``encoders`` and ``bench`` to the subcommand parsers."""
     from embedding_ttc.encoders.catalog import BACKENDS, DEFAULT_ENCODER
-    from embedding_ttc.search.sandbox.limits import SandboxLimits
 
     backend_help = "runtime: torch (default) or onnx-int8 (needs the onnx extra)"
 
@@ -341,14 +341,7 @@ def add_evaluate_commands(sub: Any) -> None:
         default=600.0,
         help="wall-time limit in seconds of a program file on one task (default 600)",
     )
-    ev.add_argument(
-        "--encode-budget",
-        type=float,
-        default=SandboxLimits.encode_texts_per_item,
-        metavar="N",
-        help="texts a program file may have encoded per query and document of a task "
-        f"(default {SandboxLimits.encode_texts_per_item:g}; beyond, it ends with status budget)",
-    )
+    add_encode_budget(ev)
     ev.add_argument(
         "--data-dir",
         type=Path,

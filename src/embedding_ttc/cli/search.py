@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from embedding_ttc.cli.common import rich_console
+from embedding_ttc.cli.common import add_encode_budget, rich_console
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.drafting.options import (
     API_DEFAULTS,
@@ -116,7 +116,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         on_wait=lambda p: console.print(f"waiting for another evaluation to finish ({p})"),
     )
     known_tasks = set(available_task_names(data_root)) | set(task_names)
-    limits = SandboxLimits(wall_seconds=args.timeout, memory_bytes=args.memory_gb * 2**30)
+    limits = SandboxLimits(
+        wall_seconds=args.timeout,
+        memory_bytes=args.memory_gb * 2**30,
+        encode_texts_per_item=args.encode_budget,
+    )
     library = library_structures()
 
     def checker(source: str) -> object:
@@ -238,6 +242,7 @@ def add_search_commands(sub: Any) -> None:
     se.add_argument("--seed", type=int, default=0)
     se.add_argument("--top-k", type=int, default=5, help="frontier programs shown with source")
     se.add_argument("--timeout", type=float, default=600.0, help="seconds per program per task")
+    add_encode_budget(se)
     se.add_argument("--memory-gb", type=int, default=8, help="memory limit of a program")
     se.add_argument("--max-hours", type=float, help="wall-time budget")
     se.add_argument("--max-usd", type=float, help="LLM spending budget")
