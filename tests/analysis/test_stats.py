@@ -6,6 +6,7 @@ import pytest
 
 from embedding_ttc.analysis.stats import (
     BootstrapResult,
+    benjamini_hochberg,
     cell_seed,
     paired_bootstrap,
     resampled_means,
@@ -115,3 +116,12 @@ def test_ten_thousand_resamples_of_1500_queries_are_fast():
 def test_bad_input_is_an_error(values, resamples):
     with pytest.raises(ValueError):
         paired_bootstrap(values, resamples=resamples)
+
+
+def test_benjamini_hochberg_by_hand():
+    # m = 4, sorted 0.01 0.03 0.04 0.2: m p / rank = 0.04 0.06 0.0533 0.2, then the running
+    # minimum from the largest down; returned in the order given.
+    adjusted = benjamini_hochberg([0.01, 0.04, 0.03, 0.2])
+    assert adjusted == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.2])
+    assert benjamini_hochberg([]) == []
+    assert benjamini_hochberg([0.9, 0.8]) == pytest.approx([0.9, 0.9])

@@ -183,3 +183,30 @@ def test_the_oracle_defaults_to_the_frontier_programs_in_the_matrix():
     progs = ["P0", "BM25", "SentMaxSim", "Rocchio:K=2,beta=0.1", "LearnedHead", "FisherStability"]
     assert default_oracle(progs) == ["SentMaxSim", "FisherStability"]
     assert default_oracle(["P0", "BM25", "LearnedHead", "SoftCentroid"]) == ["BM25", "SoftCentroid"]
+
+
+def test_significance_after_the_benjamini_hochberg_correction():
+    layout = {"encoders": ["A", "B"], "tasks": ["t1", "t2", "t3"], "programs": ["X", "Y"]}
+
+    def with_p(p_loss, p_win):  # X's significant loss (A, t3) and win (B, t1) at these p
+        replaced = {
+            CellKey("A", "t3", "X"): cell("A", "t3", "X", -0.02, sig=-1, p=p_loss),
+            CellKey("B", "t1", "X"): cell("B", "t1", "X", 0.03, sig=+1, p=p_win),
+        }
+        return TransferReport.from_cells([replaced.get(c.key, c) for c in CELLS], **layout)
+
+    # The family is the 11 held-out cells of X and Y (the discovery column is not tested);
+    # the other nine have p = 0.5.
+    r = with_p(0.01, 0.01)
+    assert len(r.adjusted_p) == 11
+    assert CellKey("A", "d1", "X") not in r.adjusted_p
+    # Two cells at p = 0.01 adjust to 11 × 0.01 / 2 = 0.055 > 0.05: neither stays.
+    assert r.adjusted_p[CellKey("A", "t3", "X")] == pytest.approx(0.055)
+    x = r.line("X")
+    assert x.significant_wins == {"A": 0, "B": 1} and x.significant_losses == {"A": 1, "B": 0}
+    assert x.corrected_wins == {"A": 0, "B": 0} and x.corrected_losses == {"A": 0, "B": 0}
+    # The win at p = 0.001 adjusts to 11 × 0.001 = 0.011 and stays; the loss, to 0.055.
+    r2 = with_p(0.01, 0.001)
+    assert r2.adjusted_p[CellKey("B", "t1", "X")] == pytest.approx(0.011)
+    x2 = r2.line("X")
+    assert x2.corrected_wins == {"A": 0, "B": 1} and x2.corrected_losses == {"A": 0, "B": 0}

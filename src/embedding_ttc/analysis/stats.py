@@ -13,6 +13,12 @@ their ``d``. From the ``B`` resampled means:
   An observed mean of exactly 0 has p = 1;
 * a significant win (loss) is a CI entirely above (below) 0.
 
+A table tests many cells at once, so its significance is also reported after the
+Benjamini–Hochberg correction (Benjamini & Hochberg 1995) over the cells of the table
+(:func:`benjamini_hochberg`): a cell stays significant when it was significant and its
+adjusted p-value is still at most ``1 − CONFIDENCE``, which bounds the expected share of
+false discoveries among the significant cells at 5%.
+
 Every cell gets its own random stream, seeded from (base seed, encoder, task, program) through
 BLAKE2b (:func:`cell_seed`), so a cell's statistics do not depend on which other cells were
 computed, in what order, or in which process; Python's ``hash`` is salted per process and
@@ -37,6 +43,8 @@ from embedding_ttc.evaluation.comparison import WTL
 
 DEFAULT_RESAMPLES = 10_000
 CONFIDENCE = 0.95
+ALPHA = 1 - CONFIDENCE
+"""The significance level of the tests (5%)."""
 CHUNK_ELEMENTS = 4_000_000  # resample indices drawn at once (32 MB of int64), bounds memory
 
 
@@ -138,6 +146,20 @@ def paired_bootstrap(
         resamples=resamples,
         seed=seed,
     )
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini–Hochberg adjusted p-values, in the order given (scipy's ``bh`` method).
+
+    The adjusted value of the ``i``-th smallest of ``m`` p-values is
+    ``min_{j >= i} m p_(j) / j``, capped at 1: the smallest false discovery rate at which that
+    test would be declared significant.
+    """
+    if not p_values:
+        return []
+    from scipy.stats import false_discovery_control
+
+    return [float(p) for p in false_discovery_control(np.asarray(p_values), method="bh")]
 
 
 def median_or_nan(values: Sequence[float]) -> float:

@@ -144,11 +144,18 @@ def _programs_grid(r: TransferReport) -> Grid:
 
 
 def _significance_grid(r: TransferReport) -> Grid:
-    header = ("program", *(f"{e} sig. W/L" for e in r.encoders))
+    header = (
+        "program",
+        *(f"{e} sig. W/L" for e in r.encoders),
+        "all sig. W/L",
+        "all sig. W/L (BH)",
+    )
     rows = tuple(
         (
             ln.program,
             *(f"{ln.significant_wins[e]}/{ln.significant_losses[e]}" for e in r.encoders),
+            f"{sum(ln.significant_wins.values())}/{sum(ln.significant_losses.values())}",
+            f"{sum(ln.corrected_wins.values())}/{sum(ln.corrected_losses.values())}",
         )
         for ln in r.lines
     )
@@ -156,7 +163,8 @@ def _significance_grid(r: TransferReport) -> Grid:
     b = f"{resamples.pop():,}" if len(resamples) == 1 else "mixed"
     title = (
         f"Significant wins / losses over held-out tasks (paired bootstrap over queries, "
-        f"{b} resamples, 95% CI excludes 0)"
+        f"{b} resamples, 95% CI excludes 0); BH: still significant after the "
+        f"Benjamini-Hochberg correction over the table's {len(r.adjusted_p)} held-out cells"
     )
     return Grid(title, header, rows, ("",) * len(header))
 
@@ -287,6 +295,7 @@ def _cells_grid(r: TransferReport) -> Grid:
         "ci_low",
         "ci_high",
         "p_value",
+        "p_value_bh",
         "significant_win",
         "significant_loss",
         "cost_ratio",
@@ -311,6 +320,7 @@ def _cells_grid(r: TransferReport) -> Grid:
             c.bootstrap.ci_low,
             c.bootstrap.ci_high,
             c.bootstrap.p_value,
+            r.adjusted_p.get(c.key),
             c.bootstrap.significant_win,
             c.bootstrap.significant_loss,
             c.cost_ratio,
@@ -337,6 +347,7 @@ def _cells_grid(r: TransferReport) -> Grid:
         "",
         "{:+.4f}",
         "{:+.4f}",
+        "{:.4f}",
         "{:.4f}",
         "",
         "",

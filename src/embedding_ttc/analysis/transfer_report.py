@@ -24,7 +24,7 @@ Missing cells are left out of every count and listed in :attr:`TransferReport.mi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from embedding_ttc.analysis.cells import BASELINE, Cell, CellKey
@@ -41,7 +41,13 @@ from embedding_ttc.analysis.comparisons import (
     compare_prf,
     compute_oracle,
 )
-from embedding_ttc.analysis.stats import mean_or_nan, median_or_nan, win_rate
+from embedding_ttc.analysis.stats import (
+    ALPHA,
+    benjamini_hochberg,
+    mean_or_nan,
+    median_or_nan,
+    win_rate,
+)
 from embedding_ttc.evaluation.comparison import TIE_THRESHOLD, WTL
 from embedding_ttc.programs.catalog import parse_name
 
@@ -78,6 +84,9 @@ class ProgramTransfer:
         unanimous_negative: held-out tasks lost on every held-out encoder.
         significant_wins: per encoder, held-out tasks whose bootstrap CI lies above 0.
         significant_losses: per encoder, held-out tasks whose bootstrap CI lies below 0.
+        corrected_wins: per encoder, the significant wins that remain so after the
+            Benjamini–Hochberg correction over the held-out cells of the table.
+        corrected_losses: the same for the significant losses.
 
     """
 
@@ -93,6 +102,8 @@ class ProgramTransfer:
     unanimous_negative: tuple[str, ...]
     significant_wins: dict[str, int]
     significant_losses: dict[str, int]
+    corrected_wins: dict[str, int]
+    corrected_losses: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -112,6 +123,9 @@ class TransferReport:
         fusion: BM25DenseRRF against LexicalHybridRRF, when both were run.
         cells: the cells used (held-out, then discovery).
         missing: cells of the layout without a result.
+        adjusted_p: the Benjamini–Hochberg adjusted p-value of every held-out cell of the
+            reported programs, the family being those cells (the discovery column is not
+            part of it: it is where programs were chosen, not a test of transfer).
 
     """
 
@@ -127,6 +141,7 @@ class TransferReport:
     fusion: FusionComparison | None
     cells: tuple[Cell, ...]
     missing: tuple[CellKey, ...]
+    adjusted_p: Mapping[CellKey, float]
 
     @classmethod
     def from_cells(
@@ -162,7 +177,15 @@ class TransferReport:
             if discovery_encoder is not None
             else None
         )
-        lines = tuple(_program_line(p, held, disc, threshold) for p in progs)
+        family = [c for p in progs for c in held.of(p)]
+        adjusted = dict(
+            zip(
+                (c.key for c in family),
+                benjamini_hochberg([c.bootstrap.p_value for c in family]),
+                strict=True,
+            )
+        )
+        lines = tuple(_program_line(p, held, disc, threshold, adjusted) for p in progs)
         oracle_set = tuple(oracle_programs) if oracle_programs is not None else progs
         rocchios = tuple(p for p in progs if parse_name(p)[0] == ROCCHIO)
         if DEFAULT_ROCCHIO in rocchios:  # the default's own grid point: count it once
@@ -193,6 +216,7 @@ class TransferReport:
             fusion=fusion,
             cells=tuple(index[k] for k in expected if k in index),
             missing=tuple(k for k in expected if k not in index),
+            adjusted_p=adjusted,
         )
 
     def line(self, program: str) -> ProgramTransfer:
@@ -214,7 +238,11 @@ class TransferReport:
 
 
 def _program_line(
-    program: str, held: CellBlock, disc: CellBlock | None, threshold: float
+    program: str,
+    held: CellBlock,
+    disc: CellBlock | None,
+    threshold: float,
+    adjusted_p: Mapping[CellKey, float],
 ) -> ProgramTransfer:
     pooled = held.of(program)
     deltas = [c.delta for c in pooled]
@@ -248,5 +276,19 @@ def _program_line(
         },
         significant_losses={
             e: sum(c.bootstrap.significant_loss for c in held.of(program, e)) for e in held.encoders
+        },
+        corrected_wins={
+            e: sum(
+                c.bootstrap.significant_win and adjusted_p[c.key] <= ALPHA
+                for c in held.of(program, e)
+            )
+            for e in held.encoders
+        },
+        corrected_losses={
+            e: sum(
+                c.bootstrap.significant_loss and adjusted_p[c.key] <= ALPHA
+                for c in held.of(program, e)
+            )
+            for e in held.encoders
         },
     )
