@@ -1,6 +1,6 @@
 """Indexes built by an earlier embedding-ttc still load and answer as they did when built.
 
-The indexes in ``data/prechange`` were built with all-MiniLM-L6-v2 by the code of their time
+The indexes in ``fixtures/prechange`` were built with all-MiniLM-L6-v2 by the code of their time
 (see the README there); ``expected.json`` holds what they answered then. The query embeddings
 are replayed from ``queries.npy``, so the test needs no model and checks only the index format
 and the deployed path: loading, checksums, the stored index-time work, the reference sample,
@@ -20,7 +20,7 @@ from embedding_ttc.deploy import Reranker, recipe_for
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.encoders.base import QUERY, Embeddings, EncoderInfo
 
-DATA = Path(__file__).parent / "data" / "prechange"
+DATA = Path(__file__).parent / "fixtures" / "prechange"
 EXPECTED = json.loads((DATA / "expected.json").read_text(encoding="utf-8"))
 PROGRAMS = ("P0", "SentMaxSim", "BidirZScore", "LexicalHybridRRF")
 

@@ -30,8 +30,9 @@ class SandboxLimits:
         encode_texts_per_item: the encoder budget in texts, per query and document of the
             call: a call over |Q| queries and |D| documents may have the parent encode at most
             ``encode_texts_per_item * (|Q| + |D|)`` texts. The library's most expensive
-            program asks for about 53 (CoverageTriple's sentence, pair, paragraph and topic
-            channels on the long AILA case documents, as recorded in ``results/transfer``);
+            program asks for about 53 (LexicalHybridRRF's sentence, pair, paragraph and topic
+            channels on the long AILA case documents, in the discovery cells of
+            ``results/transfer``);
             the default, 256, leaves room for new programs and stops a flood. Exceeded: the
             child is killed, ``budget``.
         encode_seconds: the encoder budget in seconds the parent spends serving the child's
