@@ -12,7 +12,7 @@ from typing import Any
 
 from embedding_ttc.evaluation.comparison import WTL, Comparison
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.records import LedgerRecord, TaskDelta
+from embedding_ttc.search.records import LedgerRecord, PartOutcome, TaskDelta, Versus
 
 
 def task_delta(delta: float, *, baseline: float = 0.5, cost_ratio: float = 1.0) -> TaskDelta:
@@ -49,5 +49,72 @@ def evaluated(
         mean_delta=sum(deltas.values()) / len(deltas) if mean_delta is None else mean_delta,
         wtl=WTL.count(deltas.values()),
         cost_ratio=cost_ratio,
+        **fields,
+    )
+
+
+def versus(delta: float, worst: float | None = None, *, baseline: float = 0.5) -> Versus:
+    """One part's outcome with Δ ``delta`` (its worst query ``worst``, default ``delta``)."""
+    return Versus(
+        comparison=Comparison(
+            ndcg_at_10=baseline + delta,
+            baseline_ndcg_at_10=baseline,
+            delta_ndcg_at_10=delta,
+            wtl=WTL.count([delta]),
+        ),
+        worst_query_delta=delta if worst is None else worst,
+    )
+
+
+def split_evaluated(
+    generation: int,
+    program_id: str,
+    search: Mapping[str, float],
+    validation: Mapping[str, float],
+    *,
+    reference_gap: float = 0.05,
+    cost_ratio: float = 1.0,
+    worst: float | None = None,
+    **fields: Any,
+) -> LedgerRecord:
+    """An ``ok`` record of a run with a split and a reference.
+
+    Each task's Δ against P0 is ``search[t]`` on its search part and ``validation[t]`` on its
+    validation part (the whole task: their mean); the reference is ``reference_gap`` above
+    P0 everywhere, so each Δ against it is ``reference_gap`` lower. ``worst`` is every
+    part's worst query (default: its Δ).
+    """
+    fields.setdefault("proposer", "test")
+    per_task = {}
+    for t in search:
+        s, v = search[t], validation[t]
+        whole = (s + v) / 2
+        per_task[t] = TaskDelta(
+            comparison=versus(whole).comparison,
+            cost_ratio=cost_ratio,
+            index_calls=0,
+            query_calls=0,
+            query_time_cost_ratio=cost_ratio,
+            worst_query_delta=whole if worst is None else worst,
+            reference=versus(whole - reference_gap, worst),
+            parts={
+                "search": PartOutcome(
+                    p0=versus(s, worst), reference=versus(s - reference_gap, worst)
+                ),
+                "validation": PartOutcome(
+                    p0=versus(v, worst), reference=versus(v - reference_gap, worst)
+                ),
+            },
+        )
+    deltas = [d.comparison.delta_ndcg_at_10 for d in per_task.values()]
+    return LedgerRecord(
+        generation=generation,
+        program_id=program_id,
+        status=Status.OK,
+        per_task=per_task,
+        mean_delta=sum(deltas) / len(deltas),
+        wtl=WTL.count(deltas),
+        cost_ratio=cost_ratio,
+        query_time_cost_ratio=cost_ratio,
         **fields,
     )

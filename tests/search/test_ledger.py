@@ -26,7 +26,7 @@ def test_append_and_reload(tmp_path):
     assert again.last_generation == 1
     assert "return S.copy()" in (again.source(again.records[1]) or "")
     lines = (tmp_path / "ledger.jsonl").read_text().splitlines()
-    assert all('"schema_version":2' in line for line in lines)
+    assert all('"schema_version":3' in line for line in lines)
 
 
 def test_a_torn_final_line_is_cut_and_that_generation_runs_again(tmp_path):

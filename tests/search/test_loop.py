@@ -23,8 +23,10 @@ from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
 from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
+from embedding_ttc.search.run_config import read_run_config
 from embedding_ttc.search.sandbox.limits import SandboxLimits
 from embedding_ttc.search.sandbox.program import SandboxedProgram
+from embedding_ttc.search.split import read_split
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply
@@ -159,3 +161,45 @@ def test_structural_search_on_the_smoke_suite_and_the_frontier_command(
 def test_frontier_command_on_a_folder_without_a_ledger(tmp_path, capsys):
     assert main(["frontier", str(tmp_path)]) == 2
     assert "not a search run directory" in capsys.readouterr().err
+
+
+def test_search_command_splits_compares_with_the_reference_and_both_rules_read_it(
+    tmp_path, shared_datasets, capsys
+):
+    run = tmp_path / "run"
+    args = [
+        *(
+            "search",
+            "--run-dir",
+            str(run),
+            "--generations",
+            "2",
+            "--encoder",
+            "tokenlearn-static-64",
+        ),
+        *("--task", "aila_statutes", "--task", "limit-small", "--data-dir", str(shared_datasets)),
+        *("--objective", "reference"),
+    ]
+    assert main(args) == 0
+    capsys.readouterr()
+    split = read_split(run)
+    assert split is not None and set(split.tasks) == {"aila_statutes", "limit-small"}
+    config = read_run_config(run)
+    assert config is not None and config.reference == "BM25DenseRRF"
+    records = Ledger(run).records
+    for r in records:
+        if r.status == Status.OK:
+            for task, outcome in r.per_task.items():
+                assert set(outcome.parts) == {"search", "validation"}, task
+                assert outcome.reference is not None and outcome.worst_query_delta is not None
+    for rule in ("compute", "transfer"):
+        assert main(["frontier", str(run), "--rule", rule, "--json"]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert printed["rule"] == rule and printed["objective"] == "reference"
+        expected = frontier(records, rule, "reference")
+        assert [row["program_id"] for row in printed["admitted"]] == [
+            r.program_id for r in expected.admitted
+        ]
+    # The split never changes under a run: another seed is another run.
+    assert main([*args, "--seed", "1"]) == 2
+    assert "seed: run has 0, asked 1" in capsys.readouterr().err

@@ -30,7 +30,7 @@ def schema_1_lines() -> list[dict[str, object]]:
 def test_an_evaluated_line_of_schema_1_reads_into_the_current_shape():
     old = schema_1_lines()[1]
     record = LedgerRecord.model_validate(old)
-    assert record.schema_version == LEDGER_SCHEMA_VERSION == 2
+    assert record.schema_version == LEDGER_SCHEMA_VERSION == 3
     assert record.program_id == "g0001" and record.status is Status.OK
     assert record.wtl == WTL(wins=8, ties=0, losses=2)  # over tasks, as schema 1 counted
     assert record.mean_delta == old["mean_delta"] and record.cost_ratio == old["cost_ratio"]
@@ -42,9 +42,22 @@ def test_an_evaluated_line_of_schema_1_reads_into_the_current_shape():
     assert task.comparison.wtl is None  # schema 1 did not record per-query counts
     assert (task.cost_ratio, task.index_calls) == (1.0, 186)
     again = json.loads(record.model_dump_json())
-    assert again["schema_version"] == 2
+    assert again["schema_version"] == 3
     assert not {"per_task_delta", "wins", "ties", "losses"} & again.keys()
     assert LedgerRecord.model_validate(again) == record
+
+
+def test_a_line_of_schema_2_reads_without_parts_tails_or_reference():
+    current = json.loads(evaluated(1, "g0001", {"a": 0.1, "b": -0.1}).model_dump_json())
+    old = {**current, "schema_version": 2}
+    del old["query_time_cost_ratio"]
+    for task in old["per_task"].values():
+        for key in ("query_time_cost_ratio", "worst_query_delta", "reference", "parts"):
+            del task[key]
+    record = LedgerRecord.model_validate(old)
+    assert record.schema_version == 3 and record.mean() == pytest.approx(0.0)
+    assert record.deltas("p0", "validation") is None and record.worst_query() is None
+    assert record.seen_by_proposer() is record  # no split: nothing to hide
 
 
 def test_a_failure_of_schema_1_drops_its_zero_counts():
@@ -71,7 +84,7 @@ def test_a_ledger_of_schema_1_loads_resumes_and_gives_the_same_frontier(tmp_path
     again = Ledger(tmp_path)
     assert again.last_generation == 3
     lines = (tmp_path / LEDGER_FILE).read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line)["schema_version"] for line in lines] == [1, 1, 1, 2]
+    assert [json.loads(line)["schema_version"] for line in lines] == [1, 1, 1, 3]
     assert [r.program_id for r in frontier(again.records).admitted] == ["g0001", "g0003"]
 
 
@@ -95,4 +108,4 @@ def test_metrics_exist_exactly_when_the_status_is_ok():
 def test_an_unknown_schema_version_is_refused():
     body = evaluated(1, "g0001", {"a": 0.1}).model_dump()
     with pytest.raises(ValidationError, match="schema_version"):
-        LedgerRecord.model_validate({**body, "schema_version": 3})
+        LedgerRecord.model_validate({**body, "schema_version": 4})

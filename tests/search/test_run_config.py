@@ -32,7 +32,9 @@ def committed(tmp_path: Path) -> RunConfig:
     return config
 
 
-def test_the_committed_configuration_reads_and_writes_back_the_same_bytes(tmp_path):
+def test_the_committed_configuration_of_schema_1_reads_as_a_run_without_split_or_reference(
+    tmp_path,
+):
     config = committed(tmp_path)
     assert (config.encoder, config.proposer, config.model, config.drafting) == (
         "all-MiniLM-L6-v2",
@@ -40,18 +42,29 @@ def test_the_committed_configuration_reads_and_writes_back_the_same_bytes(tmp_pa
         None,
         None,
     )
-    assert len(config.tasks) == 10 and config.schema_version == 1
+    assert (config.split, config.reference, config.objective) == (None, None, "p0")
+    assert len(config.tasks) == 10 and config.schema_version == 2
     out = tmp_path / "again"
     out.mkdir()
     write_run_config(out, config)
-    assert (out / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()
+    body = json.loads((out / RUN_CONFIG_FILE).read_text())
+    old = json.loads(COMMITTED.read_text())
+    assert body == {**old, "schema_version": 2, "split": None, "reference": None, "objective": "p0"}
+    assert read_run_config(out) == config
+
+
+def test_an_objective_against_no_reference_is_refused(tmp_path):
+    body = {**json.loads(COMMITTED.read_text()), "objective": "reference"}
+    (tmp_path / RUN_CONFIG_FILE).write_text(json.dumps(body))
+    with pytest.raises(RunConfigError, match="needs a reference program"):
+        read_run_config(tmp_path)
 
 
 def test_drafting_is_written_only_when_on(tmp_path):
     config = committed(tmp_path).model_copy(update={"proposer": "openai", "drafting": DRAFTING})
     write_run_config(tmp_path, config)
     body = json.loads((tmp_path / RUN_CONFIG_FILE).read_text())
-    assert list(body)[-1] == "drafting" and body["drafting"]["prompt"] == "compact"
+    assert body["drafting"]["prompt"] == "compact"
     assert read_run_config(tmp_path) == config
 
 
@@ -98,7 +111,12 @@ def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, cap
     from embedding_ttc.cli import main
 
     committed(tmp_path)
-    code = main(["search", "--run-dir", str(tmp_path), "--seed", "5", "--generations", "0"])
+    code = main(
+        [
+            *("search", "--run-dir", str(tmp_path), "--seed", "5", "--generations", "0"),
+            *("--validation-share", "0", "--reference", "none"),
+        ]
+    )
     assert code == 2
     assert "(seed: run has 0, asked 5)" in capsys.readouterr().err
     assert (tmp_path / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()  # untouched

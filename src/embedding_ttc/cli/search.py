@@ -15,13 +15,17 @@ from embedding_ttc.search.drafting.options import (
     DraftingOptions,
     resolve_drafting,
 )
+from embedding_ttc.search.frontier import RULES
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS
+from embedding_ttc.search.records import OBJECTIVES
 from embedding_ttc.search.run_config import RunConfig
+from embedding_ttc.search.split import VALIDATION_SHARE, SplitSettings
 
 if TYPE_CHECKING:  # the proposer imports the evaluator and every program: not at parse time
     from embedding_ttc.search.drafting.proposer import Precheck
 
 DEFAULT_PROPOSER = "structural"
+DEFAULT_REFERENCE = "BM25DenseRRF"
 
 
 def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
@@ -35,6 +39,13 @@ def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
         seed=args.seed,
         shortlist=args.shortlist,
         drafting=_drafting(args),
+        split=(
+            SplitSettings(validation_share=args.validation_share)
+            if args.validation_share > 0
+            else None
+        ),
+        reference=None if args.reference.lower() == "none" else args.reference,
+        objective=args.objective,
     )
 
 
@@ -78,6 +89,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     """Run or resume an agentic program search; print the frontier at the end."""
     from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.encoders.cache import default_cache_dir
+    from embedding_ttc.programs.catalog import get_program
     from embedding_ttc.search.checks.source import check_source
     from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
@@ -89,6 +101,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from embedding_ttc.search.run_config import read_run_config, write_run_config
     from embedding_ttc.search.sandbox.limits import SandboxLimits
     from embedding_ttc.search.sandbox.program import SandboxedProgram
+    from embedding_ttc.search.split import record_split, split_queries
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         load_task,
@@ -98,8 +111,12 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     data_root = resolve_data_root(args.data_dir)
     task_names = list(args.task or suite_tasks(args.suite))
+    try:
+        config = _config(args, task_names)
+    except ValueError as exc:  # an objective against no reference
+        raise EmbeddingTTCError(f"search: {exc}") from None
+    reference = get_program(config.reference) if config.reference else None
     ledger = Ledger(args.run_dir)
-    config = _config(args, task_names)
     config.check_resume(read_run_config(ledger.run_dir))
     write_run_config(ledger.run_dir, config)
     console = rich_console(highlight=False)
@@ -109,6 +126,10 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"last generation {ledger.last_generation}"
         )
     tasks = [load_task(name, data_root) for name in task_names]
+    split = None
+    if config.split is not None:
+        split = split_queries(tasks, config.seed, config.split)
+        record_split(ledger.run_dir, split)
     encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache)
     lock_dir = args.cache_dir or default_cache_dir()
     lock = ComputeLock(
@@ -130,11 +151,19 @@ def cmd_search(args: argparse.Namespace) -> int:
         proposer=_proposer(args, ledger_precheck(checker, library, ledger, limits, encoder)),
         checker=checker,
         sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
-        evaluator=SuiteEvaluator(tasks, encoder, lock=lock, shortlist=args.shortlist),
+        evaluator=SuiteEvaluator(
+            tasks,
+            encoder,
+            lock=lock,
+            shortlist=args.shortlist,
+            split=split,
+            reference=reference,
+        ),
         ledger=ledger,
         seed=args.seed,
         top_k=args.top_k,
         registered=library,
+        objective=config.objective,
     )
 
     def on_record(record: LedgerRecord, front: Frontier) -> None:
@@ -161,14 +190,17 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_frontier(args: argparse.Namespace) -> int:
-    """Print the frontier of a run directory, derived from its ledger."""
+    """Print the frontier of a run directory under a rule, derived from its ledger."""
     from embedding_ttc.search.frontier import frontier, frontier_json, render_frontier
     from embedding_ttc.search.ledger import LEDGER_FILE, Ledger
+    from embedding_ttc.search.run_config import read_run_config
 
     if not (Path(args.run_dir) / LEDGER_FILE).exists():
         raise EmbeddingTTCError(f"no {LEDGER_FILE} in {args.run_dir}: not a search run directory")
     ledger = Ledger(args.run_dir)
-    front = frontier(ledger.records)
+    config = read_run_config(ledger.run_dir)
+    objective = args.objective or (config.objective if config is not None else "p0")
+    front = frontier(ledger.records, args.rule, objective)
     if args.json:
         print(json.dumps(frontier_json(front), indent=2))
     else:
@@ -239,6 +271,27 @@ def add_search_commands(sub: Any) -> None:
         "its helper imports (on whenever drafting is: llama-cpp by default, or any drafting "
         "option); --no-precheck turns both off",
     )
+    se.add_argument(
+        "--validation-share",
+        type=float,
+        default=VALIDATION_SHARE,
+        metavar="F",
+        help="share of each task's queries held out of the proposer's view, read by the "
+        f"transfer admission rule (default {VALIDATION_SHARE}; 0: no split)",
+    )
+    se.add_argument(
+        "--reference",
+        default=DEFAULT_REFERENCE,
+        metavar="NAME",
+        help="library program every candidate is also compared with "
+        f"(default {DEFAULT_REFERENCE}, the hybrid a user already has; none: no reference)",
+    )
+    se.add_argument(
+        "--objective",
+        choices=OBJECTIVES,
+        default="p0",
+        help="the baseline of the Δ that guides the proposer and the admission (default p0)",
+    )
     se.add_argument("--seed", type=int, default=0)
     se.add_argument("--top-k", type=int, default=5, help="frontier programs shown with source")
     se.add_argument("--timeout", type=float, default=600.0, help="seconds per program per task")
@@ -254,5 +307,16 @@ def add_search_commands(sub: Any) -> None:
 
     fr = sub.add_parser("frontier", help="the frontier of a search run, from its ledger")
     fr.add_argument("run_dir", type=Path)
+    fr.add_argument(
+        "--rule",
+        choices=tuple(RULES),
+        default="compute",
+        help="; ".join(f"{name}: {what}" for name, what in RULES.items()),
+    )
+    fr.add_argument(
+        "--objective",
+        choices=OBJECTIVES,
+        help="Δ against P0 or the run's reference (default: the run's objective)",
+    )
     fr.add_argument("--json", action="store_true")
     fr.set_defaults(func=cmd_frontier)

@@ -8,7 +8,7 @@ ledger), over the cells of the transfer matrix. Records that report a comparison
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Annotated, Any, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, NonNegativeInt
@@ -87,16 +87,44 @@ class Scored(Protocol):
         ...
 
 
-def compare(result: Scored, baseline: Scored) -> Comparison:
-    """ΔnDCG@10 = mean over queries of (program − baseline); W/T/L at ±0.001 per query."""
+def query_deltas(
+    result: Scored, baseline: Scored, queries: Collection[str] | None = None
+) -> dict[str, float]:
+    """Each query's nDCG@10 difference (program − baseline), over ``queries`` (``None``: all).
+
+    Raises:
+        ValueError: the two results cover different queries, or ``queries`` names one that
+            neither covers.
+
+    """
     if result.per_query.keys() != baseline.per_query.keys():
         raise ValueError("results cover different queries; compare runs of the same task")
-    deltas = [result.per_query[q] - baseline.per_query[q] for q in baseline.per_query]
+    ids = list(baseline.per_query) if queries is None else list(queries)
+    unknown = [q for q in ids if q not in baseline.per_query]
+    if unknown:
+        raise ValueError(f"{len(unknown)} queries are not in the results (first {unknown[0]!r})")
+    return {q: result.per_query[q] - baseline.per_query[q] for q in ids}
+
+
+def compare(result: Scored, baseline: Scored, queries: Collection[str] | None = None) -> Comparison:
+    """ΔnDCG@10 = mean over queries of (program − baseline); W/T/L at ±0.001 per query.
+
+    ``queries`` restricts the comparison to a subset (a part of a validation split): both
+    nDCG@10 are then the means over that subset.
+    """
+    deltas = query_deltas(result, baseline, queries)
+    if queries is None:
+        ndcg, base = result.ndcg_at_10, baseline.ndcg_at_10
+    else:
+        n = max(len(deltas), 1)
+        ndcg = sum(result.per_query[q] for q in deltas) / n
+        base = sum(baseline.per_query[q] for q in deltas) / n
+    values = list(deltas.values())
     return Comparison(
-        ndcg_at_10=result.ndcg_at_10,
-        baseline_ndcg_at_10=baseline.ndcg_at_10,
-        delta_ndcg_at_10=sum(deltas) / len(deltas) if deltas else 0.0,
-        wtl=WTL.count(deltas),
+        ndcg_at_10=ndcg,
+        baseline_ndcg_at_10=base,
+        delta_ndcg_at_10=sum(values) / len(values) if values else 0.0,
+        wtl=WTL.count(values),
     )
 
 

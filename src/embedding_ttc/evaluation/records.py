@@ -63,6 +63,11 @@ class CostRecord(_Record):
     cost_ratio: float
     query_time_cost_ratio: float
 
+    def calls(self, stage: str, side: str) -> int:
+        """Texts encoded by ``stage`` (``base``/``program``) on ``side`` (``index``/``query``)."""
+        prefix = f"{stage}/{side}/"
+        return sum(n for key, n in self.texts.items() if key.startswith(prefix))
+
 
 class Timings(_Record):
     """Wall-clock seconds.

@@ -19,20 +19,21 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
-from embedding_ttc.evaluation.comparison import WTL, compare
+from embedding_ttc.evaluation.comparison import WTL, compare, query_deltas
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, ProgramRun, run_programs
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
-from embedding_ttc.search.records import SuiteScore, TaskDelta
+from embedding_ttc.search.records import PartOutcome, SuiteScore, TaskDelta, Versus
+from embedding_ttc.search.split import PARTS, Part, QuerySplit
 from embedding_ttc.tasks.task import RetrievalTask
 
 
@@ -79,6 +80,9 @@ class SuiteEvaluator:
             encoding and most program encodes repeat across candidates).
         lock: the compute lock (``None``: no locking, for tests).
         shortlist: rerank each query's first-stage shortlist only (``None``: full ranking).
+        split: the run's validation split (``None``: no parts are recorded).
+        reference: the program every candidate is also compared with (a library program,
+            run in-process once per task; ``None``: no reference).
 
     """
 
@@ -89,6 +93,8 @@ class SuiteEvaluator:
         *,
         lock: ComputeLock | None = None,
         shortlist: int | None = None,
+        split: QuerySplit | None = None,
+        reference: Program | None = None,
     ) -> None:
         if not tasks:
             raise ValueError("the search needs at least one task")
@@ -96,12 +102,18 @@ class SuiteEvaluator:
         self.encoder = encoder
         self.lock = lock
         self.shortlist = shortlist
+        self.split = split
+        self.reference = reference
+        if split is not None:
+            for task in self.tasks:
+                split.of(task.name)  # every task must have its parts
         # The determinism check runs on the smallest task, first.
         self._order = sorted(
             range(len(self.tasks)),
             key=lambda i: (self.tasks[i].n_docs * self.tasks[i].n_queries, i),
         )
         self._baselines: dict[str, TaskResult] = {}
+        self._references: dict[str, TaskResult] = {}
 
     @property
     def task_names(self) -> tuple[str, ...]:
@@ -122,18 +134,41 @@ class SuiteEvaluator:
             self._baselines[task.name] = self._run(P0(), task).result
         return self._baselines[task.name]
 
+    def reference_result(self, task: RetrievalTask) -> TaskResult | None:
+        """The reference program on ``task`` (computed once; ``None`` without a reference)."""
+        if self.reference is None:
+            return None
+        if task.name not in self._references:
+            self._references[task.name] = self._run(self.reference, task).result
+        return self._references[task.name]
+
     def baseline_per_task(self) -> dict[str, TaskDelta]:
         """P0's outcome on every task, in suite order: Δ 0 against itself, cost ratio 1."""
-        per_task = {}
-        for task in self.tasks:
-            base = self.baseline(task)
-            per_task[task.name] = TaskDelta(
-                comparison=compare(base, base),
-                cost_ratio=1.0,
-                index_calls=base.cost.index_calls,
-                query_calls=base.cost.query_calls,
-            )
-        return per_task
+        return {task.name: self._task_delta(task, self.baseline(task)) for task in self.tasks}
+
+    def _task_delta(self, task: RetrievalTask, result: TaskResult) -> TaskDelta:
+        """``result`` against P0 and the reference, over all queries and each part."""
+        base, reference = self.baseline(task), self.reference_result(task)
+        parts: dict[Part, PartOutcome] = {}
+        if self.split is not None:
+            cut = self.split.of(task.name)
+            for name in PARTS:
+                queries = cut.part(name)
+                parts[name] = PartOutcome(
+                    p0=versus(result, base, queries),
+                    reference=versus(result, reference, queries) if reference else None,
+                )
+        whole = versus(result, base)
+        return TaskDelta(
+            comparison=whole.comparison,
+            cost_ratio=result.cost.cost_ratio,
+            index_calls=result.cost.index_calls,
+            query_calls=result.cost.query_calls,
+            query_time_cost_ratio=result.cost.query_time_cost_ratio,
+            worst_query_delta=whole.worst_query_delta,
+            reference=versus(result, reference) if reference else None,
+            parts=parts,
+        )
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -180,21 +215,32 @@ class SuiteEvaluator:
 
     def _score(self, results: dict[str, TaskResult]) -> SuiteScore:
         per_task: dict[str, TaskDelta] = {}
-        base_calls = program_calls = 0
+        base_calls = program_calls = base_query = program_query = 0
         for task in self.tasks:
-            result, base = results[task.name], self.baseline(task)
-            per_task[task.name] = TaskDelta(
-                comparison=compare(result, base),
-                cost_ratio=result.cost.cost_ratio,
-                index_calls=result.cost.index_calls,
-                query_calls=result.cost.query_calls,
-            )
+            result = results[task.name]
+            per_task[task.name] = self._task_delta(task, result)
             base_calls += result.cost.base_calls
             program_calls += result.cost.program_calls
+            base_query += result.cost.calls("base", "query")
+            program_query += result.cost.calls("program", "query")
         deltas = [d.comparison.delta_ndcg_at_10 for d in per_task.values()]
         return SuiteScore(
             per_task=per_task,
             mean_delta=float(np.mean(deltas)),
             wtl=WTL.count(deltas),
             cost_ratio=(base_calls + program_calls) / base_calls if base_calls else 1.0,
+            query_time_cost_ratio=(
+                (base_query + program_query) / base_query if base_query else 1.0
+            ),
         )
+
+
+def versus(
+    result: TaskResult, baseline: TaskResult, queries: Collection[str] | None = None
+) -> Versus:
+    """``result`` against ``baseline`` over ``queries`` (``None``: all), with its worst query."""
+    deltas = query_deltas(result, baseline, queries)
+    return Versus(
+        comparison=compare(result, baseline, queries),
+        worst_query_delta=min(deltas.values(), default=0.0),
+    )

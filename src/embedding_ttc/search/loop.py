@@ -34,7 +34,14 @@ from embedding_ttc.search.novelty import (
     structure,
 )
 from embedding_ttc.search.proposers.base import Proposer, ProposerError
-from embedding_ttc.search.records import FrontierProgram, LedgerRecord, Proposal, SearchState, Usage
+from embedding_ttc.search.records import (
+    FrontierProgram,
+    LedgerRecord,
+    Objective,
+    Proposal,
+    SearchState,
+    Usage,
+)
 from embedding_ttc.search.seams import Checker, Evaluator, SandboxFactory
 
 P0_SOURCE = '''\
@@ -87,6 +94,7 @@ class SearchLoop:
         top_k: how many frontier programs the proposer sees with their source.
         registered: structures of programs registered outside the ledger (the library).
         clock: what the loop reads time from (the wall-time budget, a record's seconds).
+        objective: the baseline of the Δ a proposer reads (``p0`` or ``reference``).
 
     """
 
@@ -99,10 +107,17 @@ class SearchLoop:
     top_k: int = 5
     registered: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     clock: Clock = time.monotonic
+    objective: Objective = "p0"
 
     def state(self, generation: int) -> SearchState:
-        """What the proposer sees before writing ``generation``."""
-        records = self.ledger.records
+        """What the proposer sees before writing ``generation``.
+
+        Only the search part of the run's split, against the run's objective: every record
+        is :meth:`~embedding_ttc.search.records.LedgerRecord.seen_by_proposer`, and the
+        frontier shown is the compute rule over those numbers. Nothing a proposer reads
+        (history, frontier, the directives derived from them) holds a validation number.
+        """
+        records = tuple(r.seen_by_proposer(self.objective) for r in self.ledger.records)
         front = frontier(records).top(self.top_k)
         programs = []
         for record in front:
@@ -130,6 +145,7 @@ class SearchLoop:
             mean_delta=0.0,
             wtl=WTL.count(d.comparison.delta_ndcg_at_10 for d in per_task.values()),
             cost_ratio=1.0,
+            query_time_cost_ratio=1.0,
             novelty="the cosine baseline",
             proposer="library",
             source_path=str(path.relative_to(self.ledger.run_dir)),
@@ -221,6 +237,7 @@ class SearchLoop:
             "mean_delta": score.mean_delta,
             "wtl": score.wtl,
             "cost_ratio": score.cost_ratio,
+            "query_time_cost_ratio": score.query_time_cost_ratio,
         }
 
     def run(self, budget: Budget, events: LoopEvents | None = None) -> Frontier:

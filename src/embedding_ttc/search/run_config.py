@@ -5,24 +5,27 @@ has one, refuses to resume under other settings (:meth:`RunConfig.check_resume` 
 field that differs). The report reads it to title the search's figures.
 
 The file is the record's JSON, keys in field order, with ``drafting`` absent when the run does
-not draft: that is how every ``search.json`` has been written, so each one made before the
-record was typed reads (and resumes) unchanged.
+not draft. Schema 2 added the validation split's settings, the reference program and the
+objective; a file of schema 1 reads as a run without a split or a reference, against P0 (what
+such a run was), and resumes only when asked the same.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.drafting.options import DraftingOptions
+from embedding_ttc.search.records import Objective
+from embedding_ttc.search.split import SplitSettings
 
 RUN_CONFIG_FILE = "search.json"
-RUN_CONFIG_SCHEMA_VERSION: Literal[1] = 1
+RUN_CONFIG_SCHEMA_VERSION: Literal[2] = 2
 
 
 class RunConfigError(EmbeddingTTCError):
@@ -45,12 +48,16 @@ class RunConfig(BaseModel):
         seed: the run's seed.
         shortlist: rerank each query's first-stage top K only (``None``: full ranking).
         drafting: how the LLM proposer drafts (``None``: it does not).
+        split: how each task's queries are split into search and validation parts
+            (``None``: no split; the cut itself is ``split.json``).
+        reference: the library program every candidate is also compared with (``None``: none).
+        objective: the baseline of the Δ the proposer is guided by (``p0`` or ``reference``).
 
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1] = RUN_CONFIG_SCHEMA_VERSION
+    schema_version: Literal[2] = RUN_CONFIG_SCHEMA_VERSION
     suite: str
     tasks: list[str]
     encoder: str
@@ -59,6 +66,22 @@ class RunConfig(BaseModel):
     seed: int
     shortlist: int | None
     drafting: DraftingOptions | None = None
+    split: SplitSettings | None = None
+    reference: str | None = None
+    objective: Objective = "p0"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_schema_1(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("schema_version") == 1:
+            return {**data, "schema_version": RUN_CONFIG_SCHEMA_VERSION}
+        return data
+
+    @model_validator(mode="after")
+    def _objective_has_reference(self) -> RunConfig:
+        if self.objective == "reference" and self.reference is None:
+            raise ValueError("the objective 'reference' needs a reference program")
+        return self
 
     def to_json(self) -> dict[str, object]:
         """The body of ``search.json`` (no ``drafting`` entry when the run does not draft)."""
