@@ -210,3 +210,26 @@ def test_significance_after_the_benjamini_hochberg_correction():
     assert r2.adjusted_p[CellKey("B", "t1", "X")] == pytest.approx(0.011)
     x2 = r2.line("X")
     assert x2.corrected_wins == {"A": 0, "B": 1} and x2.corrected_losses == {"A": 0, "B": 0}
+
+
+def test_worst_query_query_time_cost_and_head_to_head_against_the_hybrid():
+    hybrid = [
+        cell("A", "t1", "BM25DenseRRF", 0.02),  # X 0.01: lost
+        cell("A", "t2", "BM25DenseRRF", -0.0008),  # X -0.0005: tied
+        cell("A", "t3", "BM25DenseRRF", -0.03),  # X -0.02: won
+        cell("B", "t1", "BM25DenseRRF", 0.0),  # X 0.03: won
+        # (B, t2) and (B, t3) missing: not counted
+    ]
+    r = TransferReport.from_cells(
+        CELLS + hybrid,
+        encoders=["A", "B"],
+        tasks=["t1", "t2", "t3"],
+        programs=["P0", "X", "BM25DenseRRF"],
+        discovery_encoder=None,
+        discovery_tasks=[],
+    )
+    x, hybrid_line = r.line("X"), r.line("BM25DenseRRF")
+    assert x.versus_reference == wtl(2, 1, 1)
+    assert hybrid_line.versus_reference is None  # not against itself
+    assert x.worst_query == pytest.approx(-0.02)  # each hand-made cell has one query
+    assert x.query_time_cost_ratio == pytest.approx(50.0)  # Σ query calls / Σ queries

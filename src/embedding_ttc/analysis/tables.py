@@ -6,8 +6,9 @@ as ``<section>.md``, ``.csv`` and ``.tex``, with every section but ``cells`` in 
 
 * ``heldout`` — the paper's Table 2 layout: per program, the discovery W/T/L on the discovery
   encoder and the held-out W/T/L per held-out encoder, with the held-out cost ratio ``c``;
-* ``programs`` — per program, pooled over the held-out cells: median and mean Δ, win-rate, the
-  tasks unanimously positive or negative across encoders;
+* ``programs`` — per program, pooled over the held-out cells: the query-time cost ratio,
+  median and mean Δ, the worst query, win-rate, the cells won head to head against
+  BM25DenseRRF, the tasks unanimously positive or negative across encoders;
 * ``significance`` — per program and encoder, the significant wins and losses;
 * ``oracle`` — per held-out cell, the oracle's best Δ and program, and per encoder the cells
   lifted;
@@ -113,9 +114,12 @@ def _programs_grid(r: TransferReport) -> Grid:
     header = (
         "program",
         "cells",
+        "c_q",
         "median Δ",
         "mean Δ",
+        "worst query",
         "win-rate",
+        "vs BM25DenseRRF W/T/L",
         "unanimous +",
         "unanimous −",
         "tasks unanimously positive",
@@ -125,9 +129,12 @@ def _programs_grid(r: TransferReport) -> Grid:
         (
             ln.program,
             ln.n_cells,
+            ln.query_time_cost_ratio,
             ln.median_delta,
             ln.mean_delta,
+            ln.worst_query,
             ln.win_rate,
+            "—" if ln.versus_reference is None else str(ln.versus_reference),
             len(ln.unanimous_positive),
             len(ln.unanimous_negative),
             " ".join(ln.unanimous_positive),
@@ -135,10 +142,11 @@ def _programs_grid(r: TransferReport) -> Grid:
         )
         for ln in r.lines
     )
-    formats = ("", "", "{:+.4f}", "{:+.4f}", "{:.0%}", "", "", "", "")
+    formats = ("", "", "{:.2f}", "{:+.4f}", "{:+.4f}", "{:+.3f}", "{:.0%}", "", "", "", "", "")
     title = (
-        f"Pooled over held-out (encoder, task) cells: median and mean Δ, win-rate "
-        f"(Δ > {r.threshold:g}); tasks won / lost on all {len(r.encoders)} encoders"
+        f"Pooled over held-out (encoder, task) cells: query-time cost ratio, median and mean Δ, "
+        f"the worst query's Δ, win-rate (Δ > {r.threshold:g}), cells won / tied / lost head to "
+        f"head against BM25DenseRRF; tasks won / lost on all {len(r.encoders)} encoders"
     )
     return Grid(title, header, rows, formats)
 

@@ -49,6 +49,7 @@ from embedding_ttc.analysis.stats import (
     win_rate,
 )
 from embedding_ttc.evaluation.comparison import TIE_THRESHOLD, WTL
+from embedding_ttc.programs.catalog import REFERENCE_PROGRAM as REFERENCE
 from embedding_ttc.programs.catalog import parse_name
 
 
@@ -87,6 +88,14 @@ class ProgramTransfer:
         corrected_wins: per encoder, the significant wins that remain so after the
             Benjamini–Hochberg correction over the held-out cells of the table.
         corrected_losses: the same for the significant losses.
+        query_time_cost_ratio: Σ query-time calls / Σ base query calls over the held-out
+            cells (what a deployment pays per query; nan without any).
+        worst_query: the lowest per-query Δ against P0 over every pooled held-out cell (the
+            tail beside the median; nan without any).
+        versus_reference: held-out cells won, tied and lost head to head against the
+            reference program ``BM25DenseRRF`` (the program's nDCG@10 minus the reference's,
+            per cell, at the tie threshold); ``None`` for the reference itself or without
+            its cells.
 
     """
 
@@ -104,6 +113,9 @@ class ProgramTransfer:
     significant_losses: dict[str, int]
     corrected_wins: dict[str, int]
     corrected_losses: dict[str, int]
+    query_time_cost_ratio: float
+    worst_query: float
+    versus_reference: WTL | None
 
 
 @dataclass(frozen=True)
@@ -246,6 +258,7 @@ def _program_line(
 ) -> ProgramTransfer:
     pooled = held.of(program)
     deltas = [c.delta for c in pooled]
+    base_queries = sum(c.n_queries for c in pooled)
     base = sum(c.base_calls for c in pooled)
     spent = sum(c.base_calls + c.program_calls for c in pooled)
     positive, negative = [], []
@@ -291,4 +304,21 @@ def _program_line(
             )
             for e in held.encoders
         },
+        query_time_cost_ratio=(
+            sum(c.query_calls for c in pooled) / base_queries if base_queries else float("nan")
+        ),
+        worst_query=min((min(c.differences(), default=0.0) for c in pooled), default=float("nan")),
+        versus_reference=_head_to_head(program, held, threshold),
     )
+
+
+def _head_to_head(program: str, held: CellBlock, threshold: float) -> WTL | None:
+    """``program`` against the reference, cell by cell (nDCG@10 difference at ``threshold``)."""
+    if program == REFERENCE:
+        return None
+    gaps = []
+    for cell in held.of(program):
+        other = held.get(cell.encoder, cell.task, REFERENCE)
+        if other is not None:
+            gaps.append(cell.comparison.ndcg_at_10 - other.comparison.ndcg_at_10)
+    return WTL.count(gaps, threshold) if gaps else None

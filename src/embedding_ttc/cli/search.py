@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from embedding_ttc.cli.common import add_encode_budget, rich_console
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.programs.catalog import REFERENCE_PROGRAM
 from embedding_ttc.search.drafting.options import (
     API_DEFAULTS,
     LOCAL_DEFAULTS,
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # the proposer imports the evaluator and every program: not a
     from embedding_ttc.search.drafting.proposer import Precheck
 
 DEFAULT_PROPOSER = "structural"
-DEFAULT_REFERENCE = "BM25DenseRRF"
+DEFAULT_REFERENCE = REFERENCE_PROGRAM
 
 
 def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:

@@ -118,6 +118,11 @@ def get_program(name: str) -> Program:
     return program
 
 
+REFERENCE_PROGRAM = "BM25DenseRRF"
+"""The plain sparse-dense hybrid a user already has: the reference a search compares every
+candidate with (``search --reference``) and the transfer tables compare every program with
+head to head."""
+
 #: The paper's twelve Pareto-optimal programs (Table 2), in ascending cost.
 FRONTIER: tuple[str, ...] = (
     "BidirZScore",
