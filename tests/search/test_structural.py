@@ -1,94 +1,43 @@
 """The structural proposer: determinism, novelty, validity of every emitted program, and its
-generated text pinned byte for byte."""
+generated text pinned byte for byte (the genes of the wider space have their own tests in
+test_structural_space.py)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import random
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, fingerprint, similarity, structure
+from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity, structure
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.genome import (
     BASE_GENOME,
     FUSIONS,
     NORMALISATIONS,
     REFINEMENTS,
+    SHARES,
     Genome,
     genome_from_source,
 )
 from embedding_ttc.search.proposers.structural.mutate import mutate
 from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
 from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
-from embedding_ttc.tasks.task import RetrievalTask
-from ledger_records import evaluated
 
+from .structural_support import (
+    CANDIDATES,
+    P0_SOURCE,
+    TASKS,
+    p0_record,
+    simulated_run,
+    state_at,
+    synthetic_task,
+)
 from fakes import HashingEncoder
 from library_support import direct_call
-
-P0_SOURCE = '"""P0: the cosine baseline."""\n\n\ndef program(Q, D, S, ctx):\n    return S.copy()\n'
-TASKS = ("alpha", "beta")
-
-
-def p0_record() -> LedgerRecord:
-    return evaluated(
-        0,
-        "g0000-P0",
-        dict.fromkeys(TASKS, 0.0),
-        proposer="library",
-        fingerprint=fingerprint(structure(P0_SOURCE)),
-    )
-
-
-def fake_mean_delta(source: str) -> float:
-    """A deterministic stand-in for an evaluation: a score in [-0.01, 0.03) from the source."""
-    h = int.from_bytes(hashlib.blake2b(source.encode(), digest_size=4).digest(), "big")
-    return -0.01 + 0.04 * h / 2**32
-
-
-def state_at(generation: int, records: list[LedgerRecord], sources: dict[str, str]):
-    ok = [r for r in records if r.status == Status.OK]
-    best = sorted(ok, key=lambda r: -(r.mean_delta or 0.0))[:5]
-    frontier = tuple(FrontierProgram(r, sources[r.program_id]) for r in best)
-    return SearchState(generation, tuple(records), frontier, TASKS, seed=11)
-
-
-@cache
-def simulated_run(generations: int = 30) -> tuple[tuple[SearchState, str], ...]:
-    """A search of ``generations`` structural proposals, each 'evaluated' by a fake score."""
-    records = [p0_record()]
-    sources = {"g0000-P0": P0_SOURCE}
-    proposer = StructuralProposer(seed=1)
-    out = []
-    for generation in range(1, generations + 1):
-        state = state_at(generation, records, sources)
-        proposal = proposer.propose(state)
-        assert proposal.source is not None
-        program_id = f"g{generation:04d}"
-        sources[program_id] = proposal.source
-        score = fake_mean_delta(proposal.source)
-        records.append(
-            evaluated(
-                generation,
-                program_id,
-                dict.fromkeys(TASKS, score),
-                parent_id=proposal.parent_id,
-                cost_ratio=1.5,
-                novelty=proposal.novelty,
-                hypothesis=proposal.hypothesis,
-                proposer=proposal.proposer,
-                fingerprint=fingerprint(structure(proposal.source)),
-            )
-        )
-        out.append((state, proposal.source))
-    return tuple(out)
 
 
 def test_structural_is_deterministic():
@@ -171,63 +120,97 @@ def test_genome_validation(channels, fusion, rounds):
         Genome.make(channels, fusion, rounds)
 
 
-def systematic_genomes() -> list[Genome]:
-    """Every channel, normalisation, fusion, refinement and round count at least once."""
-    names = list(CHANNELS)
+# The space before candidate-local normalisations, convex fusion and local channels: its
+# genomes must render exactly as they did (programs in results/search carry such genomes).
+EARLIER_CHANNELS = (
+    "dense",
+    "reverse",
+    "xview",
+    "half_dim",
+    "sent_maxsim",
+    "sent_topmean",
+    "pair_maxsim",
+    "pair_topmean",
+    "para_maxsim",
+    "para_topmean",
+    "bm25",
+    "bigram",
+    "coverage",
+    "rare_idf",
+    "prf_rocchio",
+    "prf_soft",
+    "prf_vprf",
+)
+EARLIER_NORMALISATIONS = ("none", "row", "col", "both")
+EARLIER_FUSIONS = ("rrf", "zsum", "wsum")
+EARLIER_SHA256 = "b149f07906dd9f5e673c94cd52f5ca2575df434a74a9bfcf9b3f40d8dec4656c"
+
+
+def earlier_genomes() -> list[Genome]:
+    """Every channel, normalisation, fusion, refinement and round count of the earlier space."""
+    names, norms, fusions = EARLIER_CHANNELS, EARLIER_NORMALISATIONS, EARLIER_FUSIONS
     genomes = []
     for i, name in enumerate(names):
         partner = names[(i + 7) % len(names)]
         genomes.append(
             Genome.make(
-                {name: NORMALISATIONS[i % 4], partner: NORMALISATIONS[(i + 1) % 4]},
-                FUSIONS[i % 3],
+                {name: norms[i % 4], partner: norms[(i + 1) % 4]},
+                fusions[i % 3],
                 i % 3,
                 REFINEMENTS[(i // 3) % 3],
             )
         )
-    for j, (fusion, refine) in enumerate((f, r) for f in FUSIONS for r in REFINEMENTS):
+    for j, (fusion, refine) in enumerate((f, r) for f in fusions for r in REFINEMENTS):
         chosen = names[j % 5 :: 4][:5]
-        genomes.append(Genome.make(dict.fromkeys(chosen, NORMALISATIONS[j % 4]), fusion, 2, refine))
+        genomes.append(Genome.make(dict.fromkeys(chosen, norms[j % 4]), fusion, 2, refine))
     return genomes
 
 
-DOCS = [
-    "Cats sleep most of the day. They purr when content.\n\nA cat naps in the sun.",
-    "Interest rates rose again. Inflation stayed high. Markets fell sharply on the news.",
-    "Bake bread with flour and water. Knead the dough. Let it rise overnight.",
-    "The court held that the statute applies. The appeal was dismissed.",
-    "Dogs bark at strangers. A dog needs daily walks. Puppies chew shoes.",
-    "Solar panels convert light.",
-    "A decoy about cats, rates, bread, courts, dogs and solar power at once.",
-]
-QUERIES = ["why do cats sleep so much", "inflation and interest rates", "how to bake bread"]
+def wider_genomes() -> list[Genome]:
+    """Every normalisation under every fusion, beside chunk, lexical and local channels.
+
+    Each genome mixes the normalisation under test with another, and cycles the granularity,
+    the local channel, the round count, the refinement and the convex share, so that every new
+    gene is rendered together with feedback rounds and chunk channels.
+    """
+    chunks = [c for c in CHANNELS if CHANNELS[c].family == "chunk"]
+    local = [c for c in CHANNELS if CHANNELS[c].family == "local"]
+    lexical = [c for c in CHANNELS if CHANNELS[c].family == "lexical"]
+    genomes = []
+    for i, norm in enumerate(NORMALISATIONS):
+        for j, fusion in enumerate(FUSIONS):
+            n = i * len(FUSIONS) + j
+            channels = {
+                "dense": norm,
+                chunks[n % len(chunks)]: NORMALISATIONS[(i + j + 1) % len(NORMALISATIONS)],
+                local[n % len(local)]: norm,
+                lexical[n % len(lexical)]: NORMALISATIONS[(i + 2) % len(NORMALISATIONS)],
+            }
+            genomes.append(
+                Genome.make(channels, fusion, n % 3, REFINEMENTS[n % 3], SHARES[n % len(SHARES)])
+            )
+    for name in local:  # alone beside a lexical channel, without the dense cosine
+        genomes.append(Genome.make({name: "local", "bm25": "minmax"}, "convex", 1, "rocchio", 0.9))
+    return genomes
 
 
-def synthetic_task() -> RetrievalTask:
-    ids = [f"d{i}" for i in range(len(DOCS))]
-    return RetrievalTask(
-        name="structural-synthetic",
-        doc_ids=ids,
-        doc_titles=[""] * len(ids),
-        doc_bodies=DOCS,
-        query_ids=["q1", "q2", "q3"],
-        query_texts=QUERIES,
-        qrels={"q1": {"d0": 1}, "q2": {"d1": 1}, "q3": {"d2": 1}},
-    )
-
-
-CANDIDATES = (np.array([0, 1, 4]), np.array([1, 3, 5, 0]), np.array([2, 0, 5]))
+def test_earlier_genomes_render_as_before():
+    digest = hashlib.sha256()
+    for genome in earlier_genomes():
+        digest.update(f"{genome.key()}\0{render_program(genome)}\0".encode())
+    assert digest.hexdigest() == EARLIER_SHA256
 
 
 def emitted_sources() -> list[tuple[str, str]]:
-    sources = [(g.key(), render_program(g)) for g in systematic_genomes()]
+    genomes = earlier_genomes() + wider_genomes()
+    sources = [(g.key(), render_program(g)) for g in genomes]
     sources += [(f"run-{i}", s) for i, (_, s) in enumerate(simulated_run())]
     return sources
 
 
 def test_structural_programs_are_valid():
     sources = emitted_sources()
-    assert len(sources) >= 40
+    assert len(sources) >= 80
     task = synthetic_task()
     encoder = HashingEncoder(dim=32, two_views=True)
     for candidates in (None, CANDIDATES):
@@ -264,47 +247,58 @@ def test_structural_programs_pass_the_static_checks():
 # is intended, regenerate with EMBEDDING_TTC_UPDATE_GOLDEN=1 and review the diff.
 STRUCTURAL_GOLDEN = Path(__file__).parent / "golden" / "structural_program.txt"
 PINNED_CHAIN = [
-    ("dense:row+bm25:row|wsum|0", "fuses by a weighted sum instead of reciprocal rank fusion"),
     (
-        "para_topmean:row+bm25:row|wsum|0",
-        "replaces the dense cosine S with TopMeanSim over paragraphs",
+        "dense:row+bm25:row+consensus:none|rrf|0",
+        "adds each document's consensus with the dense top-K (raw scores)",
     ),
     (
-        "sent_maxsim:row+bm25:row|wsum|0",
-        "changes TopMeanSim over paragraphs to MaxSim over sentences",
+        "xview:row+bm25:row+consensus:none|rrf|0",
+        "replaces the dense cosine S with the cross-adapter text-matching view",
     ),
     (
-        "sent_maxsim:row+bm25:row|wsum|1|vprf",
+        "sent_maxsim:row+bm25:row+consensus:none|rrf|0",
+        "replaces the cross-adapter text-matching view with MaxSim over sentences",
+    ),
+    (
+        "sent_maxsim:row+bm25:row+consensus:none|rrf|1|vprf",
         "adds feedback round 1 (vprf refinement of the fused top-K)",
     ),
-    ("sent_maxsim:row+bm25:row|wsum|1|rocchio", "refines the query by rocchio instead of vprf"),
     (
-        "sent_maxsim:row+bm25:col|wsum|1|rocchio",
-        "switches BM25 to column z-scores (was row z-scores)",
-    ),
-    ("sent_maxsim:row+bm25:col|wsum|1|vprf", "refines the query by vprf instead of rocchio"),
-    (
-        "pair_topmean:row+bm25:col|wsum|1|vprf",
-        "changes MaxSim over sentences to TopMeanSim over sentence pairs",
+        "sent_maxsim:row+bm25:row+consensus:none|rrf|1|softcentroid",
+        "refines the query by softcentroid instead of vprf",
     ),
     (
-        "pair_topmean:row+bm25:col|zsum|1|vprf",
-        "fuses by a sum of row z-scores instead of a weighted sum",
+        "sent_maxsim:row+bm25:minmax+consensus:none|rrf|1|softcentroid",
+        "switches BM25 to per-query min-max (was row z-scores)",
     ),
     (
-        "pair_topmean:both+bm25:col|zsum|1|vprf",
-        "switches TopMeanSim over sentence pairs to column-then-row z-scores (was row z-scores)",
+        "sent_maxsim:row+bm25:minmax+consensus:none|rrf|2|softcentroid",
+        "adds feedback round 2 (softcentroid refinement of the fused top-K)",
     ),
     (
-        "pair_topmean:both+bm25:none|zsum|1|vprf",
-        "switches BM25 to raw scores (was column z-scores)",
+        "sent_maxsim:none+bm25:minmax+consensus:none|rrf|2|softcentroid",
+        "switches MaxSim over sentences to raw scores (was row z-scores)",
     ),
     (
-        "para_maxsim:both+bm25:none|zsum|1|vprf",
-        "changes TopMeanSim over sentence pairs to MaxSim over paragraphs",
+        "sent_maxsim:none+bm25:minmax+consensus:both|rrf|2|softcentroid",
+        "switches each document's consensus with the dense top-K to column-then-row z-scores "
+        "(was raw scores)",
+    ),
+    (
+        "sent_maxsim:col+bm25:minmax+consensus:both|rrf|2|softcentroid",
+        "switches MaxSim over sentences to column z-scores (was raw scores)",
+    ),
+    (
+        "sent_maxsim:col+bm25:minmax+consensus:both|convex:0.5|2|softcentroid",
+        "fuses by a convex combination (weight 0.5 shared by the channels after the first) "
+        "instead of reciprocal rank fusion",
+    ),
+    (
+        "sent_maxsim:col+bm25:minmax+consensus:both|convex:0.5|1|softcentroid",
+        "drops feedback round 2",
     ),
 ]
-EMITTED_SHA256 = "572d363ba0076d113cecba452c67c65bddaefbaa7a7e7a8f1d48c2718290b2dc"
+EMITTED_SHA256 = "731485d2894f8f5bbab2df566abbae1c1332625a5033266b88138ff94ef91570"
 
 
 def test_structural_mutation_chain_and_rendering_are_pinned():
@@ -326,7 +320,7 @@ def test_structural_mutation_chain_and_rendering_are_pinned():
 
 
 def test_structural_emitted_sources_are_pinned():
-    """Every systematic genome's program and a 30-generation seeded run, byte for byte."""
+    """Every earlier and wider genome's program and a 30-generation seeded run, byte for byte."""
     digest = hashlib.sha256()
     for label, source in emitted_sources():
         digest.update(f"{label}\0{source}\0".encode())

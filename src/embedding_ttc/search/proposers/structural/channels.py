@@ -3,6 +3,10 @@
 Each :class:`Channel` writes its matrix into a
 :class:`~embedding_ttc.search.proposers.structural.builder.ProgramBuilder` and names the
 variable that holds it; documents are split and encoded once per granularity, at index time.
+
+The ``local`` family are candidate-local statistics: computed from each query's candidates and
+the document embeddings ``D`` alone, they encode nothing at query time (no cost beyond the
+cosine's).
 """
 
 from __future__ import annotations
@@ -131,6 +135,40 @@ def _prf_vprf(b: ProgramBuilder) -> str:
     return "prf_vprf"
 
 
+def _consensus(b: ProgramBuilder) -> str:
+    # The cluster hypothesis (van Rijsbergen 1979): relevant documents resemble each other.
+    # The cosine to the unit centroid of the query's top CONSENSUS_K documents under S orders
+    # each query's candidates as their mean cosine to those documents does.
+    b.need("scores", "top_k_indices")
+    b.need("feedback", "centroid")
+    b.constant("CONSENSUS_K")
+    b.lines(
+        "heads = top_k_indices(S, CONSENSUS_K, mask)",
+        "head_centroids = np.array([centroid(D, rows) for rows in heads], dtype=np.float32)",
+        "consensus = head_centroids.reshape(n_q, D.shape[1]) @ D.T",
+    )
+    return "consensus"
+
+
+def _anti_hub(b: ProgramBuilder) -> str:
+    # Hubs (Radovanovic et al. 2010) sit close to the centroid of any candidate set and rank
+    # high for every query; minus the cosine to the query's candidate centroid is the
+    # document term of CSLS (Conneau et al. 2018), restricted to the candidates. Without a
+    # mask every query shares one pool, the corpus: its centroid is computed once.
+    b.constant("NORM_FLOOR")
+    b.lines(
+        "members = np.ones((1, n_d), dtype=np.float32)",
+        "if mask is not None:",
+        "    members = mask.astype(np.float32)",
+        "pool_centroids = members @ D",
+        "pool_centroids /= np.maximum(",
+        "    np.linalg.norm(pool_centroids, axis=1, keepdims=True), NORM_FLOOR",
+        ")",
+        "anti_hub = np.broadcast_to(-(pool_centroids @ D.T), (n_q, n_d)).copy()",
+    )
+    return "anti_hub"
+
+
 @dataclass(frozen=True)
 class Channel:
     """A channel: the code that computes it, its family, and how claims describe it."""
@@ -214,6 +252,19 @@ CHANNELS: Mapping[str, Channel] = {
         "feedback",
         "a VPRF-refined query",
         "a uniform mean of the top documents pulls the query toward the relevant cluster",
+    ),
+    "consensus": Channel(
+        _consensus,
+        "local",
+        "each document's consensus with the dense top-K",
+        "relevant documents resemble each other, so agreement with the dense head is "
+        "evidence an isolated high cosine lacks",
+    ),
+    "anti_hub": Channel(
+        _anti_hub,
+        "local",
+        "the distance from the candidates' centroid (a hubness correction)",
+        "hub documents sit near every candidate set's centre and crowd every ranking",
     ),
 }
 """The channel catalogue, in canonical order."""

@@ -1,7 +1,9 @@
 """The genome of a structural program: channels with normalisations, a fusion, feedback rounds.
 
 A genome is written into its program's header as a ``Genome: {...}`` JSON line, and into the
-novelty claim as a ``[genome ...]`` key, so the history says what has been tried.
+novelty claim as a ``[genome ...]`` key, so the history says what has been tried. Genes added
+to the space later are written only when they apply (the convex fusion's ``share``), so a
+genome of the earlier space keeps its JSON and key, and its program its text.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from dataclasses import dataclass
 
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
 
-NORMALISATIONS: tuple[str, ...] = ("none", "row", "col", "both")
-FUSIONS: tuple[str, ...] = ("rrf", "zsum", "wsum")
+NORMALISATIONS: tuple[str, ...] = ("none", "row", "col", "both", "minmax", "local")
+FUSIONS: tuple[str, ...] = ("rrf", "zsum", "wsum", "convex")
 REFINEMENTS: tuple[str, ...] = ("rocchio", "softcentroid", "vprf")
+SHARES: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+"""The grid of the convex fusion's ``share``: the total weight of the channels after the first."""
+DEFAULT_SHARE = 0.5
+"""The ``share`` of a genome whose fusion is not convex (canonical form; never rendered)."""
 MAX_CHANNELS = 5
 MAX_ROUNDS = 2
 _GENOME_LINE = re.compile(r"^Genome:\s*(\{.*\})\s*$", re.MULTILINE)
@@ -26,8 +32,9 @@ class Genome:
     """A structural program: channels with their normalisations, a fusion, feedback rounds.
 
     Build it with :meth:`make`, which validates and puts it in canonical form (channels in
-    catalogue order; the refinement fixed to the first when there is no round), so that two
-    genomes that render the same code compare equal.
+    catalogue order; the refinement fixed to the first when there is no round; the share
+    fixed to :data:`DEFAULT_SHARE` unless the fusion is convex), so that two genomes that
+    render the same code compare equal.
 
     Attributes:
         channels: ``(channel, normalisation)`` pairs, in the order of the channel catalogue
@@ -35,6 +42,8 @@ class Genome:
         fusion: one of :data:`FUSIONS`.
         rounds: feedback rounds, ``0 .. MAX_ROUNDS``.
         refine: the query refinement of the rounds, one of :data:`REFINEMENTS`.
+        share: the convex fusion's total weight of the channels after the first, one of
+            :data:`SHARES` (the first channel weighs ``1 - share``).
 
     """
 
@@ -42,6 +51,7 @@ class Genome:
     fusion: str
     rounds: int
     refine: str
+    share: float = DEFAULT_SHARE
 
     @classmethod
     def make(
@@ -50,6 +60,7 @@ class Genome:
         fusion: str = "rrf",
         rounds: int = 0,
         refine: str = REFINEMENTS[0],
+        share: float = DEFAULT_SHARE,
     ) -> Genome:
         """A validated genome in canonical form.
 
@@ -58,9 +69,11 @@ class Genome:
             fusion: one of :data:`FUSIONS`.
             rounds: feedback rounds.
             refine: one of :data:`REFINEMENTS`.
+            share: the convex fusion's share, one of :data:`SHARES` (ignored by the other
+                fusions).
 
         Raises:
-            ValueError: on an unknown name or a count out of range.
+            ValueError: on an unknown name, a count out of range or a share off the grid.
 
         """
         unknown = [c for c in channels if c not in CHANNELS]
@@ -73,8 +86,12 @@ class Genome:
             raise ValueError(f"a genome has 2 to {MAX_CHANNELS} channels, got {len(channels)}")
         if not 0 <= rounds <= MAX_ROUNDS:
             raise ValueError(f"rounds must be in 0..{MAX_ROUNDS}, got {rounds}")
+        if fusion == "convex" and share not in SHARES:
+            raise ValueError(f"share must be one of {SHARES}, got {share}")
         ordered = tuple((c, channels[c]) for c in CHANNELS if c in channels)
-        return cls(ordered, fusion, rounds, refine if rounds else REFINEMENTS[0])
+        refine = refine if rounds else REFINEMENTS[0]
+        share = SHARES[SHARES.index(share)] if fusion == "convex" else DEFAULT_SHARE
+        return cls(ordered, fusion, rounds, refine, share)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -82,8 +99,12 @@ class Genome:
         return tuple(name for name, _ in self.channels)
 
     def key(self) -> str:
-        """A compact, parseable form: ``dense:row+bm25:row|rrf|1|rocchio``."""
-        parts = ["+".join(f"{c}:{n}" for c, n in self.channels), self.fusion, str(self.rounds)]
+        """A compact, parseable form: ``dense:row+bm25:row|rrf|1|rocchio``.
+
+        A convex fusion carries its share: ``dense:row+bm25:minmax|convex:0.3|0``.
+        """
+        fusion = f"convex:{self.share}" if self.fusion == "convex" else self.fusion
+        parts = ["+".join(f"{c}:{n}" for c, n in self.channels), fusion, str(self.rounds)]
         return "|".join(parts + ([self.refine] if self.rounds else []))
 
     @classmethod
@@ -99,16 +120,21 @@ class Genome:
             raise ValueError(f"malformed genome key {key!r}")
         channels = dict(item.split(":", 1) for item in parts[0].split("+") if ":" in item)
         refine = parts[3] if len(parts) == 4 else REFINEMENTS[0]
-        return cls.make(channels, parts[1], int(parts[2]), refine)
+        fusion, _, share = parts[1].partition(":")
+        return cls.make(
+            channels, fusion, int(parts[2]), refine, float(share) if share else DEFAULT_SHARE
+        )
 
     def to_json(self) -> str:
-        """The ``Genome:`` header line's JSON."""
-        data = {
+        """The ``Genome:`` header line's JSON (``share`` only when the fusion is convex)."""
+        data: dict[str, object] = {
             "channels": dict(self.channels),
             "fusion": self.fusion,
             "rounds": self.rounds,
             "refine": self.refine,
         }
+        if self.fusion == "convex":
+            data["share"] = self.share
         return json.dumps(data)
 
     @classmethod
@@ -127,6 +153,7 @@ class Genome:
             str(data.get("fusion", "rrf")),
             int(data.get("rounds", 0)),
             str(data.get("refine", REFINEMENTS[0])),
+            float(data.get("share", DEFAULT_SHARE)),
         )
 
 
@@ -146,12 +173,24 @@ NORM_LABELS: Mapping[str, str] = {
     "row": "row z-scores",
     "col": "column z-scores",
     "both": "column-then-row z-scores",
+    "minmax": "per-query min-max",
+    "local": "z-scores over the dense top-K",
 }
 FUSION_LABELS: Mapping[str, str] = {
     "rrf": "reciprocal rank fusion",
     "zsum": "a sum of row z-scores",
     "wsum": "a weighted sum",
+    "convex": "a convex combination",
 }
+
+
+def fusion_label(genome: Genome) -> str:
+    """How claims and titles name the genome's fusion (a convex one with its share)."""
+    label = FUSION_LABELS[genome.fusion]
+    if genome.fusion == "convex":
+        label += f" (weight {genome.share} shared by the channels after the first)"
+    return label
+
 
 BASE_GENOME = Genome.make({"dense": "row", "bm25": "row"}, "rrf", 0)
 """Generation 1's genome: the dense cosine and BM25, fused by RRF (a sparse-dense hybrid)."""

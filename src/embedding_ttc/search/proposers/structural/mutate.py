@@ -1,4 +1,9 @@
-"""Structural mutations of a genome: add, remove or swap a channel, change a part."""
+"""Structural mutations of a genome: add, remove or swap a channel, change a part.
+
+A step of the convex fusion's share changes a constant only, which the novelty check
+(constraint 5) abstracts away: alone it renders a duplicate of its parent's structure, so the
+proposer keeps stacking mutations and the step lands together with a structural change.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +13,22 @@ from dataclasses import replace
 
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.genome import (
-    FUSION_LABELS,
     FUSIONS,
     MAX_CHANNELS,
     MAX_ROUNDS,
     NORM_LABELS,
     NORMALISATIONS,
     REFINEMENTS,
+    SHARES,
     Genome,
+    fusion_label,
 )
 
 Mutation = Callable[[Genome, random.Random], tuple[Genome, str] | None]
 
 
 def _with_channels(g: Genome, channels: dict[str, str]) -> Genome:
-    return Genome.make(channels, g.fusion, g.rounds, g.refine)
+    return Genome.make(channels, g.fusion, g.rounds, g.refine, g.share)
 
 
 def _add_channel(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
@@ -70,8 +76,34 @@ def _change_granularity(g: Genome, rng: random.Random) -> tuple[Genome, str] | N
 
 def _change_fusion(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
     fusion = rng.choice([f for f in FUSIONS if f != g.fusion])
-    label = f"fuses by {FUSION_LABELS[fusion]} instead of {FUSION_LABELS[g.fusion]}"
-    return replace(g, fusion=fusion), label
+    share = rng.choice(SHARES) if fusion == "convex" else g.share
+    changed = Genome.make(dict(g.channels), fusion, g.rounds, g.refine, share)
+    return changed, f"fuses by {fusion_label(changed)} instead of {fusion_label(g)}"
+
+
+def _step_share(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
+    """Move the convex fusion's share one step along the grid :data:`SHARES`."""
+    if g.fusion != "convex":
+        return None
+    at = SHARES.index(g.share)
+    share = SHARES[rng.choice([i for i in (at - 1, at + 1) if 0 <= i < len(SHARES)])]
+    label = f"moves the share of the channels after the first from {g.share} to {share}"
+    return replace(g, share=share), label
+
+
+def _toggle_local(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
+    """Add a candidate-local statistic (``local`` family) if absent, else remove it."""
+    name = rng.choice([c for c in CHANNELS if CHANNELS[c].family == "local"])
+    if name in g.names:
+        if len(g.channels) <= 2:
+            return None
+        kept = {c: n for c, n in g.channels if c != name}
+        return _with_channels(g, kept), f"drops {CHANNELS[name].label}"
+    if len(g.channels) >= MAX_CHANNELS:
+        return None
+    norm = rng.choice(NORMALISATIONS)
+    label = f"adds {CHANNELS[name].label} ({NORM_LABELS[norm]})"
+    return _with_channels(g, {**dict(g.channels), name: norm}), label
 
 
 def _add_round(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
@@ -79,14 +111,14 @@ def _add_round(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
         return None
     refine = g.refine if g.rounds else rng.choice(REFINEMENTS)
     label = f"adds feedback round {g.rounds + 1} ({refine} refinement of the fused top-K)"
-    return Genome.make(dict(g.channels), g.fusion, g.rounds + 1, refine), label
+    return Genome.make(dict(g.channels), g.fusion, g.rounds + 1, refine, g.share), label
 
 
 def _remove_round(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
     if g.rounds == 0:
         return None
     label = f"drops feedback round {g.rounds}"
-    return Genome.make(dict(g.channels), g.fusion, g.rounds - 1, g.refine), label
+    return Genome.make(dict(g.channels), g.fusion, g.rounds - 1, g.refine, g.share), label
 
 
 def _change_refine(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
@@ -110,10 +142,12 @@ MUTATIONS: tuple[Mutation, ...] = (
     _swap_channel,
     _change_granularity,
     _change_fusion,
+    _step_share,
     _add_round,
     _remove_round,
     _change_refine,
     _change_norm,
+    _toggle_local,
 )
 """The structural mutations: each returns ``(genome, description)``, or ``None`` if inapplicable."""
 

@@ -20,8 +20,8 @@ from embedding_ttc.search.novelty import (
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.genome import (
     BASE_GENOME,
-    FUSION_LABELS,
     Genome,
+    fusion_label,
     genome_from_source,
 )
 from embedding_ttc.search.proposers.structural.mutate import mutate
@@ -186,11 +186,11 @@ def _claims(genome: Genome, changes: list[str], mutated_from: str | None) -> tup
         where = f"Relative to {mutated_from}, " if mutated_from else "Relative to the base genome, "
         novelty = where + "; ".join(changes)
     else:
-        novelty = f"Fuses {_join(labels)} by {FUSION_LABELS[genome.fusion]}"
+        novelty = f"Fuses {_join(labels)} by {fusion_label(genome)}"
     novelty += f" [genome {genome.key()}]."
     reasons = [CHANNELS[c].rationale for c in genome.names if c != "dense"]
     hypothesis = (
-        f"Fusing {_join(labels)} by {FUSION_LABELS[genome.fusion]} should raise nDCG@10 on "
+        f"Fusing {_join(labels)} by {fusion_label(genome)} should raise nDCG@10 on "
         f"every task, because {'; '.join(reasons) or 'the channels err differently'}"
     )
     if genome.rounds:

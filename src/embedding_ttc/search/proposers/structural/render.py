@@ -1,4 +1,10 @@
-"""Rendering a genome as an ordinary program file (header docstring, imports, ``program``)."""
+"""Rendering a genome as an ordinary program file (header docstring, imports, ``program``).
+
+The body computes each channel under its normalisation (module ``normalise``), fuses them,
+then runs the feedback rounds. After reciprocal rank fusion a round fuses the fused scores
+and the rescored query by RRF again; after a score fusion (z-sum, weighted or convex) it adds
+their row z-scores, so every fusion composes with every normalisation and round count.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,8 @@ from collections.abc import Mapping
 
 from embedding_ttc.search.proposers.structural.builder import ProgramBuilder, use_rocchio
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.genome import FUSION_LABELS, Genome
+from embedding_ttc.search.proposers.structural.genome import Genome, fusion_label
+from embedding_ttc.search.proposers.structural.normalise import normalised
 
 AUX_WEIGHT = 0.5
 """Weight of every channel after the first in the weighted-sum fusion."""
@@ -20,20 +27,9 @@ CONSTANTS: Mapping[str, str] = {
     "SOFT_ALPHA": "0.5",  # SoftCentroid's centroid weight (paper App. D default)
     "SOFT_TAU": "1.0",  # softmax temperature over row z-scores (unit spread)
     "NORM_FLOOR": "1e-12",  # smallest norm divided by when renormalising a prefix
+    "LOCAL_K": "20",  # the dense head a candidate-local z-score takes its statistics from
+    "CONSENSUS_K": "10",  # the dense head a document's consensus is measured against
 }
-
-
-def _normalised(expr: str, norm: str, b: ProgramBuilder) -> str:
-    if norm == "none":
-        return expr
-    if norm == "row":
-        b.need("scores", "zscore_rows")
-        return f"zscore_rows({expr}, mask)"
-    if norm == "col":
-        b.need("scores", "zscore_cols")
-        return f"zscore_cols({expr}, mask)"
-    b.need("scores", "zscore_rows", "zscore_cols")
-    return f"zscore_rows(zscore_cols({expr}, mask), mask)"
 
 
 def _fuse(genome: Genome, b: ProgramBuilder) -> None:
@@ -47,13 +43,22 @@ def _fuse(genome: Genome, b: ProgramBuilder) -> None:
             "for channel in channels:",
             "    fused += zscore_rows(channel, mask)",
         )
-    else:
+    elif genome.fusion == "wsum":
         weights = ", ".join(["1.0"] + [str(AUX_WEIGHT)] * (len(genome.channels) - 1))
         b.constants.append(f"CHANNEL_WEIGHTS = ({weights})")
         b.lines(
             "fused = np.zeros((n_q, n_d), dtype=np.float32)",
             "for weight, channel in zip(CHANNEL_WEIGHTS, channels, strict=True):",
             "    fused += np.float32(weight) * channel",
+        )
+    else:
+        # A convex combination (Bruch et al. 2023 find it beats RRF once the channels are
+        # normalised): the first channel weighs 1 - FUSION_SHARE, the others split the share.
+        b.constants.append(f"FUSION_SHARE = {genome.share}")
+        b.lines(
+            "fused = np.float32(1.0 - FUSION_SHARE) * channels[0]",
+            "for channel in channels[1:]:",
+            "    fused = fused + np.float32(FUSION_SHARE / (len(channels) - 1)) * channel",
         )
 
 
@@ -103,7 +108,7 @@ def render_program(
     b.lines("n_q, n_d = S.shape", "mask = candidate_mask(n_q, n_d, ctx.candidates)")
     exprs = []
     for name, norm in genome.channels:
-        exprs.append(_normalised(CHANNELS[name].emit(b), norm, b))
+        exprs.append(normalised(CHANNELS[name].emit(b), norm, b))
     b.lines("channels = [", *(f"    {e}," for e in exprs), "]")
     _fuse(genome, b)
     if genome.rounds:
@@ -122,7 +127,7 @@ def _assemble(
     genome: Genome, b: ProgramBuilder, novelty: str, hypothesis: str, parent_id: str | None
 ) -> str:
     title = (
-        f"Structural program: {' + '.join(genome.names)} by {FUSION_LABELS[genome.fusion]}, "
+        f"Structural program: {' + '.join(genome.names)} by {fusion_label(genome)}, "
         f"{genome.rounds} feedback round{'s' if genome.rounds != 1 else ''}."
     )
     header = [

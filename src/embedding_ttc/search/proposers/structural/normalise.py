@@ -1,0 +1,91 @@
+"""The normalisations a channel takes before fusion, and the code each renders.
+
+The z-scores come from ``primitives.scores``. The two normalisations no primitive provides are
+written into the program as helpers, from numpy and the primitives' own rules (the candidate
+mask, ``ZSCORE_EPS`` for "no spread", ``top_k_indices``'s ranking order):
+
+* ``minmax``: per-query min-max over the query's candidates, the normalisation Lee (1997) and
+  Bruch et al. (2023) pair with score fusion: every channel spans [0, 1] for every query, so
+  a fixed convex weight means the same on every task;
+* ``local``: a *candidate-local* z-score, whose mean and deviation are those of the query's
+  top ``LOCAL_K`` candidates under the dense cosine ``S``. Fusion decides the order of that
+  head; standardising by the spread there, not over every candidate, keeps the long tail
+  (most of a corpus scores 0 under BM25) from setting the scale. Every candidate is
+  standardised by the head's statistics, and a candidate outside the head is clipped to the
+  head's range of z-scores, so the tail can neither dominate nor drown a sum.
+"""
+
+from __future__ import annotations
+
+from embedding_ttc.search.proposers.structural.builder import ProgramBuilder
+
+MINMAX_HELPER = '''\
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
+'''
+
+LOCAL_HELPER = '''\
+def _local_zscore(scores, dense, mask):
+    """Z-scores by the mean and deviation of each query's top LOCAL_K candidates under dense.
+
+    Candidates outside that head are clipped to the head's range of z-scores (the range holds
+    0, the head's mean); a head without spread gives 0; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    head = np.zeros(x.shape, dtype=bool)
+    for row, top in enumerate(top_k_indices(dense, LOCAL_K, mask)):
+        head[row, top] = True
+    size = np.maximum(head.sum(axis=1, keepdims=True), 1)
+    mean = np.where(head, x, 0.0).sum(axis=1, keepdims=True) / size
+    dev = np.where(head, x - mean, 0.0)
+    std = np.sqrt((dev * dev).sum(axis=1, keepdims=True) / size)
+    spread = std > ZSCORE_EPS
+    z = np.where(spread, (x - mean) / np.where(spread, std, 1.0), 0.0)
+    low = z.min(axis=1, keepdims=True, where=head, initial=0.0)
+    high = z.max(axis=1, keepdims=True, where=head, initial=0.0)
+    z = np.where(head, z, np.clip(z, low, high))
+    return np.where(cand, z, 0.0).astype(np.float32)
+'''
+
+
+def normalised(expr: str, norm: str, b: ProgramBuilder) -> str:
+    """The expression of channel ``expr`` under ``norm`` (a gene of ``genome.NORMALISATIONS``).
+
+    Raises:
+        ValueError: on an unknown normalisation.
+
+    """
+    if norm == "none":
+        return expr
+    if norm == "row":
+        b.need("scores", "zscore_rows")
+        return f"zscore_rows({expr}, mask)"
+    if norm == "col":
+        b.need("scores", "zscore_cols")
+        return f"zscore_cols({expr}, mask)"
+    if norm == "both":
+        b.need("scores", "zscore_rows", "zscore_cols")
+        return f"zscore_rows(zscore_cols({expr}, mask), mask)"
+    if norm == "minmax":
+        b.need("scores", "ZSCORE_EPS")
+        b.helpers["_minmax_rows"] = MINMAX_HELPER
+        return f"_minmax_rows({expr}, mask)"
+    if norm == "local":
+        b.need("scores", "ZSCORE_EPS", "top_k_indices")
+        b.constant("LOCAL_K")
+        b.helpers["_local_zscore"] = LOCAL_HELPER
+        return f"_local_zscore({expr}, S, mask)"
+    raise ValueError(f"unknown normalisation {norm!r}")
