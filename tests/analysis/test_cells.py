@@ -153,7 +153,7 @@ def test_a_schema_1_cell_is_read_into_the_current_shape(tmp_path):
     store.path(key).write_text(SCHEMA_1.read_text())
     old = json.loads(SCHEMA_1.read_text())
     cell = store.load(key)
-    assert cell.schema_version == CELL_SCHEMA_VERSION == 2
+    assert cell.schema_version == CELL_SCHEMA_VERSION == 3
     assert cell.comparison.ndcg_at_10 == old["ndcg_at_10"] == 0.6203191473232053
     assert cell.comparison.baseline_ndcg_at_10 == old["baseline_ndcg_at_10"]
     assert cell.delta == old["delta_ndcg_at_10"] == -0.08725226997170513
@@ -164,8 +164,24 @@ def test_a_schema_1_cell_is_read_into_the_current_shape(tmp_path):
     # written again, it is a cell of the current schema, and reads back the same
     store.write(cell)
     body = json.loads(store.path(key).read_text())
-    assert body["schema_version"] == 2 and "wins" not in body and "ndcg_at_10" not in body
+    assert body["schema_version"] == 3 and "wins" not in body and "ndcg_at_10" not in body
     assert store.load(key) == cell
+
+
+def test_a_schema_2_cell_is_a_library_programs_and_reads_without_a_source(tmp_path):
+    store = CellStore(tmp_path)
+    cell = make_cell("enc", PROG, BASE, CONFIG)
+    body = json.loads(cell.model_dump_json())
+    del body["source_sha256"]
+    body["schema_version"] = 2
+    store.path(cell.key).parent.mkdir(parents=True)
+    store.path(cell.key).write_text(json.dumps(body))
+    read = store.load(cell.key)
+    assert read.schema_version == 3 and read.source_sha256 is None and read == cell
+    body["source_sha256"] = "ab" * 32  # schema 2 had no such field: refused, not guessed
+    store.path(cell.key).write_text(json.dumps(body))
+    with pytest.raises(CellStoreError, match="schema 2 has no source_sha256"):
+        store.load(cell.key)
 
 
 def test_a_schema_1_cell_without_its_counts_is_refused(tmp_path):
@@ -186,5 +202,5 @@ def test_a_newer_schema_is_refused(tmp_path):
     body = json.loads(path.read_text())
     body["schema_version"] = CELL_SCHEMA_VERSION + 1
     path.write_text(json.dumps(body))
-    with pytest.raises(CellStoreError, match="schema version 3, this version reads 1 and 2"):
+    with pytest.raises(CellStoreError, match="schema version 4, this version reads 1, 2 and 3"):
         store.load(cell.key)

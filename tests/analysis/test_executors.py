@@ -1,6 +1,7 @@
-"""Where groups run: the in-process executor and Ray give the same cells."""
+"""Where groups run: the in-process executor and Ray give the same cells, program files' too."""
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,9 @@ from embedding_ttc.analysis.executors import InProcessExecutor, make_executor
 from embedding_ttc.analysis.groups import MatrixEnvironment
 from embedding_ttc.analysis.matrix import run_matrix
 from embedding_ttc.analysis.plan import plan
+from embedding_ttc.analysis.program_files import load_file_programs
 from embedding_ttc.errors import MissingExtraError
+from embedding_ttc.search.sandbox.limits import SandboxLimits
 
 BOOT = BootstrapConfig(resamples=200, seed=0)
 TIMING = {"encode_seconds", "forward_seconds", "algebra_seconds", "total_seconds"}
@@ -47,3 +50,35 @@ def test_ray_and_in_process_give_identical_cells(shared_datasets, tmp_path):
     for key in the_plan:
         a, b = local.load(key), remote.load(key)
         assert a.model_dump(exclude=TIMING) == b.model_dump(exclude=TIMING)
+
+
+def test_ray_runs_program_files_as_the_in_process_executor_does(shared_datasets, tmp_path):
+    ray = pytest.importorskip("ray")
+    source = Path(__file__).resolve().parents[1] / "search" / "programs" / "valid_zscore.py"
+    (tmp_path / "zs.py").write_text(source.read_text())
+    (tmp_path / "broken.py").write_text("def program(Q, D, S, ctx):\n    return S[:1]\n")
+    files = load_file_programs(
+        [tmp_path / "zs.py", tmp_path / "broken.py"],
+        limits=SandboxLimits(wall_seconds=60.0),
+        task_names=("aila_statutes",),
+        taken=("P0",),
+    )
+    the_plan = plan(["tokenlearn-static-64"], ["aila_statutes"], ["P0", "zs", "broken"])
+    local, remote = CellStore(tmp_path / "local"), CellStore(tmp_path / "ray")
+    env = MatrixEnvironment(
+        data_root=shared_datasets, cache_dir=tmp_path / "cache-local", program_files=files
+    )
+    here = run_matrix(the_plan, local, env=env, bootstrap=BOOT)
+    executor = executors.RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
+    env = MatrixEnvironment(
+        data_root=shared_datasets, cache_dir=tmp_path / "cache-ray", program_files=files
+    )
+    there = run_matrix(the_plan, remote, executor, env=env, bootstrap=BOOT)
+    assert not ray.is_initialized()
+    assert here.computed == there.computed == the_plan.keys[:2]
+    assert [(f.key.program, f.status) for f in there.failed] == [("broken", "invalid_output")]
+    assert there.failed == here.failed  # the same status and reason from a Ray worker
+    for key in the_plan.keys[:2]:
+        a, b = local.load(key), remote.load(key)
+        assert a.model_dump(exclude=TIMING) == b.model_dump(exclude=TIMING)
+    assert remote.load(the_plan.keys[1]).source_sha256 == files[0].sha256

@@ -10,6 +10,7 @@ from embedding_ttc.analysis.groups import CellFailure, GroupStarted, MatrixEnvir
 from embedding_ttc.analysis.matrix import run_matrix
 from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy, group_jobs, plan
 from embedding_ttc.analysis.staleness import to_compute
+from embedding_ttc.evaluation.outcome import Status
 
 from fakes import HashingEncoder
 
@@ -222,7 +223,9 @@ def test_a_failing_program_leaves_only_its_cell_missing(tiny_task, tmp_path, mon
     )
     (failure,) = outcome.failed
     assert failure == CellFailure(
-        CellKey("fake", "tiny", "Boom"), "MemoryError: pretend the matrix did not fit"
+        CellKey("fake", "tiny", "Boom"),
+        "MemoryError: pretend the matrix did not fit",
+        Status.MEMORY,
     )
     assert store.missing(the_plan) == [CellKey("fake", "tiny", "Boom")]
     assert CellKey("fake", "tiny", "P0") not in store  # P0 ran as the baseline only

@@ -31,8 +31,9 @@ from embedding_ttc.evaluation.comparison import CountedComparison, compare, read
 from embedding_ttc.evaluation.output import safe_name
 from embedding_ttc.evaluation.records import TaskResult
 
-CELL_SCHEMA_VERSION: Literal[2] = 2
-READABLE_CELL_SCHEMAS = (1, CELL_SCHEMA_VERSION)  # schema 1 is read through Cell._read_schema_1
+CELL_SCHEMA_VERSION: Literal[3] = 3
+# Older schemas are read through Cell._read_older_schema: 1 (flat), 2 (no source_sha256).
+READABLE_CELL_SCHEMAS = (1, 2, CELL_SCHEMA_VERSION)
 BASELINE = "P0"  # every cell's Δ is against its encoder's P0 on the same queries
 
 
@@ -96,10 +97,15 @@ class Cell(_Record):
     when the whole corpus was scored; ``query_sample`` the size of the seeded sample of the
     task's queries it was scored on (``None``: every query). ``program_version`` is the
     program's ``version`` (:func:`~embedding_ttc.programs.base.program_version`) when the cell
-    was computed.
+    was computed; ``source_sha256`` the sha256 of the source of a program read from a file
+    (``None`` for a library program), which identifies such a program as ``version`` does a
+    library program's (:mod:`embedding_ttc.analysis.staleness`).
+
+    Schema 3 added ``source_sha256``; a cell of schema 2 is a library program's and reads
+    with ``None`` there.
     """
 
-    schema_version: Literal[2] = CELL_SCHEMA_VERSION
+    schema_version: Literal[3] = CELL_SCHEMA_VERSION
     kind: Literal["transfer_cell"] = "transfer_cell"
     encoder: str
     encoder_revision: str
@@ -123,10 +129,16 @@ class Cell(_Record):
     shortlist: int | None = None
     program_version: int = 1
     query_sample: int | None = None
+    source_sha256: str | None = None
 
     @model_validator(mode="before")
     @classmethod
-    def _read_schema_1(cls, data: Any) -> Any:
+    def _read_older_schema(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("schema_version") == 2:
+            # Schema 2 differs only by lacking source_sha256: program files were not cells yet.
+            if "source_sha256" in data:
+                raise ValueError("a cell of schema 2 has no source_sha256 (schema 3 added it)")
+            return {**data, "schema_version": CELL_SCHEMA_VERSION}
         return read_flat_schema_1(data, CELL_SCHEMA_VERSION)
 
     @property
@@ -173,11 +185,13 @@ def make_cell(
     baseline: TaskResult,
     config: BootstrapConfig,
     query_sample: int | None = None,
+    source_sha256: str | None = None,
 ) -> Cell:
     """The cell of ``result`` against ``baseline`` (P0 on the same task and encoder).
 
     ``encoder`` is the name the matrix asked for (the result records the encoder's own);
-    ``query_sample`` the size of the query sample both were scored on, if any.
+    ``query_sample`` the size of the query sample both were scored on, if any;
+    ``source_sha256`` the sha256 of the program's source when it was read from a file.
     """
     key = CellKey(encoder, result.task.name, result.program)
     per_query = dict(result.per_query)
@@ -205,6 +219,7 @@ def make_cell(
         shortlist=result.shortlist,
         program_version=result.program_version,
         query_sample=query_sample,
+        source_sha256=source_sha256,
     )
 
 
@@ -255,7 +270,8 @@ class CellStore:
         text = path.read_text(encoding="utf-8")
         version = _schema_version(text)
         if version is not None and version not in READABLE_CELL_SCHEMAS:
-            readable = " and ".join(str(v) for v in READABLE_CELL_SCHEMAS)
+            *older, newest = (str(v) for v in READABLE_CELL_SCHEMAS)
+            readable = f"{', '.join(older)} and {newest}"
             raise CellStoreError(
                 f"{path} has schema version {version}, this version reads "
                 f"{readable}; delete it to recompute the cell"

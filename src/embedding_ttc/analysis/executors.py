@@ -3,7 +3,9 @@
 An :class:`Executor` computes :class:`~embedding_ttc.analysis.plan.GroupJob` s and yields their
 events: :class:`InProcessExecutor` (default; one group after another, the loaded encoder
 reused across its tasks) or :class:`RayExecutor` (one Ray task per group, the ``ray`` extra).
-Both yield the same events, and the driver alone writes the store.
+Both yield the same events, and the driver alone writes the store. Program files travel with
+the :class:`~embedding_ttc.analysis.groups.MatrixEnvironment` as their sources, so a Ray
+worker builds the same sandboxed programs as this process does.
 """
 
 from __future__ import annotations

@@ -6,15 +6,18 @@ served from the on-disk :class:`~embedding_ttc.encoders.cache.CachedEncoder` on 
 P0 always runs, as the baseline of every cell of its group; its own cell is produced only when
 the group asks for it.
 
-A program that fails on a task (bad output, out of memory, a bug) becomes a
-:class:`CellFailure`; its cell stays missing, so the next run retries it, and the group goes
-on with the programs after it.
+A program that fails on a task (bad output, out of memory, a bug; for a program file, any
+failure of the sandbox) becomes a :class:`CellFailure` with its status and reason; its cell
+stays missing, so the next run retries it, and the group goes on with the programs after it.
 
 Workers obtain encoders, tasks and programs from a :class:`MatrixEnvironment` of plain
 values. The learned-head baseline's cells (program ``LearnedHead``) are computed like any
 program's: the environment's ``heads_root`` holds each encoder's trained head
 (:mod:`embedding_ttc.analysis.heads`, trained before the matrix runs), and
-:meth:`MatrixEnvironment.program` builds it as a program for that encoder's groups.
+:meth:`MatrixEnvironment.program` builds it as a program for that encoder's groups. Program
+files (:mod:`embedding_ttc.analysis.program_files`) travel in the environment too, as their
+sources, and are built there into sandboxed programs; their cells record their source's
+sha256.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ from embedding_ttc.analysis.cells import BASELINE, Cell, CellKey, make_cell
 from embedding_ttc.analysis.head_store import HeadStore
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadStoreError
 from embedding_ttc.analysis.plan import GroupJob
+from embedding_ttc.analysis.program_files import FileProgram
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.evaluation.evaluate import run_programs
+from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
-from embedding_ttc.programs.base import Program
+from embedding_ttc.programs.base import Program, program_source_sha256
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.tasks.task import RetrievalTask, sample_queries
 
@@ -49,6 +54,8 @@ class MatrixEnvironment:
         heads_root: the matrix directory whose ``heads/`` holds the trained learned heads
             (:class:`~embedding_ttc.analysis.head_store.HeadStore`); needed only by ``LearnedHead``
             cells.
+        program_files: the study's program files, each built by name into a sandboxed
+            program.
 
     """
 
@@ -57,6 +64,7 @@ class MatrixEnvironment:
     backend: str = "torch"
     use_cache: bool = True
     heads_root: Path | None = None
+    program_files: tuple[FileProgram, ...] = ()
 
     def encoder(self, name: str) -> Encoder:
         """Load encoder ``name``, wrapped in the on-disk cache."""
@@ -72,8 +80,20 @@ class MatrixEnvironment:
 
         return load_task(name, self.data_root)
 
+    def sources(self) -> dict[str, str]:
+        """The sha256 of every program file's source, by program name."""
+        return {f.name: f.sha256 for f in self.program_files}
+
     def program(self, name: str, encoder: str) -> Program:
-        """Build program ``name`` for ``encoder``'s cells (``LearnedHead``: its trained head)."""
+        """Build program ``name`` for ``encoder``'s cells (``LearnedHead``: its trained head).
+
+        Raises:
+            ProgramRejected: ``name`` is a program file the static checks refused.
+
+        """
+        for file in self.program_files:
+            if file.name == name:
+                return file.build()
         if name != LEARNED_HEAD:
             return get_program(name)
         if self.heads_root is None:
@@ -94,13 +114,32 @@ class GroupStarted:
 
 @dataclass(frozen=True)
 class CellFailure:
-    """A cell that could not be computed this time; it stays missing."""
+    """A cell that could not be computed this time, with the status and reason; it stays missing.
+
+    ``status`` is a program file's sandbox status (``timeout``, ``crashed``, ``rejected``,
+    ``budget``, ``memory``, ``invalid_output``), and for any program ``invalid_output`` or
+    ``memory`` when that is what happened, else ``crashed``.
+    """
 
     key: CellKey
     reason: str
+    status: Status = Status.CRASHED
 
 
 Event = GroupStarted | Cell | CellFailure
+
+
+def failure_of(exc: BaseException) -> tuple[Status, str]:
+    """The status and reason a cell's failure records for ``exc``.
+
+    A :class:`~embedding_ttc.evaluation.outcome.CandidateError` (the sandbox's failures, a
+    static check's refusal, a bad output) carries both; a ``MemoryError`` is ``memory``; any
+    other exception is ``crashed``, its reason the exception's type and message.
+    """
+    if isinstance(exc, CandidateError):
+        return exc.status, exc.reason
+    status = Status.MEMORY if isinstance(exc, MemoryError) else Status.CRASHED
+    return status, f"{type(exc).__name__}: {exc}"
 
 
 def compute_group(
@@ -111,19 +150,41 @@ def compute_group(
 ) -> Iterator[Event]:
     """Run P0 and the job's programs on ``task``; yield each cell (or failure) as it exists.
 
-    ``resolve`` builds a program from its name (default: the program registry).
+    ``resolve`` builds a program from its name (default: the program registry). A program
+    that cannot be built because it was refused (a program file that failed the static
+    checks) is a failure of its cell, found before anything is encoded.
     """
     build = resolve or get_program
     if job.queries is not None:
         task = sample_queries(task, job.queries)
+    built: dict[str, Program] = {}
+    for name in job.programs:
+        if name == BASELINE:
+            continue
+        try:
+            built[name] = build(name)
+        except CandidateError as exc:
+            yield CellFailure(CellKey(job.encoder, job.task, name), exc.reason, exc.status)
+    if built or BASELINE in job.programs:
+        yield from _run_group(job, encoder, task, build(BASELINE), built)
+
+
+def _run_group(
+    job: GroupJob, encoder: Encoder, task: RetrievalTask, p0: Program, built: dict[str, Program]
+) -> Iterator[Event]:
+    """P0, then the ``built`` programs in one call; after a failure, again with those after it.
+
+    The base encoding is done again by each call (served from the embedding cache when the
+    encoder has one); P0's result of the first call is every cell's baseline.
+    """
     cell = partial(make_cell, job.encoder, config=job.bootstrap, query_sample=job.queries)
-    remaining = [p for p in job.programs if p != BASELINE]
+    remaining = list(built)
     want_p0 = BASELINE in job.programs
     baseline: TaskResult | None = None
     while True:
         names = list(remaining)
         runs = run_programs(
-            [build(n) for n in (BASELINE, *names)], task, encoder, shortlist=job.shortlist
+            [p0, *(built[n] for n in names)], task, encoder, shortlist=job.shortlist
         )
         finished = 0
         started = False
@@ -138,17 +199,20 @@ def compute_group(
                     continue
                 if baseline is None:  # unreachable: P0 ran first
                     raise RuntimeError("P0 did not run before the programs")
-                yield cell(run.result, baseline)
+                sha = program_source_sha256(built[names[finished]])
+                yield cell(run.result, baseline, source_sha256=sha)
                 finished += 1
             return
         except Exception as exc:  # one failing program must not end a long matrix
-            reason = f"{type(exc).__name__}: {exc}"
+            status, reason = failure_of(exc)
             if not started:  # the base encoding or P0 failed: nothing to compare with
-                lost = names if baseline is not None else list(job.programs)
+                lost = names
+                if baseline is None:  # no cell of the group, P0's (if asked for) included
+                    lost = [n for n in job.programs if n in built or n == BASELINE]
                 for name in lost:
-                    yield CellFailure(CellKey(job.encoder, job.task, name), reason)
+                    yield CellFailure(CellKey(job.encoder, job.task, name), reason, status)
                 return
-            yield CellFailure(CellKey(job.encoder, job.task, names[finished]), reason)
+            yield CellFailure(CellKey(job.encoder, job.task, names[finished]), reason, status)
             remaining = names[finished + 1 :]
             if not remaining:
                 return

@@ -2,11 +2,13 @@
 
 :func:`run_matrix` takes a :class:`~embedding_ttc.analysis.plan.Plan`, finds what is absent or
 stale in the :class:`~embedding_ttc.analysis.cells.CellStore`
-(:mod:`embedding_ttc.analysis.staleness`), groups it by (encoder, task)
+(:mod:`embedding_ttc.analysis.staleness`; a program file's cells against the sources the
+environment carries), groups it by (encoder, task)
 (:mod:`embedding_ttc.analysis.groups`) and hands the groups to an executor
 (:mod:`embedding_ttc.analysis.executors`); every cell is written as it arrives, so an
-interrupted run resumes where it stopped. An encoder or task that cannot be loaded is a user
-error and ends the run.
+interrupted run resumes where it stopped. A program that fails on a cell is a
+:class:`~embedding_ttc.analysis.groups.CellFailure` with its status and reason, and the run
+goes on; an encoder or task that cannot be loaded is a user error and ends the run.
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ def run_matrix(
         store: where cells live; present cells are not recomputed (resume).
         executor: where groups run (default :class:`InProcessExecutor`).
         progress: called after every event with the running count.
-        env: how encoders and tasks are obtained (default :class:`MatrixEnvironment`).
+        env: how encoders, tasks and programs are obtained (default
+            :class:`MatrixEnvironment`); its program files' cells are stale when stored from
+            another source.
         bootstrap: resamples and base seed (default 10,000 and 0); stored cells made with
             another configuration get their statistics recomputed from their per-query scores.
         shortlist: which tasks are scored over a shortlist (default: none); stored cells made
@@ -80,7 +84,7 @@ def run_matrix(
     env = env or MatrixEnvironment()
     bootstrap = bootstrap or BootstrapConfig()
     policy = shortlist or ShortlistPolicy()
-    absent, stale = to_compute(plan, store, policy, sample=sample)
+    absent, stale = to_compute(plan, store, policy, sample=sample, sources=env.sources())
     wanted = set(absent) | set(stale)
     missing = [k for k in plan if k in wanted]
     restatted = restat_existing([k for k in plan if k not in wanted], store, bootstrap)

@@ -89,8 +89,10 @@ class Program(Protocol):
     A program may also carry an integer class attribute ``version`` (read with
     :func:`program_version`; absent means 1), raised whenever its scores change for the same
     inputs: transfer cells and deployed indexes record it, so that a stored result of an older
-    version is recomputed or refused rather than mixed with new ones. A program that can be
-    deployed declares how as its class attribute ``recipe``
+    version is recomputed or refused rather than mixed with new ones. A program read from a
+    file has no version to raise: it carries ``source_sha256``, the sha256 of its source (read
+    with :func:`program_source_sha256`), which transfer cells record in its place. A program
+    that can be deployed declares how as its class attribute ``recipe``
     (:class:`~embedding_ttc.programs.recipe.Recipe`); every library program does.
     """
 
@@ -107,3 +109,11 @@ def program_version(program: object) -> int:
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise TypeError(f"a program version is a positive int, got {version!r}")
     return version
+
+
+def program_source_sha256(program: object) -> str | None:
+    """The sha256 of the source a program was read from (``None``: a library program)."""
+    digest = getattr(program, "source_sha256", None)
+    if digest is not None and not isinstance(digest, str):
+        raise TypeError(f"a program's source_sha256 is a hex string, got {digest!r}")
+    return digest

@@ -38,6 +38,7 @@ well-formed result frame itself and exit: that is no worse than returning that m
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -49,11 +50,18 @@ from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.search.sandbox.session import Session
 
 
+def source_sha256(source: str) -> str:
+    """The sha256 (hex) of a program's source, as UTF-8: what identifies a program file."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
 class SandboxedProgram:
     """A program file's source, run in a fresh contained process on every call.
 
     Construction runs no static check (see :func:`load_program_file` for that), so tests can
-    hand hostile code straight to the containment.
+    hand hostile code straight to the containment. ``source_sha256`` identifies the source
+    (:func:`~embedding_ttc.programs.base.program_source_sha256`), as a library program's
+    ``version`` identifies its code.
 
     Args:
         source: the program file's text (defines ``program(Q, D, S, ctx)``).
@@ -66,6 +74,7 @@ class SandboxedProgram:
         self.source = source
         self.name = name
         self.limits = limits
+        self.source_sha256 = source_sha256(source)
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Run the program in a child process; raise :class:`SandboxFailure` if it fails."""

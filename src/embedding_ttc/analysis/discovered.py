@@ -1,0 +1,67 @@
+"""The programs a search run discovered, as program files of the transfer matrix.
+
+``transfer --search-run RUN --programs frontier`` evaluates the programs the search admitted
+(``RUN/programs/<program_id>.py``, each under its program id) on the held-out cells. Which
+ledger records are meant is decided in one place, a :data:`Selection`: a function from the
+run's records to the selected ones. The default, :func:`admitted_programs`, is the frontier's
+admitted sequence (:func:`embedding_ttc.search.frontier.frontier`) without generation 0, which
+is P0 and already in every group. :func:`discovered_paths` turns a selection into the program
+files, which :mod:`embedding_ttc.analysis.program_files` reads and checks like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from embedding_ttc.analysis.inputs import SearchRun
+from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.search.frontier import frontier
+from embedding_ttc.search.ledger import PROGRAMS_DIR
+from embedding_ttc.search.records import LedgerRecord
+
+SEARCH_FRONTIER = "frontier"
+"""The name in ``--programs`` that stands for a search run's selected programs (with a run)."""
+
+Selection = Callable[[Sequence[LedgerRecord]], Sequence[LedgerRecord]]
+"""Which ledger records of a search run are evaluated: the run's records in, the chosen out."""
+
+
+def admitted_programs(records: Sequence[LedgerRecord]) -> tuple[LedgerRecord, ...]:
+    """The frontier's admitted programs (paper §3.3), in ledger order, P0 (generation 0) out."""
+    return tuple(r for r in frontier(records).admitted if r.generation > 0)
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """The programs a selection took from a search run.
+
+    Attributes:
+        run: the search run directory.
+        program_ids: the selected records' program ids, in ledger order.
+        paths: their program files, ``RUN/programs/<program_id>.py``.
+
+    """
+
+    run: Path
+    program_ids: tuple[str, ...]
+    paths: tuple[Path, ...]
+
+
+def discovered_paths(run: SearchRun, select: Selection = admitted_programs) -> Discovered:
+    """The program files of the records ``select`` takes from ``run``'s ledger.
+
+    Raises:
+        EmbeddingTTCError: a selected program's file is missing from ``RUN/programs``.
+
+    """
+    chosen = tuple(select(run.records))
+    paths = tuple(run.path / PROGRAMS_DIR / f"{r.program_id}.py" for r in chosen)
+    absent = [str(p) for p in paths if not p.is_file()]
+    if absent:
+        raise EmbeddingTTCError(
+            f"the search run {run.path} has no source for its selected programs: "
+            f"{', '.join(absent)}"
+        )
+    return Discovered(run.path, tuple(r.program_id for r in chosen), paths)
