@@ -22,11 +22,13 @@ def test_the_committed_manifest_reads_and_dumps_to_the_same_bytes():
 
 def test_an_older_manifest_without_later_fields_still_reads(tmp_path):
     body = json.loads(COMMITTED.read_text(encoding="utf-8"))
-    for later in ("discovery_encoder", "shortlist", "sample_queries", "search_run"):
+    later_fields = ("discovery_encoder", "shortlist", "sample_queries", "search_run")
+    for later in (*later_fields, "program_files", "search_programs"):
         del body[later]
     (tmp_path / MANIFEST).write_text(json.dumps(body), encoding="utf-8")
     manifest = read_manifest(tmp_path)
     assert manifest is not None and manifest.search_run is None and manifest.shortlist is None
+    assert manifest.program_files == [] and manifest.search_programs is None
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,9 @@
 
 Each ``transfer`` run rewrites it (:func:`write_manifest`) with the study's layout (encoders,
 held-out and discovery tasks, programs), its settings (bootstrap, shortlist, query sample,
-executor) and the search run its programs came from. Two entries carry over from the manifest
+executor), the search run its programs came from, the program files it evaluated (path and
+sha256 of the source, :class:`ProgramFileEntry`) and, when a search run's programs were
+evaluated, which of them (:class:`SearchPrograms`). Two entries carry over from the manifest
 already there, so that a study run in pieces into one ``OUT`` keeps them: the discovery column
 a held-out piece does not compute, and the search run a later piece does not name.
 :func:`read_manifest` reads it, a :class:`TransferManifest`, for the report's layout.
@@ -16,17 +18,51 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from embedding_ttc import __version__
 from embedding_ttc.analysis.cells import BootstrapConfig
 from embedding_ttc.analysis.inputs import ReportError, load_search_run
 from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy
+from embedding_ttc.analysis.program_files import FileProgram
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 
 MANIFEST = "transfer.json"
 MANIFEST_SCHEMA_VERSION: Literal[1] = 1
+
+
+class ProgramFileEntry(BaseModel):
+    """A program file the run evaluated.
+
+    Attributes:
+        name: its program name in the matrix (the file's stem).
+        path: the file, relative to ``OUT`` where it can be.
+        sha256: the sha256 of its source, as its cells record it.
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    path: str
+    sha256: str
+
+
+class SearchPrograms(BaseModel):
+    """Which programs of the search run (``search_run``) the run evaluated.
+
+    Attributes:
+        selection: the function that chose the ledger records (its qualified name).
+        program_ids: the chosen records' program ids, in ledger order (their files are among
+            ``program_files``).
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    selection: str
+    program_ids: list[str]
 
 
 class TransferManifest(BaseModel):
@@ -50,6 +86,9 @@ class TransferManifest(BaseModel):
         executor: where groups ran (``inprocess`` or ``ray``).
         embedding_ttc: the package version that ran.
         search_run: the search run the programs came from, relative to ``OUT`` where it can be.
+        program_files: the program files evaluated (empty in manifests written before they
+            could be).
+        search_programs: the search run's programs evaluated (``None``: none).
 
     """
 
@@ -72,6 +111,8 @@ class TransferManifest(BaseModel):
     executor: str
     embedding_ttc: str
     search_run: str | None = None
+    program_files: list[ProgramFileEntry] = Field(default_factory=list)
+    search_programs: SearchPrograms | None = None
 
 
 def read_manifest(out: Path) -> TransferManifest | None:
@@ -106,6 +147,8 @@ def write_manifest(
     sample: QuerySample,
     executor: str,
     search_run: Path | None,
+    program_files: Sequence[FileProgram] = (),
+    search_programs: SearchPrograms | None = None,
 ) -> None:
     """Write ``out/transfer.json``; ``search_run`` is checked first (a ledger must be there)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -129,6 +172,11 @@ def write_manifest(
         executor=executor,
         embedding_ttc=__version__,
         search_run=_search_run_entry(out, search_run),
+        program_files=[
+            ProgramFileEntry(name=f.name, path=_relative(out, f.path), sha256=f.sha256)
+            for f in program_files
+        ],
+        search_programs=search_programs,
     )
     # json.dumps, as before the manifest was typed: the same bytes for the same study.
     write_atomic(out / MANIFEST, json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n")
@@ -159,12 +207,17 @@ def _search_run_entry(out: Path, given: Path | None) -> str | None:
     """
     if given is not None:
         load_search_run(given)  # a missing or malformed ledger fails before any cell is computed
-        try:
-            return os.path.relpath(given.resolve(), out.resolve())
-        except ValueError:  # another drive (Windows): no relative path
-            return str(given.resolve())
+        return _relative(out, given)
     try:
         previous = read_manifest(out)
     except EmbeddingTTCError:
         return None
     return previous.search_run if previous is not None and previous.search_run else None
+
+
+def _relative(out: Path, path: Path) -> str:
+    """``path`` relative to ``out`` where it can be (so they move together), else absolute."""
+    try:
+        return os.path.relpath(path.resolve(), out.resolve())
+    except ValueError:  # another drive (Windows): no relative path
+        return str(path.resolve())

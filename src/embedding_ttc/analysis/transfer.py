@@ -7,12 +7,20 @@ then writes ``OUT/tables/<section>.{md,csv,tex}`` and ``OUT/tables/report.md``. 
 same configuration again computes only what is still missing (or stale:
 :mod:`embedding_ttc.analysis.staleness`).
 
-Along the way it writes ``OUT/transfer.json`` (the manifest: the study's layout, settings and
-search run, read by ``report``), trains or reuses each encoder's learned head when
-``LearnedHead`` is among the programs (App. C; :mod:`embedding_ttc.analysis.head_store`), and
-appends one record to ``OUT/runs.jsonl`` when it ends, whether complete, failed or interrupted
-(:mod:`embedding_ttc.analysis.run_log`). What happens is reported to a ``progress`` callback
-as events (:data:`TransferEvent`); the command line prints them.
+Programs are the library's, named, and program files run in the sandbox
+(:mod:`embedding_ttc.analysis.program_files`): those given (``program_files``) and, with a
+search run and ``frontier`` among the programs, the programs the run discovered
+(:mod:`embedding_ttc.analysis.discovered`; which ledger records, ``select`` decides). Their
+cells are cells like any other; a program file that fails on a cell is a failure of that cell
+with its sandbox status, and the study goes on.
+
+Along the way it writes ``OUT/transfer.json`` (the manifest: the study's layout, settings,
+search run and program files, read by ``report``), trains or reuses each encoder's learned
+head when ``LearnedHead`` is among the programs (App. C;
+:mod:`embedding_ttc.analysis.head_store`), and appends one record to ``OUT/runs.jsonl`` when
+it ends, whether complete, failed or interrupted (:mod:`embedding_ttc.analysis.run_log`). What
+happens is reported to a ``progress`` callback as events (:data:`TransferEvent`); the command
+line prints them.
 """
 
 from __future__ import annotations
@@ -27,20 +35,29 @@ from typing import Any
 
 from embedding_ttc import __version__
 from embedding_ttc.analysis.cells import BootstrapConfig, CellKey, CellStore
+from embedding_ttc.analysis.discovered import (
+    SEARCH_FRONTIER,
+    Selection,
+    admitted_programs,
+    discovered_paths,
+)
 from embedding_ttc.analysis.executors import Executor, make_executor
 from embedding_ttc.analysis.groups import CellFailure, MatrixEnvironment
 from embedding_ttc.analysis.head_store import HeadStore, prepare_heads
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadConfig, embed_tasks
-from embedding_ttc.analysis.manifest import write_manifest
+from embedding_ttc.analysis.inputs import load_search_run
+from embedding_ttc.analysis.manifest import SearchPrograms, write_manifest
 from embedding_ttc.analysis.matrix import MatrixOutcome, MatrixProgress, run_matrix
 from embedding_ttc.analysis.plan import Plan, QuerySample, ShortlistPolicy, plan
+from embedding_ttc.analysis.program_files import FileProgram, load_file_programs
 from embedding_ttc.analysis.run_log import RunStatus, TransferRun, append_run
 from embedding_ttc.analysis.staleness import to_compute
 from embedding_ttc.analysis.tables import write_tables
 from embedding_ttc.analysis.transfer_report import TransferReport, default_oracle
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.programs.catalog import resolve_program_names
-from embedding_ttc.tasks.catalog import resolve_data_root, suite_tasks
+from embedding_ttc.programs.catalog import PROGRAMS, resolve_program_names
+from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
+from embedding_ttc.tasks.catalog import available_task_names, resolve_data_root, suite_tasks
 
 NO_DISCOVERY = "none"
 """The discovery suite that means "no discovery column"."""
@@ -53,7 +70,10 @@ class TransferConfig:
     Attributes:
         out: the matrix directory: cells, tables, manifest, run log and learned heads.
         encoders: the held-out encoders; the first is the discovery encoder.
-        programs: program names, groups (``all``, ``rocchio-grid``) and ``LearnedHead``.
+        programs: program names, groups (``all``, ``rocchio-grid``) and ``LearnedHead``;
+            with a ``search_run``, ``frontier`` names the run's programs that ``select``
+            chooses (without one, it is the library's group of the paper's frontier).
+        program_files: program files evaluated in the sandbox, each under its file's stem.
         suite: the held-out suite.
         tasks: only these held-out tasks (empty: every task of ``suite``).
         discovery_suite: the suite of the discovery column, computed on the first encoder
@@ -65,6 +85,9 @@ class TransferConfig:
         head_seed: the seed of the heads' split and training.
         search_run: the search run the programs came from, recorded in the manifest (``None``:
             the one an earlier run recorded).
+        select: which ledger records of ``search_run`` ``frontier`` names (default: the
+            frontier's admitted programs, P0 out).
+        program_limits: the sandbox's limits of every call of a program file.
         bootstrap: paired-bootstrap resamples per cell and base seed.
         shortlist: which tasks are scored over a dense shortlist, and how long it is.
         sample: which tasks are scored on a seeded sample of their queries, and how many.
@@ -83,6 +106,7 @@ class TransferConfig:
     out: Path
     encoders: tuple[str, ...]
     programs: tuple[str, ...]
+    program_files: tuple[Path, ...] = ()
     suite: str = "heldout"
     tasks: tuple[str, ...] = ()
     discovery_suite: str = "discovery"
@@ -91,6 +115,8 @@ class TransferConfig:
     heads: bool = False
     head_seed: int = 0
     search_run: Path | None = None
+    select: Selection = admitted_programs
+    program_limits: SandboxLimits = DEFAULT_LIMITS
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     shortlist: ShortlistPolicy = field(default_factory=ShortlistPolicy)
     sample: QuerySample = field(default_factory=QuerySample)
@@ -109,6 +135,14 @@ class TaskOutsideSuite:
 
     task: str
     suite: str
+
+
+@dataclass(frozen=True)
+class SearchProgramsChosen:
+    """The programs of a search run that ``frontier`` names in this run (maybe none)."""
+
+    run: Path
+    program_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -156,7 +190,14 @@ class MatrixPlanned:
         return self.planned - self.to_compute
 
 
-TransferEvent = TaskOutsideSuite | HeadTraining | HeadReady | MatrixPlanned | MatrixProgress
+TransferEvent = (
+    TaskOutsideSuite
+    | SearchProgramsChosen
+    | HeadTraining
+    | HeadReady
+    | MatrixPlanned
+    | MatrixProgress
+)
 """What :func:`run_transfer` reports to its ``progress`` callback, in order."""
 
 
@@ -195,7 +236,8 @@ def run_transfer(
 
     Raises:
         EmbeddingTTCError: on a user error (unknown names, settings for tasks outside the
-            matrix, learned heads with nothing to train on), before any cell is computed.
+            matrix, learned heads with nothing to train on, a program file that cannot be
+            read or whose name is taken), before any cell is computed.
 
     """
     tell = progress or _ignore
@@ -203,21 +245,24 @@ def run_transfer(
         raise EmbeddingTTCError("name at least one encoder with --encoders A,B,C")
     encoders = list(config.encoders)
     heads = config.heads or LEARNED_HEAD in config.programs
-    programs = resolve_program_names([p for p in config.programs if p != LEARNED_HEAD])
-    oracle = (
-        resolve_program_names(list(config.oracle))
-        if config.oracle is not None
-        else default_oracle(programs)
-    )
-    if heads:
-        programs.append(LEARNED_HEAD)
     tasks = _heldout_tasks(config.suite, config.tasks, tell)
     discovery = config.discovery_suite
     disc_tasks = suite_tasks(discovery) if discovery and discovery != NO_DISCOVERY else []
+    data_root = resolve_data_root(config.data_dir)
+    programs, files, chosen = _programs(config, [*tasks, *disc_tasks], data_root, tell)
+    programs += [f.name for f in files]
+    oracle = (
+        _oracle_names(config.oracle, files)
+        if config.oracle is not None
+        else default_oracle(programs)  # as `report` takes it from the manifest's programs
+    )
+    if heads:
+        programs.append(LEARNED_HEAD)
+    if not programs:
+        raise EmbeddingTTCError("name programs with --programs A,B or --program-file F")
     if heads and not disc_tasks:
         _check_stored_heads(config.out, encoders, discovery, config.head_seed)
     disc_encoder = encoders[0] if disc_tasks else None
-    data_root = resolve_data_root(config.data_dir)
     _check_task_settings(config, [*tasks, *disc_tasks])
 
     if config.discovery_only and disc_encoder is None:
@@ -244,6 +289,8 @@ def run_transfer(
         sample=config.sample,
         executor=config.executor,
         search_run=config.search_run,
+        program_files=files,
+        search_programs=chosen,
     )
     env = MatrixEnvironment(
         data_root=data_root,
@@ -251,15 +298,17 @@ def run_transfer(
         backend=config.backend,
         use_cache=config.use_cache,
         heads_root=out if heads else None,
+        program_files=files,
     )
+    sources = env.sources()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     run_start = time.perf_counter()
     shortlist, sample = config.shortlist, config.sample
-    absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample)
+    absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample, sources=sources)
     if heads and _prepare_heads(
         config, the_plan, [*absent, *stale_keys], store, env, disc_tasks, tell
     ):  # a retrained head dropped its stale cells: they are to compute now
-        absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample)
+        absent, stale_keys = to_compute(the_plan, store, shortlist, sample=sample, sources=sources)
     missing = len(absent) + len(stale_keys)
     tell(MatrixPlanned(len(the_plan), missing, len(stale_keys), config.executor))
 
@@ -313,6 +362,63 @@ def run_transfer(
 
 def _ignore(event: TransferEvent) -> None:
     """The progress callback of a run that reports to no one."""
+
+
+def _programs(
+    config: TransferConfig,
+    tasks: list[str],
+    data_root: Path,
+    tell: Callable[[TransferEvent], None],
+) -> tuple[list[str], tuple[FileProgram, ...], SearchPrograms | None]:
+    """The library programs named, the program files, and the search run's programs chosen.
+
+    ``frontier`` names the search run's programs when there is a run (``select`` chooses
+    them), else the library's group. Program files are read and checked here, before anything
+    is written: a name taken by a library program (or ``LearnedHead``) or by another file is
+    an error; a file the static checks refuse is kept, and its cells fail as ``rejected``.
+    """
+    from_search = config.search_run is not None and SEARCH_FRONTIER in config.programs
+    named = [
+        p
+        for p in config.programs
+        if p != LEARNED_HEAD and not (from_search and p == SEARCH_FRONTIER)
+    ]
+    library = resolve_program_names(named)
+    paths = list(config.program_files)
+    chosen: SearchPrograms | None = None
+    if from_search and config.search_run is not None:
+        found = discovered_paths(load_search_run(config.search_run), config.select)
+        tell(SearchProgramsChosen(found.run, found.program_ids))
+        paths += found.paths
+        chosen = SearchPrograms(
+            selection=_qualified_name(config.select), program_ids=list(found.program_ids)
+        )
+    if not paths:
+        return library, (), chosen
+    # The task-universal check refuses a task's name in a program: every task known here.
+    known = {*available_task_names(data_root), *tasks}
+    files = load_file_programs(
+        paths,
+        limits=config.program_limits,
+        task_names=known,
+        taken=[*PROGRAMS, *library, LEARNED_HEAD],
+    )
+    return library, files, chosen
+
+
+def _qualified_name(function: object) -> str:
+    """``module.qualname`` of a function, for the manifest (its ``repr`` otherwise)."""
+    module, name = getattr(function, "__module__", None), getattr(function, "__qualname__", None)
+    return f"{module}.{name}" if module and name else repr(function)
+
+
+def _oracle_names(names: tuple[str, ...], files: tuple[FileProgram, ...]) -> list[str]:
+    """The oracle's programs: program files by name, library names and groups resolved."""
+    file_names = {f.name for f in files}
+    out: list[str] = []
+    for name in names:
+        out += [name] if name in file_names else resolve_program_names([name])
+    return list(dict.fromkeys(out))
 
 
 def _heldout_tasks(

@@ -6,7 +6,11 @@ runs :func:`~embedding_ttc.analysis.transfer.run_transfer`: it computes the cell
 encoder for the discovery column), then writes ``DIR/tables/<section>.{md,csv,tex}`` and
 ``DIR/tables/report.md``; the command prints its progress and the held-out table. Re-running
 the same command computes only what is still missing. ``--search-run RUN`` records the search
-the programs came from in ``DIR/transfer.json``. ``--heads`` (or ``LearnedHead`` among the
+the programs came from in ``DIR/transfer.json``; with it, ``frontier`` in ``--programs`` names
+the programs that search admitted (``RUN/programs/<id>.py``), each run in the sandbox under its
+program id. ``--program-file F`` (repeatable) adds a program file the same way, under its
+stem; a program file that fails on a cell is reported with its status and the study goes on.
+``--heads`` (or ``LearnedHead`` among the
 programs) adds the learned-head baseline (App. C): each encoder's head is trained on the
 discovery suite, or reused from ``DIR/heads/<encoder>.{json,npz}``, before the matrix runs.
 
@@ -22,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli.common import command_line
+from embedding_ttc.cli.common import add_encode_budget, command_line
 from embedding_ttc.errors import EmbeddingTTCError
 
 
@@ -63,7 +67,7 @@ def _progress_line(update: Any) -> str | None:
             f"c={event.cost_ratio:.2f}  {event.total_seconds:.1f} s"
         )
     if isinstance(event, CellFailure):
-        return f"{count} FAILED {event.key}: {event.reason}"
+        return f"{count} FAILED {event.key}: {event.status}: {event.reason}"
     return None
 
 
@@ -75,11 +79,15 @@ def _event_line(event: Any, no_progress: bool) -> str | None:
         HeadReady,
         HeadTraining,
         MatrixPlanned,
+        SearchProgramsChosen,
         TaskOutsideSuite,
     )
 
     if isinstance(event, TaskOutsideSuite):
         return f"embedding-ttc: note: task {event.task} is not in suite {event.suite}"
+    if isinstance(event, SearchProgramsChosen):
+        chosen = ", ".join(event.program_ids) or "none (no program was admitted)"
+        return f"transfer: frontier of the search run {event.run}: {chosen}"
     if isinstance(event, HeadTraining):
         return f"heads: {event.encoder}: training on {event.n_tasks} discovery tasks"
     if isinstance(event, HeadReady):
@@ -94,8 +102,8 @@ def _event_line(event: Any, no_progress: bool) -> str | None:
             f"transfer: {event.planned} cells planned, {event.present} present, "
             f"{event.to_compute} to compute ({event.executor})"
             + (
-                f", {event.stale} of them stored under another --shortlist, --sample-queries or "
-                "program version"
+                f", {event.stale} of them stored under another --shortlist, --sample-queries, "
+                "program version or program source"
                 if event.stale
                 else ""
             )
@@ -122,12 +130,14 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     from embedding_ttc.analysis.cells import BootstrapConfig
     from embedding_ttc.analysis.tables import heldout_markdown
     from embedding_ttc.analysis.transfer import TransferConfig, run_transfer
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
 
     shortlist, sample = _task_settings(args)
     config = TransferConfig(
         out=Path(args.out),
         encoders=tuple(split_names(args.encoders)),
         programs=tuple(split_names(args.programs)),
+        program_files=tuple(args.program_file or ()),
         suite=args.suite,
         tasks=tuple(args.task or ()),
         discovery_suite=args.discovery_suite,
@@ -136,6 +146,9 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         heads=args.heads,
         head_seed=args.head_seed,
         search_run=args.search_run,
+        program_limits=SandboxLimits(
+            wall_seconds=args.timeout, encode_texts_per_item=args.encode_budget
+        ),
         bootstrap=BootstrapConfig(resamples=args.bootstrap, seed=args.seed),
         shortlist=shortlist,
         sample=sample,
@@ -162,7 +175,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     for failure in m.failed:
-        print(f"  failed {failure.key}: {failure.reason}", file=sys.stderr)
+        print(f"  failed {failure.key}: {failure.status}: {failure.reason}", file=sys.stderr)
     if done.planned_missing:
         print(
             f"transfer: {len(done.report.missing)} cells missing; run the same command again to "
@@ -223,9 +236,25 @@ def add_analysis_commands(sub: Any) -> None:
     tr.add_argument(
         "--programs",
         action="append",
-        required=True,
-        help="comma list of programs, 'all' or a group (rocchio-grid); repeatable",
+        help="comma list of programs, 'all' or a group (rocchio-grid); with --search-run, "
+        "'frontier' is the programs that search admitted (without, the paper's frontier "
+        "group); repeatable",
     )
+    tr.add_argument(
+        "--program-file",
+        action="append",
+        type=Path,
+        metavar="PATH",
+        help="a program file (def program(Q, D, S, ctx)), checked, then run in the sandbox on "
+        "every cell under its file's stem; repeatable",
+    )
+    tr.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="wall-time limit in seconds of a program file on one cell (default 600)",
+    )
+    add_encode_budget(tr)
     tr.add_argument(
         "--discovery-suite",
         default="discovery",
@@ -256,7 +285,8 @@ def add_analysis_commands(sub: Any) -> None:
         type=Path,
         metavar="RUN",
         help="the search run the programs came from (its ledger.jsonl); recorded in "
-        "transfer.json for `report` (kept from an earlier run when not given)",
+        "transfer.json for `report` (kept from an earlier run when not given); 'frontier' in "
+        "--programs evaluates its admitted programs",
     )
     tr.add_argument("--out", type=Path, required=True, help="cells and tables go here")
     tr.add_argument("--executor", choices=EXECUTORS, default="inprocess")
