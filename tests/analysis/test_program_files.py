@@ -11,7 +11,7 @@ import pytest
 
 from embedding_ttc.analysis import groups
 from embedding_ttc.analysis.cells import BootstrapConfig, CellKey, CellStore
-from embedding_ttc.analysis.discovered import admitted_programs, discovered_paths
+from embedding_ttc.analysis.discovered import AdmittedBy, admitted_programs, discovered_paths
 from embedding_ttc.analysis.groups import MatrixEnvironment
 from embedding_ttc.analysis.inputs import SearchRun
 from embedding_ttc.analysis.matrix import run_matrix
@@ -22,7 +22,7 @@ from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.sandbox.limits import SandboxLimits
 from embedding_ttc.search.sandbox.program import source_sha256
-from ledger_records import evaluated
+from ledger_records import evaluated, split_evaluated
 
 from fakes import HashingEncoder
 
@@ -182,3 +182,19 @@ def test_a_file_program_is_plain_values_for_the_workers(tmp_path):
     (loaded,) = files(tmp_path, sharpen=SHARPEN)
     assert isinstance(loaded, FileProgram)
     assert pickle.loads(pickle.dumps(loaded)) == loaded  # Ray ships it with the environment
+
+
+def test_the_transfer_rule_selects_by_the_validation_part():
+    # (search part, validation part) Δ against P0 on two tasks; the reference sits 0.05 above.
+    records = [
+        split_evaluated(0, "g0000-P0", {"a": 0.0, "b": 0.0}, {"a": 0.0, "b": 0.0}),
+        split_evaluated(1, "g0001", {"a": 0.3, "b": 0.3}, {"a": 0.2, "b": -0.01}),  # b loses
+        split_evaluated(2, "g0002", {"a": 0.1, "b": 0.1}, {"a": 0.04, "b": 0.02}),
+        split_evaluated(3, "g0003", {"a": 0.1, "b": 0.1}, {"a": 0.09, "b": 0.07}),
+    ]
+    assert [r.program_id for r in AdmittedBy("compute")(records)] == ["g0001"]
+    assert [r.program_id for r in AdmittedBy("transfer")(records)] == ["g0002", "g0003"]
+    assert [r.program_id for r in AdmittedBy("transfer", "reference")(records)] == ["g0003"]
+    assert str(AdmittedBy("transfer", "reference")) == (
+        "admitted by the transfer rule against reference"
+    )

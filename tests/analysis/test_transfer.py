@@ -348,7 +348,7 @@ def test_transfer_of_a_search_runs_frontier(shared_datasets, tmp_path, capsys):
     assert manifest["programs"] == ["P0", "g0001", "g0003"]
     assert manifest["search_run"] == "../search"
     assert manifest["search_programs"] == {
-        "selection": "embedding_ttc.analysis.discovered.admitted_programs",
+        "selection": "admitted by the compute rule against p0",
         "program_ids": ["g0001", "g0003"],
     }
     assert [f["path"] for f in manifest["program_files"]] == [

@@ -3,9 +3,10 @@
 ``transfer --search-run RUN --programs frontier`` evaluates the programs the search admitted
 (``RUN/programs/<program_id>.py``, each under its program id) on the held-out cells. Which
 ledger records are meant is decided in one place, a :data:`Selection`: a function from the
-run's records to the selected ones. The default, :func:`admitted_programs`, is the frontier's
-admitted sequence (:func:`embedding_ttc.search.frontier.frontier`) without generation 0, which
-is P0 and already in every group. :func:`discovered_paths` turns a selection into the program
+run's records to the selected ones: :class:`AdmittedBy` (a rule and an objective; default
+:data:`admitted_programs`, the paper's compute rule against P0) is the frontier's admitted
+sequence (:func:`embedding_ttc.search.frontier.frontier`) without generation 0, which is P0
+and already in every group. :func:`discovered_paths` turns a selection into the program
 files, which :mod:`embedding_ttc.analysis.program_files` reads and checks like any other.
 """
 
@@ -17,9 +18,9 @@ from pathlib import Path
 
 from embedding_ttc.analysis.inputs import SearchRun
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.frontier import frontier
+from embedding_ttc.search.frontier import Rule, frontier
 from embedding_ttc.search.ledger import PROGRAMS_DIR
-from embedding_ttc.search.records import LedgerRecord
+from embedding_ttc.search.records import LedgerRecord, Objective
 
 SEARCH_FRONTIER = "frontier"
 """The name in ``--programs`` that stands for a search run's selected programs (with a run)."""
@@ -28,9 +29,31 @@ Selection = Callable[[Sequence[LedgerRecord]], Sequence[LedgerRecord]]
 """Which ledger records of a search run are evaluated: the run's records in, the chosen out."""
 
 
-def admitted_programs(records: Sequence[LedgerRecord]) -> tuple[LedgerRecord, ...]:
-    """The frontier's admitted programs (paper §3.3), in ledger order, P0 (generation 0) out."""
-    return tuple(r for r in frontier(records).admitted if r.generation > 0)
+@dataclass(frozen=True)
+class AdmittedBy:
+    """The programs an admission rule admits, in ledger order, P0 (generation 0) out.
+
+    Attributes:
+        rule: ``compute`` (the paper's) or ``transfer`` (validation split, no losing task);
+            see :mod:`embedding_ttc.search.frontier`.
+        objective: the baseline of the rule's Δ, ``p0`` or the run's ``reference``.
+
+    """
+
+    rule: Rule = "compute"
+    objective: Objective = "p0"
+
+    def __call__(self, records: Sequence[LedgerRecord]) -> tuple[LedgerRecord, ...]:
+        """The admitted records of ``records`` other than generation 0."""
+        chosen = frontier(records, self.rule, self.objective).admitted
+        return tuple(r for r in chosen if r.generation > 0)
+
+    def __str__(self) -> str:
+        return f"admitted by the {self.rule} rule against {self.objective}"
+
+
+admitted_programs: Selection = AdmittedBy()
+"""The paper's selection: the compute rule against P0."""
 
 
 @dataclass(frozen=True)

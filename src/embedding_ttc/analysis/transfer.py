@@ -37,6 +37,7 @@ from embedding_ttc import __version__
 from embedding_ttc.analysis.cells import BootstrapConfig, CellKey, CellStore
 from embedding_ttc.analysis.discovered import (
     SEARCH_FRONTIER,
+    AdmittedBy,
     Selection,
     admitted_programs,
     discovered_paths,
@@ -407,7 +408,13 @@ def _programs(
 
 
 def _qualified_name(function: object) -> str:
-    """``module.qualname`` of a function, for the manifest (its ``repr`` otherwise)."""
+    """What a selection is, for the manifest.
+
+    An :class:`AdmittedBy` says its rule and objective; a function is ``module.qualname``
+    (its ``repr`` otherwise).
+    """
+    if isinstance(function, AdmittedBy):
+        return str(function)
     module, name = getattr(function, "__module__", None), getattr(function, "__qualname__", None)
     return f"{module}.{name}" if module and name else repr(function)
 

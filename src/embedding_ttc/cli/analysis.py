@@ -28,6 +28,8 @@ from typing import Any
 
 from embedding_ttc.cli.common import add_encode_budget, command_line
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.search.frontier import RULES
+from embedding_ttc.search.records import OBJECTIVES
 
 
 def split_names(values: Sequence[str] | None) -> list[str]:
@@ -125,6 +127,22 @@ def _task_settings(args: argparse.Namespace) -> tuple[Any, Any]:
     return shortlist, sample
 
 
+def _selection(args: argparse.Namespace) -> Any:
+    """Which admitted programs of ``--search-run`` 'frontier' names.
+
+    Those of ``--rule`` against ``--objective`` (default: the objective the run was searched
+    with, else P0).
+    """
+    from embedding_ttc.analysis.discovered import AdmittedBy
+    from embedding_ttc.search.run_config import read_run_config
+
+    objective = args.objective
+    if objective is None:
+        recorded = read_run_config(args.search_run) if args.search_run is not None else None
+        objective = recorded.objective if recorded is not None else "p0"
+    return AdmittedBy(rule=args.rule, objective=objective)
+
+
 def cmd_transfer(args: argparse.Namespace) -> int:
     """Compute the missing cells of the transfer matrix, write and print the tables."""
     from embedding_ttc.analysis.cells import BootstrapConfig
@@ -146,6 +164,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         heads=args.heads,
         head_seed=args.head_seed,
         search_run=args.search_run,
+        select=_selection(args),
         program_limits=SandboxLimits(
             wall_seconds=args.timeout, encode_texts_per_item=args.encode_budget
         ),
@@ -237,8 +256,8 @@ def add_analysis_commands(sub: Any) -> None:
         "--programs",
         action="append",
         help="comma list of programs, 'all' or a group (rocchio-grid); with --search-run, "
-        "'frontier' is the programs that search admitted (without, the paper's frontier "
-        "group); repeatable",
+        "'frontier' is the programs that search admitted under --rule (without, the paper's "
+        "twelve, which 'paper' always names); repeatable",
     )
     tr.add_argument(
         "--program-file",
@@ -287,6 +306,18 @@ def add_analysis_commands(sub: Any) -> None:
         help="the search run the programs came from (its ledger.jsonl); recorded in "
         "transfer.json for `report` (kept from an earlier run when not given); 'frontier' in "
         "--programs evaluates its admitted programs",
+    )
+    tr.add_argument(
+        "--rule",
+        choices=tuple(RULES),
+        default="compute",
+        help="the admission rule whose programs 'frontier' names with --search-run: "
+        + "; ".join(f"{name}: {what}" for name, what in RULES.items()),
+    )
+    tr.add_argument(
+        "--objective",
+        choices=OBJECTIVES,
+        help="the baseline of the rule's Δ: p0 or the run's reference (default: the run's)",
     )
     tr.add_argument("--out", type=Path, required=True, help="cells and tables go here")
     tr.add_argument("--executor", choices=EXECUTORS, default="inprocess")

@@ -139,6 +139,9 @@ FRONTIER: tuple[str, ...] = (
     "FisherStability",
 )
 register_group("frontier", list(FRONTIER))
+# The same twelve under a name that never means a search run's frontier (transfer's
+# --programs frontier names that run's admitted programs when --search-run is given).
+register_group("paper", list(FRONTIER))
 register_group(
     "rocchio-grid",
     [f"Rocchio:K={k},beta={b}" for k in (2, 3, 5, 10) for b in (0.1, 0.3, 0.5, 0.7)],
