@@ -20,7 +20,10 @@ def test_renders_markdown_csv_and_latex():
     assert md[2] == "| X | 1.50 | 1/0/1 | 1/1/1 | 2/0/1 |"
     full = to_markdown(r)
     assert "## Held-out transfer" in full and "9 cells missing" in full
-    assert "| X | 6 | 50.00 | +0.0008 | +0.0019 | -0.020 | 50% | — | 1 | 1 | t1 | t3 |" in full
+    assert (
+        "| X | 6 | 50.00 | – | +0.0008 | +0.0019 | -0.020 | 50% | – | 0/0 | 1 | 1 | t1 | t3 |"
+        in full
+    )
     assert "| A | 2/3 | +0.0113 | +0.0500 Y | +0.0040 Y | -0.0200 X |" in full
     assert "| A | X | +0.0100 | -0.0005 | -0.0200* |" in full
     assert "| X | 0/1 | 1/0 |" in full
@@ -28,8 +31,10 @@ def test_renders_markdown_csv_and_latex():
     csvs = to_csv(r)
     assert set(csvs) == set(grids)
     rows = list(csv.reader(io.StringIO(csvs["programs"])))
-    assert rows[0][:6] == ["program", "cells", "c_q", "median Δ", "mean Δ", "worst query"]
-    assert float(rows[1][3]) == pytest.approx(0.00075)  # full precision in CSV
+    assert rows[0][:7] == [
+        *("program", "cells", "c_q", "validation Δ", "median Δ", "mean Δ", "worst query")
+    ]
+    assert float(rows[1][4]) == pytest.approx(0.00075)  # full precision in CSV
     cells = list(csv.DictReader(io.StringIO(csvs["cells"])))
     assert len(cells) == len(r.cells) == 15
     assert {c["split"] for c in cells} == {"heldout", "discovery"}

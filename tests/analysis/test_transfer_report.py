@@ -227,9 +227,15 @@ def test_worst_query_query_time_cost_and_head_to_head_against_the_hybrid():
         programs=["P0", "X", "BM25DenseRRF"],
         discovery_encoder=None,
         discovery_tasks=[],
+        validation={"X": 0.031, "g0009": 0.5},  # a discovered X; g0009 not reported
     )
     x, hybrid_line = r.line("X"), r.line("BM25DenseRRF")
     assert x.versus_reference == wtl(2, 1, 1)
     assert hybrid_line.versus_reference is None  # not against itself
     assert x.worst_query == pytest.approx(-0.02)  # each hand-made cell has one query
     assert x.query_time_cost_ratio == pytest.approx(50.0)  # Σ query calls / Σ queries
+    assert x.validation_delta == 0.031 and hybrid_line.validation_delta is None
+    row = next(ln for ln in sections(r)["programs"].to_markdown().splitlines() if "| X |" in ln)
+    assert (
+        row.startswith("| X | 6 | 50.00 | +0.0310 |") and "| 2/1/1 | 0/0 |" in row
+    )  # p = 0.5: none survives BH

@@ -88,3 +88,18 @@ def discovered_paths(run: SearchRun, select: Selection = admitted_programs) -> D
             f"{', '.join(absent)}"
         )
     return Discovered(run.path, tuple(r.program_id for r in chosen), paths)
+
+
+def validation_means(records: Sequence[LedgerRecord]) -> dict[str, float]:
+    """Each evaluated program's mean Δ against P0 over the validation part of the run's split.
+
+    Keyed by program id (the name its transfer cells carry); programs of a run without a split
+    are absent. This is the number the transfer rule selected on, shown beside the held-out
+    numbers it is meant to predict.
+    """
+    out = {}
+    for record in records:
+        mean = record.mean("p0", "validation")
+        if mean is not None:
+            out[record.program_id] = mean
+    return out

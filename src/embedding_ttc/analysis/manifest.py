@@ -221,3 +221,19 @@ def _relative(out: Path, path: Path) -> str:
         return os.path.relpath(path.resolve(), out.resolve())
     except ValueError:  # another drive (Windows): no relative path
         return str(path.resolve())
+
+
+def search_run_path(
+    out: Path, manifest: TransferManifest | None, given: Path | None
+) -> Path | None:
+    """The search run of a study: ``given``, else the one its manifest records (``None``: none).
+
+    A recorded path is relative to ``out`` unless absolute.
+    """
+    if given is not None:
+        return given
+    recorded = manifest.search_run if manifest is not None else None
+    if not recorded:
+        return None
+    path = Path(recorded)
+    return path if path.is_absolute() else (out / path).resolve()

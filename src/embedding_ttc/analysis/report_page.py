@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from embedding_ttc.analysis.cells import BASELINE, Cell, CellKey
+from embedding_ttc.analysis.discovered import validation_means
 from embedding_ttc.analysis.figure_data.base import Skipped
 from embedding_ttc.analysis.figure_data.build import FigureData, FigureInputs, build_figures
 from embedding_ttc.analysis.figure_data.prf import DEFAULT_PRF_TASK
@@ -29,7 +30,12 @@ from embedding_ttc.analysis.inputs import (
     load_search_run,
     scan_cells,
 )
-from embedding_ttc.analysis.manifest import MANIFEST, TransferManifest, read_manifest
+from embedding_ttc.analysis.manifest import (
+    MANIFEST,
+    TransferManifest,
+    read_manifest,
+    search_run_path,
+)
 from embedding_ttc.analysis.run_log import TransferRun, read_runs
 from embedding_ttc.analysis.transfer_report import TransferReport, default_oracle
 from embedding_ttc.errors import EmbeddingTTCError
@@ -127,16 +133,6 @@ class ReportPage:
     runs: tuple[TransferRun, ...] = field(default=())
 
 
-def _search_path(out: Path, manifest: TransferManifest | None, given: Path | None) -> Path | None:
-    if given is not None:
-        return given
-    recorded = manifest.search_run if manifest is not None else None
-    if not recorded:
-        return None
-    path = Path(recorded)
-    return path if path.is_absolute() else (out / path).resolve()
-
-
 def build_page(
     out: Path,
     *,
@@ -165,18 +161,7 @@ def build_page(
         raise ReportError(f"no cells under {out / 'cells'}: run `embedding-ttc transfer` first")
     manifest = read_manifest(out)
     layout = resolve_layout(manifest, cells)
-    report = TransferReport.from_cells(
-        cells,
-        encoders=layout.encoders,
-        tasks=layout.tasks,
-        programs=layout.programs,
-        discovery_encoder=layout.discovery_encoder,
-        discovery_tasks=layout.discovery_tasks,
-        oracle_programs=default_oracle(layout.programs),
-    )
-    used = {c.key for c in report.cells}
-    outside = tuple(c.key for c in cells if c.key not in used)
-    path = _search_path(out, manifest, search_run)
+    path = search_run_path(out, manifest, search_run)
     try:
         search = load_search_run(path) if path is not None else None
     except ReportError as exc:
@@ -185,6 +170,18 @@ def build_page(
         raise ReportError(
             f"{exc} (the search run {out / MANIFEST} records; pass --search-run to use another)"
         ) from None
+    report = TransferReport.from_cells(
+        cells,
+        encoders=layout.encoders,
+        tasks=layout.tasks,
+        programs=layout.programs,
+        discovery_encoder=layout.discovery_encoder,
+        discovery_tasks=layout.discovery_tasks,
+        oracle_programs=default_oracle(layout.programs),
+        validation=validation_means(search.records) if search is not None else None,
+    )
+    used = {c.key for c in report.cells}
+    outside = tuple(c.key for c in cells if c.key not in used)
     heads, heads_note = load_heads(out)
     inputs = FigureInputs(
         report=report,

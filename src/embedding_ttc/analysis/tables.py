@@ -115,11 +115,13 @@ def _programs_grid(r: TransferReport) -> Grid:
         "program",
         "cells",
         "c_q",
+        "validation Δ",
         "median Δ",
         "mean Δ",
         "worst query",
         "win-rate",
         "vs BM25DenseRRF W/T/L",
+        "sig. W/L (BH)",
         "unanimous +",
         "unanimous −",
         "tasks unanimously positive",
@@ -130,11 +132,13 @@ def _programs_grid(r: TransferReport) -> Grid:
             ln.program,
             ln.n_cells,
             ln.query_time_cost_ratio,
+            ln.validation_delta,
             ln.median_delta,
             ln.mean_delta,
             ln.worst_query,
             ln.win_rate,
-            "—" if ln.versus_reference is None else str(ln.versus_reference),
+            None if ln.versus_reference is None else str(ln.versus_reference),
+            f"{sum(ln.corrected_wins.values())}/{sum(ln.corrected_losses.values())}",
             len(ln.unanimous_positive),
             len(ln.unanimous_negative),
             " ".join(ln.unanimous_positive),
@@ -142,11 +146,16 @@ def _programs_grid(r: TransferReport) -> Grid:
         )
         for ln in r.lines
     )
-    formats = ("", "", "{:.2f}", "{:+.4f}", "{:+.4f}", "{:+.3f}", "{:.0%}", "", "", "", "", "")
+    formats = (
+        *("", "", "{:.2f}", "{:+.4f}", "{:+.4f}", "{:+.4f}", "{:+.3f}", "{:.0%}"),
+        *("", "", "", "", "", ""),
+    )
     title = (
-        f"Pooled over held-out (encoder, task) cells: query-time cost ratio, median and mean Δ, "
-        f"the worst query's Δ, win-rate (Δ > {r.threshold:g}), cells won / tied / lost head to "
-        f"head against BM25DenseRRF; tasks won / lost on all {len(r.encoders)} encoders"
+        f"Pooled over held-out (encoder, task) cells: query-time cost ratio, a discovered "
+        f"program's mean Δ on the discovery validation queries, median and mean Δ, the worst "
+        f"query's Δ, win-rate (Δ > {r.threshold:g}), cells won / tied / lost head to head "
+        f"against BM25DenseRRF, cells significantly won / lost after the Benjamini–Hochberg "
+        f"correction; tasks won / lost on all {len(r.encoders)} encoders"
     )
     return Grid(title, header, rows, formats)
 

@@ -41,13 +41,19 @@ from embedding_ttc.analysis.discovered import (
     Selection,
     admitted_programs,
     discovered_paths,
+    validation_means,
 )
 from embedding_ttc.analysis.executors import Executor, make_executor
 from embedding_ttc.analysis.groups import CellFailure, MatrixEnvironment
 from embedding_ttc.analysis.head_store import HeadStore, prepare_heads
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadConfig, embed_tasks
 from embedding_ttc.analysis.inputs import load_search_run
-from embedding_ttc.analysis.manifest import SearchPrograms, write_manifest
+from embedding_ttc.analysis.manifest import (
+    SearchPrograms,
+    read_manifest,
+    search_run_path,
+    write_manifest,
+)
 from embedding_ttc.analysis.matrix import MatrixOutcome, MatrixProgress, run_matrix
 from embedding_ttc.analysis.plan import Plan, QuerySample, ShortlistPolicy, plan
 from embedding_ttc.analysis.program_files import FileProgram, load_file_programs
@@ -349,6 +355,7 @@ def run_transfer(
         discovery_encoder=disc_encoder,
         discovery_tasks=disc_tasks,
         oracle_programs=oracle,
+        validation=_validation(out, config.search_run),
     )
     write_tables(out / "tables", report)
     planned = set(the_plan)
@@ -405,6 +412,12 @@ def _programs(
         taken=[*PROGRAMS, *library, LEARNED_HEAD],
     )
     return library, files, chosen
+
+
+def _validation(out: Path, given: Path | None) -> dict[str, float] | None:
+    """Discovered programs' validation mean Δ, from the study's search run (if it has one)."""
+    path = search_run_path(out, read_manifest(out), given)
+    return validation_means(load_search_run(path).records) if path is not None else None
 
 
 def _qualified_name(function: object) -> str:

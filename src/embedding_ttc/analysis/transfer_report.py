@@ -25,7 +25,7 @@ Missing cells are left out of every count and listed in :attr:`TransferReport.mi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from embedding_ttc.analysis.cells import BASELINE, Cell, CellKey
 from embedding_ttc.analysis.comparisons import (
@@ -92,6 +92,9 @@ class ProgramTransfer:
             cells (what a deployment pays per query; nan without any).
         worst_query: the lowest per-query Δ against P0 over every pooled held-out cell (the
             tail beside the median; nan without any).
+        validation_delta: for a program a search discovered, its mean Δ over the validation
+            part of the discovery queries (what the transfer rule selected on); ``None``
+            otherwise.
         versus_reference: held-out cells won, tied and lost head to head against the
             reference program ``BM25DenseRRF`` (the program's nDCG@10 minus the reference's,
             per cell, at the tie threshold); ``None`` for the reference itself or without
@@ -116,6 +119,7 @@ class ProgramTransfer:
     query_time_cost_ratio: float
     worst_query: float
     versus_reference: WTL | None
+    validation_delta: float | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,7 @@ class TransferReport:
         discovery_tasks: Sequence[str] = (),
         oracle_programs: Sequence[str] | None = None,
         threshold: float = TIE_THRESHOLD,
+        validation: Mapping[str, float] | None = None,
     ) -> TransferReport:
         """Compute the report over the held-out (``encoders`` × ``tasks``) layout.
 
@@ -179,6 +184,8 @@ class TransferReport:
             discovery_tasks: the tasks of the discovery column.
             oracle_programs: the oracle's program set (default: every reported program).
             threshold: the tie threshold.
+            validation: discovered programs' validation mean Δ by name (see
+                :func:`~embedding_ttc.analysis.discovered.validation_means`).
 
         """
         index = {c.key: c for c in cells}
@@ -197,7 +204,13 @@ class TransferReport:
                 strict=True,
             )
         )
-        lines = tuple(_program_line(p, held, disc, threshold, adjusted) for p in progs)
+        lines = tuple(
+            replace(
+                _program_line(p, held, disc, threshold, adjusted),
+                validation_delta=(validation or {}).get(p),
+            )
+            for p in progs
+        )
         oracle_set = tuple(oracle_programs) if oracle_programs is not None else progs
         rocchios = tuple(p for p in progs if parse_name(p)[0] == ROCCHIO)
         if DEFAULT_ROCCHIO in rocchios:  # the default's own grid point: count it once
