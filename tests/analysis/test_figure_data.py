@@ -17,11 +17,12 @@ from embedding_ttc.analysis.figure_data.transfer import (
     heatmap_data,
     normalise_columns,
 )
+from embedding_ttc.analysis.figures.search import caption_pareto, draw_pareto
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadRecord
 from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.errors import UnknownNameError
 from embedding_ttc.search.records import LedgerRecord
-from ledger_records import evaluated
+from ledger_records import evaluated, split_evaluated
 
 from .cell_factory import cell
 
@@ -60,6 +61,22 @@ def test_pareto_curve_does_not_repeat_p0_when_it_is_on_the_frontier():
     assert not isinstance(data, Skipped)
     assert [p.program_id for p in data.frontier] == ["P0", "X"]
     assert data.curve == ((1.0, 0.0), (2.0, 0.1))
+
+
+def test_pareto_marks_the_transfer_rules_programs_when_the_ledger_has_a_split():
+    assert not any(p.transfer_admitted for p in pareto_data(LEDGER).points)  # no split
+    split = [
+        split_evaluated(0, "P0", {"t": 0.0}, {"t": 0.0}),
+        split_evaluated(1, "A", {"t": 0.3}, {"t": -0.01}),  # its validation part loses
+        split_evaluated(2, "B", {"t": 0.1}, {"t": 0.05}),
+    ]
+    data = pareto_data(split)
+    assert not isinstance(data, Skipped)
+    assert [p.program_id for p in data.points if p.transfer_admitted] == ["B"]
+    assert [p.program_id for p in data.points if p.admitted] == ["A"]
+    assert "Stars mark the 1 program(s) the transfer rule admits" in caption_pareto(data)
+    labels = draw_pareto(data).axes[0].get_legend_handles_labels()[1]
+    assert "admitted by the transfer rule (1)" in labels
 
 
 def test_pareto_without_an_evaluated_program_is_skipped():

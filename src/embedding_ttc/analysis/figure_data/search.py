@@ -1,7 +1,8 @@
 """The search figures: the Pareto frontier (Fig. 2) and the trajectory (App. B) of a ledger.
 
 ``pareto``: every evaluated program of a search as (cost ratio ``c``, mean discovery Δ), the
-Pareto set highlighted and the frontier curve drawn from P0 at (1, 0). ``trajectory``: a 2-D
+Pareto set highlighted and the frontier curve drawn from P0 at (1, 0); when the ledger has a
+validation split, the programs the transfer rule admits are marked. ``trajectory``: a 2-D
 layout of the programs' per-task Δ vectors (:mod:`.layout`), coloured by generation and by
 cost, the Pareto programs joined in ascending cost.
 """
@@ -29,6 +30,7 @@ class SearchPoint:
     mean_delta: float
     on_frontier: bool
     admitted: bool
+    transfer_admitted: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,17 @@ def _evaluated(records: Sequence[LedgerRecord]) -> list[LedgerRecord]:
     ]
 
 
+def _transfer_admitted(records: Sequence[LedgerRecord]) -> set[str]:
+    """The transfer rule's programs (against P0), when the ledger has a validation split."""
+    if not any(r.deltas("p0", "validation") for r in records):
+        return set()
+    return {r.program_id for r in admitted(records, "transfer")}
+
+
 def _points(records: Sequence[LedgerRecord]) -> list[SearchPoint]:
     front = {r.program_id for r in pareto(records)}
     adm = {r.program_id for r in admitted(records)}
+    transfer = _transfer_admitted(records)
     return [
         SearchPoint(
             program_id=r.program_id,
@@ -72,6 +82,7 @@ def _points(records: Sequence[LedgerRecord]) -> list[SearchPoint]:
             mean_delta=float(r.mean_delta or 0.0),
             on_frontier=r.program_id in front,
             admitted=r.program_id in adm,
+            transfer_admitted=r.program_id in transfer,
         )
         for r in _evaluated(records)
     ]

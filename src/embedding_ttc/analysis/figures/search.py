@@ -49,6 +49,19 @@ def draw_pareto(data: ParetoData) -> Figure:
         label=f"Pareto-optimal ({len(data.frontier)})",
         zorder=4,
     )
+    chosen = [p for p in data.points if p.transfer_admitted]
+    if chosen:
+        ax.scatter(
+            [p.cost_ratio for p in chosen],
+            [p.mean_delta for p in chosen],
+            marker="*",
+            s=140,
+            facecolor="none",
+            edgecolor="black",
+            linewidth=0.9,
+            label=f"admitted by the transfer rule ({len(chosen)})",
+            zorder=6,
+        )
     ax.scatter([1.0], [0.0], marker="D", s=30, color="black", label="P0", zorder=5)
     zero_line(ax)
     ax.set_xlabel("cost ratio c (encoder calls relative to P0)")
@@ -75,11 +88,18 @@ def caption_pareto(data: ParetoData) -> str:
         if data.n_not_evaluated
         else ""
     )
+    chosen = sum(p.transfer_admitted for p in data.points)
+    stars = (
+        f" Stars mark the {chosen} program(s) the transfer rule admits (validation queries "
+        "improve, no task loses on them)."
+        if chosen
+        else ""
+    )
     return (
         f"Mean ΔnDCG@10 on the {data.n_tasks} discovery tasks against cost ratio c for the "
         f"{len(data.points)} evaluated programs of the search. Blue points are the "
         f"{len(data.frontier)} Pareto-optimal programs, grey points are dominated; the curve "
-        f"joins the frontier from P0. In-search measurements.{skipped}"
+        f"joins the frontier from P0.{stars} In-search measurements.{skipped}"
     )
 
 
