@@ -10,7 +10,9 @@ A :class:`Recipe` declares what that recording must produce (each an :class:`Art
 checked at build time, and against the programs by a contract test), whether the program has
 lexical channels, how many texts it encodes per query at query time, and how its statistics
 over a batch are answered when it is deployed (:data:`BATCH_ANSWERS`). Every library program
-carries one as its class attribute ``recipe``; :func:`recipe_of` reads it.
+carries one as its class attribute ``recipe``; :func:`recipe_of` reads it. A program found by
+the search has none written: ``index build --program-file`` derives one from what the program
+does at build time (:mod:`embedding_ttc.deploy.derive`).
 """
 
 from __future__ import annotations
@@ -55,11 +57,15 @@ class Artifact:
     Attributes:
         unit: ``"document"`` (whole documents) or a granularity of
             :data:`~embedding_ttc.programs.primitives.channels.SPLITTERS` (``sentence``,
-            ``pair``, ``paragraph``: at most ``MAX_CHUNKS_PER_DOC`` chunks per document).
+            ``pair``, ``paragraph``: the first ``max_per_doc`` chunks of each document).
         view: the view the texts are encoded under.
         max_length: the token budget (``None`` for the model's own).
+        dim: the embedding width asked for (``None`` for the encoder's full dimension; a
+            smaller one truncates, Matryoshka-style).
         unless_collapsed: the program skips this encode when the encoder's views collapse
             (it reuses ``D``).
+        max_per_doc: chunks kept per document, the first ones (``MAX_CHUNKS_PER_DOC`` as the
+            library keeps; ``None``: every one); ignored for whole documents.
 
     """
 
@@ -67,32 +73,40 @@ class Artifact:
     view: str
     max_length: int | None = None
     unless_collapsed: bool = False
+    dim: int | None = None
+    max_per_doc: int | None = MAX_CHUNKS_PER_DOC
 
     def __post_init__(self) -> None:
-        """Check the unit and the view."""
+        """Check the unit, the view and the width."""
         if self.unit != "document" and self.unit not in SPLITTERS:
             raise ValueError(f"unknown artifact unit {self.unit!r}")
         check_view(self.view)
+        if self.dim is not None and self.dim < 1:
+            raise ValueError(f"an artifact's dim is positive, got {self.dim}")
+        if self.max_per_doc is not None and self.max_per_doc < 1:
+            raise ValueError(f"an artifact's max_per_doc is positive, got {self.max_per_doc}")
 
     @property
     def key(self) -> tuple[str, int | None, int | None]:
         """``(view, dim, max_length)`` of its encodes (``dim`` ``None``: the full dimension)."""
-        return (self.view, None, self.max_length)
+        return (self.view, self.dim, self.max_length)
 
     def describe(self) -> str:
         """A short label, e.g. ``sentence@retrieval.passage`` or ``document@...[128 tok]``."""
+        width = f"[{self.dim} dim]" if self.dim is not None else ""
         budget = f"[{self.max_length} tok]" if self.max_length is not None else ""
         cond = " (unless views collapse)" if self.unless_collapsed else ""
-        return f"{self.unit}@{self.view}{budget}{cond}"
+        cap = ""
+        if self.unit != "document" and self.max_per_doc != MAX_CHUNKS_PER_DOC:
+            cap = f" (first {self.max_per_doc} a document)" if self.max_per_doc else " (all)"
+        return f"{self.unit}@{self.view}{width}{budget}{cap}{cond}"
 
     def texts(self, doc_texts: Sequence[str]) -> Chunks:
         """The texts this artifact encodes for ``doc_texts``, with the document of each."""
         if self.unit == "document":
             owner = np.arange(len(doc_texts), dtype=np.intp)
             return Chunks(texts=list(doc_texts), owner=owner, n_docs=len(doc_texts))
-        return chunk_documents(
-            doc_texts, SPLITTERS[self.unit], max_chunks_per_doc=MAX_CHUNKS_PER_DOC
-        )
+        return chunk_documents(doc_texts, SPLITTERS[self.unit], max_chunks_per_doc=self.max_per_doc)
 
 
 @dataclass(frozen=True)
