@@ -91,7 +91,7 @@ def test_build_writes_a_versioned_checksummed_directory(tmp_path):
     index = build(tmp_path / "ix", "BidirZScore")
     root = tmp_path / "ix"
     manifest = json.loads((root / "manifest.json").read_text())
-    assert manifest["schema_version"] == 1
+    assert manifest["schema_version"] == 2
     assert manifest["embedding_ttc_version"]
     assert manifest["encoder"] == {
         "name": "fake-hashing",

@@ -52,6 +52,7 @@ def test_health_and_openapi(client):
     assert health == {
         "status": "ok",
         "program": "BidirZScore",
+        "sandboxed": False,
         "encoder": "fake-hashing",
         "documents": 8,
         "first_stage": "dense",

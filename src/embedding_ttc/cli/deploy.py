@@ -1,5 +1,8 @@
 """The ``index build``, ``index add`` and ``serve`` commands: thin wiring of ``deploy``.
 
+``index build`` deploys a library program (``--program NAME``) or a program file found by the
+search (``--program-file F``: checked statically, its recipe derived at build time, its source
+stored in the index and served in the sandbox; :mod:`embedding_ttc.deploy.program_file`).
 ``add_deploy_commands(sub)`` adds them to the ``embedding-ttc`` parser; ``python -m
 embedding_ttc.cli.deploy`` runs them on their own.
 """
@@ -33,15 +36,39 @@ def _say(text: str) -> None:
     print(f"embedding-ttc: {text}", file=sys.stderr)
 
 
+def _task_names(args: argparse.Namespace) -> tuple[str, ...]:
+    """Task names a program file must not name (its task-universal check), as evaluate does."""
+    from embedding_ttc.errors import DatasetError
+    from embedding_ttc.tasks.catalog import available_task_names, resolve_data_root
+
+    given = (args.task,) if args.task else ()
+    try:
+        return (*available_task_names(resolve_data_root(args.data_dir)), *given)
+    except DatasetError:  # no datasets folder here (a corpus file build): no task to know
+        return given
+
+
+def _program(args: argparse.Namespace) -> Any:
+    """The program to build: a library name, or a program file read and checked."""
+    if args.program_file is not None:
+        from embedding_ttc.deploy.program_file import read_program_file
+
+        return read_program_file(args.program_file, task_names=_task_names(args))
+    from embedding_ttc.programs.catalog import recipe_for
+
+    name = args.program or "P0"
+    recipe_for(name)  # an unknown program fails before any loading
+    return name
+
+
 def cmd_index_build(args: argparse.Namespace) -> int:
     """Build an index of a task's corpus or a corpus file for one program and encoder."""
     from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.deploy.corpus import Document, read_corpus, read_queries, sample_texts
     from embedding_ttc.deploy.index import Index
-    from embedding_ttc.programs.catalog import recipe_for
     from embedding_ttc.tasks.catalog import load_task
 
-    recipe_for(args.program)  # an unknown program fails before any loading
+    program = _program(args)  # a bad program or program file fails before any loading
     set_threads(args.threads)
     size = args.reference_size
     queries: list[str] = []
@@ -67,7 +94,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
             args.out,
             docs,
             encoder=encoder,
-            program=args.program,
+            program=program,
             reference_queries=queries,
             reference_source=origin,
             source=source,
@@ -80,6 +107,15 @@ def cmd_index_build(args: argparse.Namespace) -> int:
         f"built {args.out}: {m.counts.documents} documents, {m.counts.store_rows} index-time "
         f"embeddings, program {m.program.name}, encoder {m.encoder.name}{ref}"
     )
+    if m.program.discovered is not None:
+        recipe = index.recipe
+        artifacts = ", ".join(a.describe() for a in recipe.artifacts) or "none"
+        _say(
+            f"derived recipe: index-time artifacts {artifacts}; lexical "
+            f"{'yes' if recipe.lexical else 'no'}; {recipe.query_encodes} query-time encodes "
+            f"per query; batch {recipe.batch} ({m.program.discovered.batch.why}); served in "
+            "the sandbox"
+        )
     return 0
 
 
@@ -133,7 +169,15 @@ def add_deploy_commands(sub: Any) -> None:
     ixsub = ix.add_subparsers(dest="index_command", required=True)
     bu = ixsub.add_parser("build", help="build an index for one program and encoder")
     bu.add_argument("--encoder", default=DEFAULT_ENCODER, help=f"default {DEFAULT_ENCODER}")
-    bu.add_argument("--program", default="P0", help="program name (default P0)")
+    which = bu.add_mutually_exclusive_group()
+    which.add_argument("--program", help="library program name (default P0)")
+    which.add_argument(
+        "--program-file",
+        type=Path,
+        metavar="PATH",
+        help="a program file found by the search (def program(Q, D, S, ctx)): checked, its "
+        "recipe derived at build time, its source stored in the index, served in the sandbox",
+    )
     src = bu.add_mutually_exclusive_group(required=True)
     src.add_argument("--task", help="index this task's corpus (its queries: reference sample)")
     src.add_argument(

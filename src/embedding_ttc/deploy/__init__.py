@@ -9,7 +9,11 @@
   encodes;
 * :mod:`~embedding_ttc.deploy.store`: how the query path gets what was precomputed (an
   ``encode_fn`` served from the stored embeddings, the reference sample); what that is, each
-  program declares (its :class:`~embedding_ttc.programs.recipe.Recipe`);
+  library program declares (its :class:`~embedding_ttc.programs.recipe.Recipe`);
+* a program found by the search, deployed from its file: :mod:`~embedding_ttc.deploy.program_file`
+  (reading, the static checks, serving in the sandbox) with its
+  :mod:`~embedding_ttc.deploy.provenance`, and the recipe derived at build time
+  (:mod:`~embedding_ttc.deploy.derive`, measured by :mod:`~embedding_ttc.deploy.probe`);
 * :mod:`~embedding_ttc.deploy.reranker`: :class:`Reranker` (``rerank``, ``search`` and their
   batch forms);
 * :mod:`~embedding_ttc.deploy.service`: the FastAPI app (the ``serve`` extra).
@@ -17,11 +21,15 @@
     from embedding_ttc.deploy import Reranker
     reranker = Reranker.load("indexes/scifact-SoftCentroid")
     reranker.search("what causes fever?", k=10)
+
+    Index.build("indexes/scifact-g0013", docs, encoder=encoder,
+                program=read_program_file("results/search/programs/g0013.py"))
 """
 
 from embedding_ttc.deploy.corpus import Document, read_corpus
 from embedding_ttc.deploy.errors import DeployError, EncoderMismatchError, IndexCorruptError
 from embedding_ttc.deploy.index import Index
+from embedding_ttc.deploy.program_file import ProgramFile, read_program_file
 from embedding_ttc.deploy.reranker import CandidateError, Reranker
 from embedding_ttc.programs.catalog import recipe_for
 from embedding_ttc.programs.recipe import Recipe
@@ -33,8 +41,10 @@ __all__ = [
     "EncoderMismatchError",
     "Index",
     "IndexCorruptError",
+    "ProgramFile",
     "Recipe",
     "Reranker",
     "read_corpus",
+    "read_program_file",
     "recipe_for",
 ]

@@ -7,6 +7,15 @@ addition encodes the new documents only, runs the recording pass over them again
 stored embeddings, and extends every store group, chunk table and ``docs.jsonl``; the BM25
 index is refitted over all documents.
 
+The program is a library program's name, whose recipe is the one it declares, or a program
+file (:class:`~embedding_ttc.deploy.program_file.ProgramFile`), run in the sandbox, whose
+recipe is derived after the recording pass (:mod:`.derive`, :mod:`.probe`) and written into
+the manifest with its source. Every check of a program file (reading, static checks, a crash
+in the recording pass or the probes, an index-time encode no index can store) happens
+before anything is written, so a refused build leaves no directory behind. An addition to an
+index of a program file runs its stored source and checks that the new documents are encoded
+at index time as the derived recipe says.
+
 Either way the version is written into a staged folder beside the index and published whole
 (:mod:`embedding_ttc.durable.directories`); files an addition leaves unchanged are
 hard-linked from the old version. Builds and additions of one index hold its lock
@@ -26,6 +35,7 @@ from numpy.typing import NDArray
 
 from embedding_ttc import __version__
 from embedding_ttc.deploy.corpus import Document, check_new_documents, pseudo_queries
+from embedding_ttc.deploy.derive import check_addition, derived_program
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.manifest import (
     BM25_DIR,
@@ -45,6 +55,7 @@ from embedding_ttc.deploy.manifest import (
     ReferenceRecord,
     StoreRecord,
 )
+from embedding_ttc.deploy.program_file import ProgramFile
 from embedding_ttc.deploy.record import ChunkTable, Progress, chunk_tables, record_encodes
 from embedding_ttc.deploy.store import (
     EmbeddingStore,
@@ -65,9 +76,10 @@ from embedding_ttc.durable import (
 )
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, EncoderInfo
 from embedding_ttc.evaluation.evaluate import encode_texts
-from embedding_ttc.programs.base import program_version
+from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
 from embedding_ttc.programs.primitives.lexical import BM25, BM25_B, BM25_K1, BM25_METHOD
+from embedding_ttc.programs.recipe import Recipe
 
 DEFAULT_REFERENCE_SIZE = 64
 """Reference queries stored for batch-statistics programs (a shortlist batch's size)."""
@@ -257,7 +269,7 @@ def build_index(
     docs: Sequence[Document],
     *,
     encoder: Encoder,
-    program: str,
+    program: str | ProgramFile,
     reference_queries: Sequence[str],
     reference_source: str,
     source: str,
@@ -265,8 +277,13 @@ def build_index(
     progress: Progress | None,
 ) -> None:
     """Build an index of ``docs`` at ``out`` (:meth:`~embedding_ttc.deploy.index.Index.build`)."""
-    recipe = recipe_for(program)
-    version = program_version(get_program(program))  # fail before encoding anything
+    if isinstance(program, ProgramFile):
+        runner: Program = program.sandboxed()
+        version = 1
+    else:
+        recipe_for(program)  # an unknown name fails before anything is encoded
+        runner = get_program(program)
+        version = program_version(runner)
     check_new_documents(docs, set(), source or "corpus")
     if not reference_queries:
         reference_queries = pseudo_queries(docs, DEFAULT_REFERENCE_SIZE)
@@ -276,9 +293,16 @@ def build_index(
     texts = [d.joined for d in docs]
     D = _encode_documents(encoder, texts, progress)
     queries = list(reference_queries[:SAMPLE_QUERIES])
-    rec = record_encodes(program, encoder, texts, D, queries, EmbeddingStore(), progress)
+    rec = record_encodes(runner, encoder, texts, D, queries, EmbeddingStore(), progress)
     groups = rec.recorded.groups()
     store = EmbeddingStore({k: StoreGroup.of(t, e) for k, (t, e) in groups.items()})
+    if isinstance(program, ProgramFile):
+        recipe, record = derived_program(
+            program, runner, encoder, docs, D, store, rec, queries, progress
+        )
+    else:
+        recipe = recipe_for(program)
+        record = ProgramRecord(name=program, split=recipe.describe(), version=version)
     reference = None
     if recipe.batch == "reference":
         ref_emb = encode_texts(encoder, list(reference_queries), QUERY)
@@ -292,11 +316,7 @@ def build_index(
     )
     fields = {
         "source": source,
-        "program": ProgramRecord(
-            name=program,
-            split=recipe.describe(),
-            version=version,
-        ),
+        "program": record,
         "counts": Counts(
             documents=len(docs),
             store_rows=store.n_rows,
@@ -321,15 +341,21 @@ def extend_index(
     current: IndexVersion,
     docs: Sequence[Document],
     encoder: Encoder,
+    program: Program,
+    recipe: Recipe,
     progress: Progress | None,
 ) -> None:
-    """Write ``current`` with ``docs`` appended in its place (the caller holds its lock)."""
+    """Write ``current`` with ``docs`` appended in its place (the caller holds its lock).
+
+    ``program`` and ``recipe`` are the index's (:meth:`~embedding_ttc.deploy.index.Index.add`
+    builds them from the manifest).
+    """
     m = current.manifest
     texts = [d.joined for d in docs]
     D_new = _encode_documents(encoder, texts, progress)
     queries = list(current.reference.texts[:SAMPLE_QUERIES]) if current.reference else []
     queries = queries or pseudo_queries(docs, SAMPLE_QUERIES)
-    rec = record_encodes(m.program.name, encoder, texts, D_new, queries, current.store, progress)
+    rec = record_encodes(program, encoder, texts, D_new, queries, current.store, progress)
     fresh = rec.recorded.groups()
     groups: list[_Group] = []
     for record in m.store:
@@ -352,7 +378,8 @@ def extend_index(
         seen = lookup.get(key, {})
         return np.array([seen.get(t, -1) for t in wanted], dtype=np.intp)
 
-    recipe = recipe_for(m.program.name)
+    if m.program.discovered is not None:
+        check_addition(recipe, texts, rec, rows_of, current.directory)
     chunks = []
     for label, key, owner, rows in chunk_tables(
         recipe, encoder.info.collapsed, texts, rows_of, len(current.docs)

@@ -2,7 +2,9 @@
 
 Layout (every file but the manifest is listed in it with its size and SHA-256)::
 
-    manifest.json        schema_version, encoder identity, program and its split, counts, files
+    manifest.json        schema_version, encoder identity, program and its split (for a
+                         program file also its source, sha256, provenance and derived
+                         recipe), counts, files
     documents.npy        D, the documents under retrieval.passage (float32, |D| x dim)
     docs.jsonl           {"id", "title", "text"} per document, in row order
     store/NN.npy         index-time embeddings recorded from the program, one group per
@@ -20,6 +22,10 @@ directory the same way and swaps it with the old one (``renameat2(RENAME_EXCHANG
 Linux offers it, else two renames). Loading checks the schema version
 (:mod:`embedding_ttc.deploy.manifest`) and every file's size; ``verify=True`` also checks the
 SHA-256s (a build computes them from the files it wrote).
+
+The program an index serves is a library program, built from its name, or the source of a
+program file stored in the manifest, checked again on load and run in the search's sandbox
+(:mod:`embedding_ttc.deploy.program_file` says why): :meth:`Index.load_program`.
 """
 
 from __future__ import annotations
@@ -48,14 +54,16 @@ from embedding_ttc.deploy.manifest import (
     Manifest,
     read_manifest,
 )
+from embedding_ttc.deploy.program_file import ProgramFile, stored_program
 from embedding_ttc.deploy.record import Progress
 from embedding_ttc.deploy.store import EmbeddingStore, Reference, StoreGroup
 from embedding_ttc.durable import check_files
 from embedding_ttc.encoders.base import Embeddings, Encoder, EncoderInfo
-from embedding_ttc.programs.base import program_version
+from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.recipe import Recipe
+from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 
 
 class Index:
@@ -100,8 +108,23 @@ class Index:
 
     @property
     def recipe(self) -> Recipe:
-        """The program's deployment recipe."""
+        """The program's deployment recipe (a program file's: the one derived at build time)."""
+        discovered = self.manifest.program.discovered
+        if discovered is not None:
+            return discovered.recipe.recipe()
         return recipe_for(self.program)
+
+    def load_program(self, limits: SandboxLimits = DEFAULT_LIMITS) -> Program:
+        """The program the index serves, checked (:meth:`check_program`).
+
+        A library program is built from its name and runs in-process; a program file's
+        source, stored in the manifest, is run in the sandbox with ``limits`` on every call.
+        """
+        built = self.manifest.program
+        if built.discovered is not None:
+            return stored_program(built.name, built.discovered, self.directory, limits)
+        self.check_program()
+        return get_program(built.name)
 
     def __repr__(self) -> str:
         m = self.manifest
@@ -124,8 +147,13 @@ class Index:
         A program's version rises when its scores change (for example BidirZScore's column
         statistics, version 2); the index's stored work and reference sample were made for the
         version in the manifest, so serving or extending it with another would mix the two.
+        A program file's stored source is checked instead (its sha256 and the static checks:
+        :class:`IndexCorruptError` or :class:`~embedding_ttc.deploy.errors.DeployError`).
         """
         built = self.manifest.program
+        if built.discovered is not None:
+            stored_program(built.name, built.discovered, self.directory)
+            return
         installed = program_version(get_program(built.name))
         if installed != built.version:
             raise ProgramVersionError(
@@ -212,7 +240,7 @@ class Index:
         docs: Sequence[Document],
         *,
         encoder: Encoder,
-        program: str,
+        program: str | ProgramFile,
         reference_queries: Sequence[str] = (),
         reference_source: str = "",
         source: str = "",
@@ -225,13 +253,20 @@ class Index:
             out: the index directory (must not exist unless ``replace``).
             docs: the corpus.
             encoder: the frozen encoder (usually cached).
-            program: a program name of the catalog (parametrised names allowed).
+            program: a program name of the catalog (parametrised names allowed), or a
+                program file found by the search
+                (:func:`~embedding_ttc.deploy.program_file.read_program_file`), whose recipe
+                is derived and which is stored in the index and served in the sandbox.
             reference_queries: queries for the reference sample of a batch-statistics
                 program (and the recording pass); pseudo-queries from the corpus if empty.
             reference_source: where they come from (recorded in the manifest).
             source: where the corpus comes from (recorded in the manifest).
             replace: replace an existing index at ``out``.
             progress: called with ``(stage, done, total)``.
+
+        Raises:
+            DeployError: a program file crashed in the recording pass or the probes, or
+                encodes at index time what no index can store (nothing is left at ``out``).
 
         """
         out = Path(out)
@@ -264,15 +299,17 @@ class Index:
         Raises:
             EncoderMismatchError: ``encoder`` is not the index's.
             DatasetError: no documents, or an id already indexed or given twice.
+            DeployError: the index serves a program file whose derived recipe does not
+                describe what it encodes for the new documents (rebuild the index).
 
         """
-        self.check_program()
+        program = self.load_program()
         encoder = encoder if encoder is not None else self.default_encoder()
         self.check_encoder(encoder.info)
         with index_lock(self.directory):
             current = Index.load(self.directory, verify=True)  # the version on disk now
             check_new_documents(docs, set(current.doc_ids), "new documents")
-            extend_index(current, docs, encoder, progress)
+            extend_index(current, docs, encoder, program, current.recipe, progress)
             return Index.load(self.directory)
 
 

@@ -2,6 +2,12 @@
 
 Every record forbids unknown fields and is frozen. The file names of the index layout
 (:mod:`embedding_ttc.deploy.index`) are here too, since the manifest lists every file.
+
+Schema 2 adds :class:`DiscoveredRecord` (a program deployed from a search's program file: its
+source, sha256, provenance and derived recipe) as ``program.discovered``; a schema-1 manifest
+is a schema-2 one without it and still loads (an addition to such an index writes schema 2).
+An embedding-ttc that reads schema 1 only refuses a schema-2 index with a message naming the
+version, rather than calling the new field malformed.
 """
 
 from __future__ import annotations
@@ -16,8 +22,11 @@ from embedding_ttc import __version__
 from embedding_ttc.deploy.errors import DeployError, IndexCorruptError
 from embedding_ttc.durable import FileEntry
 from embedding_ttc.encoders.base import EncoderInfo
+from embedding_ttc.programs.recipe import Artifact, BatchKind, Recipe
 
-SCHEMA_VERSION: Literal[1] = 1
+SCHEMA_VERSION: Literal[2] = 2
+READABLE_SCHEMAS = (1, 2)
+"""Manifest versions this embedding-ttc reads (schema 1: no discovered programs)."""
 MANIFEST = "manifest.json"
 DOCUMENTS = "documents.npy"
 DOCS = "docs.jsonl"
@@ -60,12 +69,145 @@ class EncoderIdentity(_Record):
         )
 
 
+class ArtifactRecord(_Record):
+    """One derived artifact (:class:`~embedding_ttc.programs.recipe.Artifact`), field by field."""
+
+    unit: str
+    view: str
+    dim: int | None = None
+    max_length: int | None = None
+    max_per_doc: int | None
+
+
+class RecipeRecord(_Record):
+    """A derived recipe, stored field by field so that a loaded index can serve it.
+
+    Its ``query_encodes`` were measured with the index's encoder, the only one it is served
+    with, so they stand for both of the recipe's counts (distinct or collapsed views).
+    """
+
+    artifacts: list[ArtifactRecord]
+    lexical: bool
+    query_encodes: int
+    batch: BatchKind
+    note: str
+
+    @classmethod
+    def of(cls, recipe: Recipe) -> RecipeRecord:
+        """The record of a derived recipe (its artifacts are never conditional)."""
+        return cls(
+            artifacts=[
+                ArtifactRecord(
+                    unit=a.unit,
+                    view=a.view,
+                    dim=a.dim,
+                    max_length=a.max_length,
+                    max_per_doc=a.max_per_doc,
+                )
+                for a in recipe.artifacts
+            ],
+            lexical=recipe.lexical,
+            query_encodes=recipe.query_encodes,
+            batch=recipe.batch,
+            note=recipe.note,
+        )
+
+    def recipe(self) -> Recipe:
+        """The :class:`~embedding_ttc.programs.recipe.Recipe` this record holds."""
+        return Recipe(
+            artifacts=tuple(
+                Artifact(
+                    a.unit, a.view, max_length=a.max_length, dim=a.dim, max_per_doc=a.max_per_doc
+                )
+                for a in self.artifacts
+            ),
+            lexical=self.lexical,
+            query_encodes=self.query_encodes,
+            query_encodes_collapsed=self.query_encodes,
+            batch=self.batch,
+            note=self.note,
+        )
+
+
+class BatchMeasurement(_Record):
+    """How the batch dependence of a discovered program was measured at build time.
+
+    Attributes:
+        sample_queries: queries the probes ran with.
+        candidates_per_query: candidates per query in the probes (each query's best by cosine).
+        own_lists_moved: largest score change of a query scored with the other sample
+            queries, each over its own candidates, against alone (``None``: not measured).
+        shared_list_moved: the same with every query over one shared candidate list.
+        tolerance: changes at most this large (times the scores' scale) count as none.
+        answer: the batch kind chosen (:data:`~embedding_ttc.programs.recipe.BATCH_ANSWERS`).
+        why: one sentence saying why.
+
+    """
+
+    sample_queries: int
+    candidates_per_query: int
+    own_lists_moved: float | None
+    shared_list_moved: float | None
+    tolerance: float
+    answer: BatchKind
+    why: str
+
+
+class Provenance(_Record):
+    """Where a discovered program comes from, as far as is known at build time.
+
+    Attributes:
+        file: the program file the index was built from.
+        search_run: the search run directory holding it (``RUN/programs/ID.py`` beside
+            ``RUN/ledger.jsonl``), if it is one.
+        generation: its generation in that run's ledger.
+        proposer: the proposer that wrote it, from the ledger.
+        parent_id: the program it builds on (the ledger's, else the file's ``Parent:`` line).
+        novelty: the file's ``Novelty:`` claim (else the ledger's).
+        hypothesis: the file's ``Hypothesis:`` claim (else the ledger's).
+
+    """
+
+    file: str
+    search_run: str | None = None
+    generation: int | None = None
+    proposer: str | None = None
+    parent_id: str | None = None
+    novelty: str = ""
+    hypothesis: str = ""
+
+
+class DiscoveredRecord(_Record):
+    """A program deployed from a program file, not from the library.
+
+    Attributes:
+        source: the program file's text, as built (the index serves this copy; the file on
+            disk may change or go away).
+        sha256: of ``source`` in UTF-8; checked on load.
+        provenance: where it comes from.
+        recipe: the recipe derived at build time (:mod:`embedding_ttc.deploy.derive`).
+        batch: how its batch kind was measured.
+
+    """
+
+    source: str
+    sha256: str
+    provenance: Provenance
+    recipe: RecipeRecord
+    batch: BatchMeasurement
+
+
 class ProgramRecord(_Record):
-    """The program the index serves, its version and its declared split (:mod:`.split`)."""
+    """The program the index serves, its version and its recipe (``split``, as described).
+
+    ``discovered`` is set for a program built from a program file (``index build
+    --program-file``); ``None`` for a library program, whose recipe is the one it declares.
+    """
 
     name: str
     split: dict[str, Any]
     version: int = 1
+    discovered: DiscoveredRecord | None = None
 
 
 class StoreRecord(_Record):
@@ -131,7 +273,7 @@ class HistoryEntry(_Record):
 class Manifest(_Record):
     """``manifest.json``: everything needed to check and load an index."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1, 2] = SCHEMA_VERSION
     embedding_ttc_version: str
     source: str
     encoder: EncoderIdentity
@@ -165,10 +307,11 @@ def read_manifest(root: Path) -> Manifest:
     except (ValueError, UnicodeDecodeError) as exc:
         raise IndexCorruptError(f"index file {path} is not valid JSON ({exc})") from None
     version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_SCHEMAS:
+        readable = " and ".join(str(v) for v in READABLE_SCHEMAS)
         raise DeployError(
             f"{path}: schema_version {version!r} is not supported (this embedding-ttc "
-            f"{__version__} reads version {SCHEMA_VERSION}); rebuild the index"
+            f"{__version__} reads versions {readable}); rebuild the index"
         )
     try:
         return Manifest.model_validate(raw)

@@ -5,7 +5,12 @@ and an ``encode_fn`` that records every encode made inside ``ctx.index_time()``
 (:class:`~embedding_ttc.deploy.store.StoreEncodeFn`): those are the index-time embeddings the
 index stores and serves later. The recording must produce every artifact the program's recipe
 declares; :func:`chunk_tables` checks that and maps each declared artifact's texts to their
-documents and store rows.
+documents and store rows. A program without a written recipe (a program file) has its
+artifacts derived from this recording instead (:mod:`embedding_ttc.deploy.derive`).
+
+The program is passed in, built by the caller: a library program, or a program file's
+source run in the sandbox. A failure of the program (a crash, a timeout, an invalid matrix)
+is a :class:`~embedding_ttc.deploy.errors.DeployError` naming the program and the reason.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.store import EmbeddingStore, StoreBuilder, StoreEncodeFn, StoreKey
 from embedding_ttc.encoders.base import QUERY, Encoder
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
-from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.evaluation.outcome import CandidateError
+from embedding_ttc.programs.base import Context, Matrix, Program
 from embedding_ttc.programs.recipe import Recipe
 
 BUILD_BLOCK = 2048
@@ -42,7 +47,7 @@ class Recording:
 
 
 def record_encodes(
-    program_name: str,
+    program: Program,
     encoder: Encoder,
     doc_texts: Sequence[str],
     D: Matrix,
@@ -50,8 +55,12 @@ def record_encodes(
     store: EmbeddingStore,
     progress: Progress | None,
 ) -> Recording:
-    """Run the program over ``doc_texts`` in blocks and record its index-time encodes."""
-    program = get_program(program_name)
+    """Run the program over ``doc_texts`` in blocks and record its index-time encodes.
+
+    Raises:
+        DeployError: the program failed on a block (its status and reason in the message).
+
+    """
     recorder = StoreBuilder()
     Q = encode_texts(encoder, list(queries), QUERY)
     index_encodes = query_encodes = calls = 0
@@ -77,7 +86,13 @@ def record_encodes(
             index_time=enc.index_time,
         )
         S = Q @ Db.T
-        check_output(program(Q, Db, S, ctx), S.shape, program.name)
+        try:
+            check_output(program(Q, Db, S, ctx), S.shape, program.name)
+        except CandidateError as exc:
+            raise DeployError(
+                f"program {program.name} failed during the recording pass over documents "
+                f"{start} to {stop - 1} ({exc.status.value}): {exc.reason}"
+            ) from None
         index_encodes += enc.stats.live_texts - enc.stats.query_texts
         query_encodes += enc.stats.query_texts
         calls += 1

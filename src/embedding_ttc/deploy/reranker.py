@@ -14,6 +14,12 @@ index's reference query sample appended for programs with per-document statistic
 queries (BidirZScore's column z-scores). :meth:`Reranker.score` with ``joint=True`` instead
 runs the given queries as one program call, as the evaluation does (for parity checks).
 
+A program deployed from a program file (``index build --program-file``) runs from the source
+stored in the index, in the search's sandbox, one contained process per program call
+(:mod:`embedding_ttc.deploy.program_file` says why); its batch kind was measured at build time.
+A failure of such a call (a crash, a timeout) raises
+:class:`~embedding_ttc.evaluation.outcome.CandidateError` with its status and reason.
+
 Rankings: best first; ties broken as trec_eval breaks them (descending document id), as in
 :class:`~embedding_ttc.evaluation.ranking.TaskRanker`. Calls are serialised by a lock: the
 encoders' tokenizers are not thread-safe.
@@ -38,7 +44,6 @@ from embedding_ttc.evaluation.batches import SHORTLIST_BATCH, FirstStage
 from embedding_ttc.evaluation.evaluate import check_output
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
 from embedding_ttc.programs.base import Context, Program
-from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.programs.recipe import Recipe
 
 Ranking = list[tuple[str, float]]
@@ -127,17 +132,18 @@ class Reranker:
     Attributes:
         index: the loaded index.
         encoder: the live encoder (the index's; checked).
-        program: the program, built from the name in the manifest.
+        program: the program (:meth:`Index.load_program`: the library's, or the stored
+            source of a program file, run in the sandbox).
         recipe: its deployment recipe.
 
     """
 
     def __init__(self, index: Index, encoder: Encoder) -> None:
-        index.check_program()
+        program = index.load_program()
         index.check_encoder(encoder.info)
         self.index = index
         self.encoder = encoder
-        self.program: Program = get_program(index.program)
+        self.program: Program = program
         self.recipe: Recipe = index.recipe
         self._row = {doc_id: i for i, doc_id in enumerate(index.doc_ids)}
         self._tiebreak = descending_id_rank(index.doc_ids)
@@ -157,6 +163,7 @@ class Reranker:
         Raises:
             EncoderMismatchError: ``encoder`` is not the one the index was built with.
             ProgramVersionError: the installed program is another version than the index's.
+            IndexCorruptError: a stored program source does not match its sha256.
             DeployError: no index there, or a corrupted one (the message names the file).
 
         """

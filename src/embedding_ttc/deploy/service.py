@@ -14,6 +14,12 @@ or duplicated candidate list, an unknown candidate id (named); a body that is no
 gets FastAPI's 400. The app keeps serving after any of them. Endpoints are plain functions,
 run in FastAPI's thread pool; the :class:`~embedding_ttc.deploy.reranker.Reranker` serialises
 calls to the program and encoder.
+
+A program deployed from a program file runs in the sandbox, a contained process per call
+(:mod:`embedding_ttc.deploy.program_file`); ``/health`` says so (``"sandboxed": true``). When
+such a call fails (it crashes, times out, exceeds its memory or returns an invalid matrix) the
+request gets a 500 whose ``error`` names the program, the status and the reason, and the
+service keeps serving.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, S
 from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST, CandidateError, Reranker
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.evaluation.batches import FirstStage
+from embedding_ttc.evaluation.outcome import CandidateError as ProgramFailure
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -104,6 +111,7 @@ class Health(BaseModel):
 
     status: str
     program: str
+    sandboxed: bool
     encoder: str
     documents: int
     first_stage: str
@@ -176,12 +184,18 @@ def create_app(
         )
         return JSONResponse(status_code=422, content={"detail": errors, "error": summary})
 
+    @app.exception_handler(ProgramFailure)
+    async def failed(request: Request, exc: ProgramFailure) -> JSONResponse:
+        error = _clean(f"program {manifest.program.name} failed ({exc.status.value}): {exc.reason}")
+        return JSONResponse(status_code=500, content={"detail": error, "error": error})
+
     @app.get("/health", response_model=Health)
     def health() -> Health:
         """Liveness, and what this service serves."""
         return Health(
             status="ok",
             program=manifest.program.name,
+            sandboxed=manifest.program.discovered is not None,
             encoder=manifest.encoder.name,
             documents=manifest.counts.documents,
             first_stage=first_stage,
