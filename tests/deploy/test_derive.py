@@ -205,7 +205,7 @@ def bm25_sum(Q, D, S, ctx):
 @pytest.mark.parametrize(
     ("fn", "kind", "own_moved", "shared_moved"),
     [
-        (lambda Q, D, S, ctx: S * 2, "independent", False, False),
+        (lambda Q, D, S, ctx: S * 2, "candidates", False, False),  # never claimed independent
         (bm25_sum, "candidates", True, False),
         (lambda Q, D, S, ctx: S + zscore_cols(S), "reference", True, True),
     ],

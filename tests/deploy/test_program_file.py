@@ -128,7 +128,7 @@ def test_the_manifest_records_the_derived_recipe_source_sha256_and_provenance(bu
         "document@retrieval.query",
     ]
     assert (program.split["lexical"], program.split["query_encodes"]) == (False, 0)
-    assert program.split["batch"] == "independent"
+    assert program.split["batch"] == "candidates"  # the probes saw no change; never independent
     assert found.batch.own_lists_moved <= found.batch.tolerance
     assert index.recipe == found.recipe.recipe()
     assert [c.artifact for c in index.manifest.chunks] == program.split["artifacts"][1:]

@@ -14,8 +14,11 @@ that the lists differ), served from the store exactly as a deployed query is:
    queries, such as column z-scores), not only on the candidates.
 
 The kind of batch dependence (:data:`~embedding_ttc.programs.recipe.BATCH_ANSWERS`) follows:
-no change in either is ``independent``; a change in the first only is ``candidates``; a change
-in the second is ``reference``. When a probe cannot tell, the safe answer is taken, the one
+a change in the second is ``reference``; otherwise ``candidates``, even when neither probe saw
+a change: ``independent`` (one call over the union of a request's candidates) is a claim a few
+sample queries cannot prove, and a wrong one would make a query's scores depend on the rest of
+its request, so a program found by the search is never served that way (the probe still
+records what it saw). When a probe cannot tell, the safe answer is taken, the one
 that scores a query the same whatever else is in the request: fewer than two sample queries
 give ``reference`` (the other queries' effect is unmeasured); lists that all coincide (a tiny
 corpus) give at least ``candidates`` (the candidates' effect is unmeasured). A program with
@@ -167,7 +170,10 @@ def _answer(
             "every sample query had the same candidates, so the effect of other candidates "
             "could not be measured: the safe answer, one call per query, is taken"
         )
-    return "independent", "neither other queries nor other candidates change a query's scores"
+    return "candidates", (
+        "the probes saw no change from other queries or candidates, but a few sample queries "
+        "cannot prove that none ever does: the safe answer, one call per query, is taken"
+    )
 
 
 def measure(

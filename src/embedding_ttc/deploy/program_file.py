@@ -22,8 +22,9 @@ and ``evaluate --program-file`` runs the file in that same sandbox: its child fi
 ``PYTHONHASHSEED`` and the BLAS threads, which in-process would be the server's (a program
 iterating over a set of strings could rank differently). The price is a process per program
 call: about 0.1 s for a numpy-only program and 0.5 s for one that loads the lexical
-primitives (bm25s), measured on a 2-core machine, against milliseconds in-process; a query
-batch of an ``independent`` program is one call, the other kinds one call per query. A
+primitives (bm25s), measured on a 2-core machine, against milliseconds in-process, and one
+call per query (a program file is never served as ``independent``; see
+:mod:`~embedding_ttc.deploy.probe`). A
 program worth serving at library speed is worth reviewing and adding to the library with a
 written recipe; it then runs in-process, as every library program does.
 
