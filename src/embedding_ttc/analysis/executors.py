@@ -5,12 +5,12 @@ events: :class:`InProcessExecutor` (default; one group after another, the loaded
 reused across its tasks) or :class:`RayExecutor` (one Ray task per group, the ``ray`` extra).
 Both yield the same events, and the driver alone writes the store. Program files travel with
 the :class:`~embedding_ttc.analysis.groups.MatrixEnvironment` as their sources, so a Ray
-worker builds the same sandboxed programs as this process does.
+worker builds the same sandboxed programs as this process does. The Ray executor holds Ray for
+one run with :func:`~embedding_ttc.ray_runtime.ray_session`, shared with the search's.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -25,9 +25,11 @@ from embedding_ttc.analysis.groups import (
 )
 from embedding_ttc.analysis.plan import GroupJob
 from embedding_ttc.encoders.base import Encoder
-from embedding_ttc.errors import MissingExtraError, UnknownNameError
+from embedding_ttc.errors import UnknownNameError
+from embedding_ttc.ray_runtime import EXECUTORS, ray_session
+from embedding_ttc.ray_runtime import import_ray as _import_ray
 
-EXECUTORS: tuple[str, ...] = ("inprocess", "ray")
+PURPOSE = "the Ray executor of the transfer matrix"
 
 
 class Executor(Protocol):
@@ -62,11 +64,8 @@ def _ray_group(job: GroupJob, env: MatrixEnvironment) -> list[Event]:
 
 
 def import_ray() -> Any:
-    """Import Ray, or raise :class:`MissingExtraError` naming the ``ray`` extra."""
-    try:
-        return importlib.import_module("ray")
-    except ImportError:
-        raise MissingExtraError("ray", "ray", "the Ray executor of the transfer matrix") from None
+    """Import Ray, or raise :class:`~embedding_ttc.errors.MissingExtraError` naming the extra."""
+    return _import_ray(PURPOSE)
 
 
 @dataclass
@@ -94,14 +93,12 @@ class RayExecutor:
 
     def run(self, jobs: Sequence[GroupJob], env: MatrixEnvironment) -> Iterator[Event]:
         """Submit every group, then yield each group's events as it finishes."""
-        ray = import_ray()
+        import_ray()
         if not jobs:
             return
-        owns = not ray.is_initialized()
-        if owns:
-            options = {"include_dashboard": False, **self.init_options}
-            ray.init(address=self.address, num_cpus=self.num_cpus, **options)
-        try:
+        with ray_session(
+            PURPOSE, address=self.address, num_cpus=self.num_cpus, init_options=self.init_options
+        ) as ray:
             remote = ray.remote(num_cpus=self.cpus_per_group)(_ray_group)
             pending = {remote.remote(job, env): job for job in jobs}
             while pending:
@@ -114,9 +111,6 @@ class RayExecutor:
                         CellFailure(k, f"{type(exc).__name__}: {exc}") for k in job.cell_keys()
                     ]
                 yield from events
-        finally:
-            if owns:
-                ray.shutdown()
 
 
 def make_executor(name: str, *, address: str | None = None) -> Executor:

@@ -33,6 +33,7 @@ from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadStoreError
 from embedding_ttc.analysis.plan import GroupJob
 from embedding_ttc.analysis.program_files import FileProgram
 from embedding_ttc.encoders.base import Encoder
+from embedding_ttc.encoders.named import NamedEncoder
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
@@ -68,11 +69,7 @@ class MatrixEnvironment:
 
     def encoder(self, name: str) -> Encoder:
         """Load encoder ``name``, wrapped in the on-disk cache."""
-        from embedding_ttc.encoders.cache import CachedEncoder
-        from embedding_ttc.encoders.catalog import load_encoder
-
-        encoder = load_encoder(name, self.backend)
-        return CachedEncoder(encoder, self.cache_dir) if self.use_cache else encoder
+        return NamedEncoder(name, self.backend, self.cache_dir, self.use_cache).load()
 
     def task(self, name: str) -> RetrievalTask:
         """Load task ``name``."""

@@ -234,11 +234,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def add_analysis_commands(sub: Any) -> None:
     """Add ``transfer`` and ``report`` to the subcommand parser."""
-    from embedding_ttc.analysis.executors import EXECUTORS
     from embedding_ttc.analysis.heads import LEARNED_HEAD
     from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES
     from embedding_ttc.analysis.transfer import NO_DISCOVERY
     from embedding_ttc.encoders.catalog import BACKENDS
+    from embedding_ttc.ray_runtime import EXECUTORS
 
     tr = sub.add_parser(
         "transfer",

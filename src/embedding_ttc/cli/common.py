@@ -99,11 +99,9 @@ def add_encode_budget(parser: argparse.ArgumentParser) -> None:
 
 def build_encoder(name: str, cache_dir: Path | None, no_cache: bool, backend: str = "torch") -> Any:
     """Load an encoder on ``backend`` and wrap it in the on-disk cache unless ``no_cache``."""
-    from embedding_ttc.encoders.cache import CachedEncoder
-    from embedding_ttc.encoders.catalog import load_encoder
+    from embedding_ttc.encoders.named import NamedEncoder
 
-    encoder = load_encoder(name, backend)
-    return encoder if no_cache else CachedEncoder(encoder, cache_dir)
+    return NamedEncoder(name, backend, cache_dir, use_cache=not no_cache).load()
 
 
 def with_backend(name: str, backend: str) -> str:
