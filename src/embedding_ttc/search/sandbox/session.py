@@ -43,6 +43,15 @@ CHILD_MODULE = "embedding_ttc.search.sandbox.child"
 MAX_INDEX_DEPTH = 32
 """How deeply a child may nest ``ctx.index_time()`` scopes."""
 
+WAKE_SECONDS = 1.0
+"""The longest the parent waits on a silent child before it looks again.
+
+An exception raised in the parent's thread from outside (Ray's cancellation of a running task
+raises ``KeyboardInterrupt`` this way) is delivered only between bytecodes, not during a
+blocking ``select``; waking at least this often delivers it within a second, and the parent's
+``finally`` then kills the child, instead of at the end of the child's wall time.
+"""
+
 
 def _request(
     source: str, name: str, Q: Matrix, D: Matrix, S: Matrix, ctx: Context, settings: dict[str, Any]
@@ -197,7 +206,7 @@ class Session:
                 if remaining <= 0:
                     self.verdict.timed_out = True
                     break
-                for key, _ in sel.select(timeout=remaining):
+                for key, _ in sel.select(timeout=min(remaining, WAKE_SECONDS)):
                     if key.data == "protocol":
                         self._read_protocol(from_child, reader)
                     elif key.data == "output":
