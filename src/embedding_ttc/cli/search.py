@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from embedding_ttc.cli.common import add_encode_budget, rich_console
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM
+from embedding_ttc.ray_runtime import EXECUTORS
 from embedding_ttc.search.drafting.options import (
     API_DEFAULTS,
     LOCAL_DEFAULTS,
@@ -86,14 +87,31 @@ def _proposer(args: argparse.Namespace, precheck: Precheck) -> Any:
     return drafting.wrap(proposer, precheck)
 
 
+def _check_executor(args: argparse.Namespace) -> None:
+    """Refuse an unknown executor (suggesting names) or a missing extra before anything runs.
+
+    The executor is not part of the :class:`RunConfig`: it changes where the candidates run,
+    not their records, so a run may resume under another executor.
+    """
+    from embedding_ttc.ray_runtime import check_executor, import_ray
+    from embedding_ttc.search.executors import PURPOSE
+
+    if check_executor(args.executor) == "ray":
+        import_ray(PURPOSE)
+    elif args.ray_address:
+        raise EmbeddingTTCError("search: --ray-address is for --executor ray")
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     """Run or resume an agentic program search; print the frontier at the end."""
     from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.encoders.cache import default_cache_dir
+    from embedding_ttc.encoders.named import NamedEncoder
     from embedding_ttc.programs.catalog import get_program
     from embedding_ttc.search.checks.source import check_source
     from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
+    from embedding_ttc.search.executors import open_runner
     from embedding_ttc.search.frontier import Frontier, render_frontier
     from embedding_ttc.search.ledger import Ledger
     from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
@@ -110,6 +128,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         suite_tasks,
     )
 
+    _check_executor(args)
     data_root = resolve_data_root(args.data_dir)
     task_names = list(args.task or suite_tasks(args.suite))
     try:
@@ -148,24 +167,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     def checker(source: str) -> object:
         return check_source(source, task_names=known_tasks)
 
-    loop = SearchLoop(
-        proposer=_proposer(args, ledger_precheck(checker, library, ledger, limits, encoder)),
-        checker=checker,
-        sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
-        evaluator=SuiteEvaluator(
-            tasks,
-            encoder,
-            lock=lock,
-            shortlist=args.shortlist,
-            split=split,
-            reference=reference,
-        ),
-        ledger=ledger,
-        seed=args.seed,
-        top_k=args.top_k,
-        registered=library,
-        objective=config.objective,
-    )
+    proposer = _proposer(args, ledger_precheck(checker, library, ledger, limits, encoder))
 
     def on_record(record: LedgerRecord, front: Frontier) -> None:
         best = front.best.mean_delta if front.best and front.best.mean_delta else 0.0
@@ -178,14 +180,35 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"best {best:+.4f} · frontier {len(front.pareto)} · {record.seconds:.1f} s"
         )
 
-    front = loop.run(
-        Budget(
-            args.generations,
-            wall_seconds=args.max_hours * 3600 if args.max_hours else None,
-            llm_usd=args.max_usd,
-        ),
-        LoopEvents(on_record=on_record, on_stop=lambda why: console.print(f"stopped: {why}")),
-    )
+    named = NamedEncoder(args.encoder, cache_dir=args.cache_dir, use_cache=not args.no_cache)
+    with open_runner(args.executor, encoder, named, address=args.ray_address) as runner:
+        loop = SearchLoop(
+            proposer=proposer,
+            checker=checker,
+            sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
+            evaluator=SuiteEvaluator(
+                tasks,
+                encoder,
+                lock=lock,
+                shortlist=args.shortlist,
+                split=split,
+                reference=reference,
+                runner=runner,
+            ),
+            ledger=ledger,
+            seed=args.seed,
+            top_k=args.top_k,
+            registered=library,
+            objective=config.objective,
+        )
+        front = loop.run(
+            Budget(
+                args.generations,
+                wall_seconds=args.max_hours * 3600 if args.max_hours else None,
+                llm_usd=args.max_usd,
+            ),
+            LoopEvents(on_record=on_record, on_stop=lambda why: console.print(f"stopped: {why}")),
+        )
     print(render_frontier(front, len(ledger.records)))
     return 0
 
@@ -301,6 +324,17 @@ def add_search_commands(sub: Any) -> None:
     se.add_argument("--max-hours", type=float, help="wall-time budget")
     se.add_argument("--max-usd", type=float, help="LLM spending budget")
     se.add_argument("--shortlist", type=int, metavar="K", help="rerank first-stage top K only")
+    se.add_argument(
+        "--executor",
+        default="inprocess",
+        metavar="NAME",
+        help=f"where candidates run on the tasks: {' or '.join(EXECUTORS)} (a generation's "
+        "tasks as Ray tasks, the ray extra); the records are the same (default inprocess)",
+    )
+    se.add_argument(
+        "--ray-address",
+        help="a Ray cluster to run on with --executor ray (default: RAY_ADDRESS, else a local Ray)",
+    )
     se.add_argument("--data-dir", type=Path)
     se.add_argument("--cache-dir", type=Path)
     se.add_argument("--no-cache", action="store_true")

@@ -11,8 +11,20 @@ Determinism (constraint 3) is checked on the smallest task, which runs first and
 two score matrices must be bit-identical. Any failure on any task ends the evaluation with
 the failure's status; nothing is averaged over a subset of the tasks.
 
+Where a candidate's runs happen is a seam: a
+:class:`~embedding_ttc.search.task_runs.TaskRunner` computes the jobs (the smallest task twice,
+then every other task once, in that order), in this process by default or as Ray tasks
+(:mod:`~embedding_ttc.search.executors`); the evaluator orchestrates and scores. The first
+failing job in that order decides the status and reason, whichever runner ran it. P0 and the
+reference are computed here, once per task, with the evaluator's encoder.
+
 :class:`ComputeLock` keeps one evaluation at a time on a machine (an ``flock`` on a file in
-the cache directory), so two searches cannot skew each other's timings.
+the cache directory), so two searches cannot skew each other's timings. It is held for the
+whole evaluation, Ray tasks included: with a local Ray it serialises evaluations on the machine
+as in-process; on a cluster it serialises the evaluations of searches that share the lock file
+(those started on this machine with the same cache directory) and does not reserve the
+cluster's nodes, where other work may run beside a candidate and change its timings (not its
+scores or counts).
 """
 
 from __future__ import annotations
@@ -20,20 +32,22 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.evaluation.comparison import WTL, compare, query_deltas
-from embedding_ttc.evaluation.evaluate import ProgramOutputError, ProgramRun, run_programs
+from embedding_ttc.evaluation.evaluate import ProgramRun, run_programs
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
+from embedding_ttc.search.executors import InProcessRunner
 from embedding_ttc.search.records import PartOutcome, SuiteScore, TaskDelta, Versus
 from embedding_ttc.search.split import PARTS, Part, QuerySplit
+from embedding_ttc.search.task_runs import TaskJob, TaskRun, TaskRunner
 from embedding_ttc.tasks.task import RetrievalTask
 
 
@@ -67,8 +81,13 @@ class ComputeLock:
             os.close(fd)  # closing releases the lock
 
 
-def _scores(run: ProgramRun) -> list[np.ndarray]:
-    return [values for _, values in run.rows]
+def _identical(runs: Sequence[TaskRun]) -> bool:
+    """Whether every run gave the same scores as the first (bit for bit, query by query)."""
+    first = runs[0].scores
+    return all(
+        all(np.array_equal(a, b) for a, b in zip(first, run.scores, strict=True))
+        for run in runs[1:]
+    )
 
 
 class SuiteEvaluator:
@@ -83,6 +102,8 @@ class SuiteEvaluator:
         split: the run's validation split (``None``: no parts are recorded).
         reference: the program every candidate is also compared with (a library program,
             run in-process once per task; ``None``: no reference).
+        runner: where candidates run (default: in this process, with ``encoder``); P0 and
+            the reference always run here.
 
     """
 
@@ -95,6 +116,7 @@ class SuiteEvaluator:
         shortlist: int | None = None,
         split: QuerySplit | None = None,
         reference: Program | None = None,
+        runner: TaskRunner | None = None,
     ) -> None:
         if not tasks:
             raise ValueError("the search needs at least one task")
@@ -104,6 +126,7 @@ class SuiteEvaluator:
         self.shortlist = shortlist
         self.split = split
         self.reference = reference
+        self.runner: TaskRunner = runner or InProcessRunner(encoder)
         if split is not None:
             for task in self.tasks:
                 split.of(task.name)  # every task must have its parts
@@ -178,40 +201,33 @@ class SuiteEvaluator:
             with self.lock.held():
                 yield
 
+    def _jobs(self) -> list[TaskJob]:
+        """The smallest task twice (the determinism check), then the others, smallest first."""
+        return [
+            TaskJob(self.tasks[index], repeats=2 if rank == 0 else 1, shortlist=self.shortlist)
+            for rank, index in enumerate(self._order)
+        ]
+
     def evaluate(self, program: Program) -> SuiteScore:
         """Run ``program`` once on every task and score it against P0.
 
         Raises:
             CandidateError: the program failed on some task (sandbox status, invalid
-                output, or different outputs on two identical runs).
+                output, or different outputs on two identical runs): the first failing run
+                in the jobs' order, whichever runner ran it.
 
         """
-        with self._locked():
+        jobs = self._jobs()
+        with self._locked(), closing(self.runner.run(program, jobs)) as outcomes:
             results: dict[str, TaskResult] = {}
-            for rank, index in enumerate(self._order):
-                task = self.tasks[index]
-                run = self._attempt(program, task)
-                if rank == 0:
-                    again = self._attempt(program, task)
-                    first, second = _scores(run), _scores(again)
-                    if any(not np.array_equal(a, b) for a, b in zip(first, second, strict=True)):
-                        raise CandidateError(
-                            Status.REJECTED,
-                            f"deterministic: two runs on {task.name} gave different scores",
-                        )
-                results[task.name] = run.result
+            for job, runs in zip(jobs, outcomes, strict=True):
+                if not _identical(runs):
+                    raise CandidateError(
+                        Status.REJECTED,
+                        f"deterministic: two runs on {job.task.name} gave different scores",
+                    )
+                results[job.task.name] = runs[0].result
             return self._score(results)
-
-    def _attempt(self, program: Program, task: RetrievalTask) -> ProgramRun:
-        try:
-            return self._run(program, task)
-        except ProgramOutputError as exc:
-            raise CandidateError(Status.INVALID_OUTPUT, f"{task.name}: {exc}") from exc
-        except CandidateError as exc:  # the sandbox's status, with the task named
-            raise CandidateError(exc.status, f"{task.name}: {exc.reason}") from exc
-        except Exception as exc:
-            reason = f"{type(exc).__name__}: {exc}"
-            raise CandidateError(Status.CRASHED, f"{task.name}: {reason}") from exc
 
     def _score(self, results: dict[str, TaskResult]) -> SuiteScore:
         per_task: dict[str, TaskDelta] = {}

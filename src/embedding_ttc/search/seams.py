@@ -8,7 +8,8 @@ proposer (:class:`~embedding_ttc.search.proposers.base.Proposer`) and the ledger
 * a :data:`SandboxFactory`, turning a checked source into a contained program
   (:class:`~embedding_ttc.search.sandbox.program.SandboxedProgram`);
 * an :class:`Evaluator`, scoring a program on every discovery task
-  (:class:`~embedding_ttc.search.evaluator.SuiteEvaluator`).
+  (:class:`~embedding_ttc.search.evaluator.SuiteEvaluator`, which is itself given a
+  :class:`~embedding_ttc.search.task_runs.TaskRunner`: in this process or on Ray).
 
 Each is small, so a test passes fakes that are honest about being fakes.
 """

@@ -1,0 +1,243 @@
+"""Where a candidate's task runs happen: in process or as Ray tasks, with the same records.
+
+The evaluator hands its runner the smallest task twice, then the others by size, under the
+compute lock; the first failure in that order decides the outcome whichever runner ran it.
+The Ray tests start a local Ray (the runner's, or the command's) and compare with the
+in-process runner on two real tasks with the fast packaged encoder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from embedding_ttc.cli import main
+from embedding_ttc.encoders.named import NamedEncoder
+from embedding_ttc.errors import MissingExtraError, UnknownNameError
+from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
+from embedding_ttc.search.executors import InProcessRunner, RayTaskRunner, open_runner
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.run_config import RUN_CONFIG_FILE
+from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.program import SandboxedProgram
+from embedding_ttc.search.split import SPLIT_FILE
+from embedding_ttc.search.task_runs import TaskJob
+from embedding_ttc.tasks.catalog import load_task
+
+from fakes import HashingEncoder
+
+FAST_ENCODER = "tokenlearn-static-64"
+TASKS = ("aila_statutes", "financebench")  # 82 and 144 documents: aila_statutes is smallest
+PROGRAMS = Path(__file__).parent / "programs"
+TIMING = {"seconds", "llm_seconds"}  # the ledger fields that may differ: timings
+
+NONDETERMINISTIC = """import numpy as np
+
+
+def program(Q, D, S, ctx):
+    salt = int(repr(object()).split()[-1][:-1], 16) % 9973
+    return S + np.float32(salt * 1e-7)
+"""
+
+# The smallest task (run first) fails late; the other fails at once. Under Ray the second
+# failure arrives first, and the first in the evaluator's order must still decide.
+LATE_ON_THE_SMALLEST = """def program(Q, D, S, ctx):
+    if len(ctx.doc_ids) < 100:
+        total = 0
+        for i in range(5_000_000):
+            total += i
+        raise ValueError(f"late, after {total}")
+    raise ValueError("at once")
+"""
+
+# The smallest task fails at once; the other never ends: the Ray runner must cancel it.
+ENDLESS_ON_THE_OTHER = """def program(Q, D, S, ctx):
+    if len(ctx.doc_ids) < 100:
+        raise ValueError("at once")
+    while True:
+        pass
+"""
+
+FAILING = {
+    "encoder_flood": ((PROGRAMS / "encoder_flood.py").read_text(), Status.BUDGET),
+    "nondeterministic": (NONDETERMINISTIC, Status.REJECTED),
+    "late_on_the_smallest": (LATE_ON_THE_SMALLEST, Status.CRASHED),
+    "endless_on_the_other": (ENDLESS_ON_THE_OTHER, Status.CRASHED),
+}
+
+
+def _lock_is_held(path: Path) -> bool:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+class RecordingRunner:
+    """The in-process runner, noting each job it hands back and whether the lock was held."""
+
+    def __init__(self, encoder, lock: Path) -> None:
+        self.inner = InProcessRunner(encoder)
+        self.lock = lock
+        self.seen: list[tuple[str, int, bool]] = []
+
+    def run(self, program, jobs):
+        for job, runs in zip(jobs, self.inner.run(program, jobs), strict=False):
+            self.seen.append((job.task.name, job.repeats, _lock_is_held(self.lock)))
+            yield runs
+
+
+class FailsOn:
+    """A fake program: the cosine, except on one task (by its number of documents)."""
+
+    name = "fails-on"
+
+    def __init__(self, n_docs: int) -> None:
+        self.n_docs = n_docs
+
+    def __call__(self, Q, D, S, ctx):
+        if len(ctx.doc_ids) == self.n_docs:
+            raise ValueError("not on this task")
+        return S.copy()
+
+
+@pytest.fixture()
+def two_tiny_tasks(tiny_task):
+    larger = dataclasses.replace(
+        tiny_task,
+        name="tiny-plus",
+        doc_ids=[*tiny_task.doc_ids, "d6"],
+        doc_titles=[*tiny_task.doc_titles, ""],
+        doc_bodies=[*tiny_task.doc_bodies, "rates of cats"],
+    )
+    return [larger, tiny_task]  # suite order: the larger first
+
+
+def test_the_runner_gets_the_smallest_task_twice_first_under_the_lock(tmp_path, two_tiny_tasks):
+    encoder = HashingEncoder()
+    lock = tmp_path / "compute.lock"
+    runner = RecordingRunner(encoder, lock)
+    evaluator = SuiteEvaluator(two_tiny_tasks, encoder, lock=ComputeLock(lock), runner=runner)
+    score = evaluator.evaluate(get_program("P0"))
+    assert runner.seen == [("tiny", 2, True), ("tiny-plus", 1, True)]
+    assert list(score.per_task) == ["tiny-plus", "tiny"]  # scored in suite order
+    assert not _lock_is_held(lock)
+
+
+def test_the_first_failure_in_order_decides_and_the_rest_does_not_run(tmp_path, two_tiny_tasks):
+    encoder = HashingEncoder()
+    runner = RecordingRunner(encoder, tmp_path / "unused.lock")
+    evaluator = SuiteEvaluator(two_tiny_tasks, encoder, runner=runner)
+    with pytest.raises(CandidateError) as failed:
+        evaluator.evaluate(FailsOn(n_docs=6))
+    assert failed.value.status == Status.CRASHED
+    assert failed.value.reason == "tiny-plus: ValueError: not on this task"
+    assert runner.seen == [("tiny", 2, False)]
+    with pytest.raises(CandidateError, match="tiny: ValueError"):
+        evaluator.evaluate(FailsOn(n_docs=5))
+    assert runner.seen == [("tiny", 2, False)]  # the smallest failed: nothing else ran
+
+
+def test_a_job_runs_at_least_once(tiny_task):
+    with pytest.raises(ValueError, match="at least once"):
+        TaskJob(tiny_task, repeats=0)
+
+
+def _search(run: Path, data: Path, *extra: str) -> list[str]:
+    return [
+        *("search", "--run-dir", str(run), "--generations", "3", "--encoder", FAST_ENCODER),
+        *(a for t in TASKS for a in ("--task", t)),
+        *("--data-dir", str(data), *extra),
+    ]
+
+
+def test_an_unknown_executor_is_refused_with_names_before_anything_is_written(
+    tmp_path, shared_datasets, capsys
+):
+    assert main(_search(tmp_path / "run", shared_datasets, "--executor", "rey")) == 2
+    err = capsys.readouterr().err
+    assert "unknown executor 'rey'" in err and "Did you mean: ray?" in err
+    assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
+    args = _search(tmp_path / "run", shared_datasets, "--ray-address", "ray://head:10001")
+    assert main(args) == 2
+    assert "--ray-address is for --executor ray" in capsys.readouterr().err
+    with (
+        pytest.raises(UnknownNameError, match="Known: inprocess, ray"),
+        open_runner("threads", HashingEncoder(), NamedEncoder(FAST_ENCODER)),
+    ):
+        pass
+
+
+def test_missing_ray_names_the_extra(tmp_path, shared_datasets, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
+    assert main(_search(tmp_path / "run", shared_datasets, "--executor", "ray")) == 2
+    assert "pip install 'embedding-ttc[ray]'" in capsys.readouterr().err
+    assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
+    with (
+        pytest.raises(MissingExtraError),
+        open_runner("ray", HashingEncoder(), NamedEncoder(FAST_ENCODER)),
+    ):
+        pass
+
+
+def test_failures_read_the_same_under_ray(shared_datasets, tmp_path):
+    pytest.importorskip("ray")
+    tasks = [load_task(name, shared_datasets) for name in TASKS]
+    limits = SandboxLimits(wall_seconds=60.0, memory_bytes=2 * 2**30)
+    named = NamedEncoder(FAST_ENCODER, cache_dir=tmp_path / "cache")
+    local = SuiteEvaluator(tasks, named.load())
+    expected: dict[str, tuple[Status, str]] = {}
+    for name, (source, status) in FAILING.items():
+        with pytest.raises(CandidateError) as failed:
+            local.evaluate(SandboxedProgram(source, name, limits))
+        assert failed.value.status == status, failed.value.reason
+        assert "aila_statutes" in failed.value.reason, failed.value.reason  # the smallest
+        expected[name] = (failed.value.status, failed.value.reason)
+    options = {"log_to_driver": False}
+    with open_runner("ray", local.encoder, named, num_cpus=2, init_options=options) as runner:
+        assert isinstance(runner, RayTaskRunner)
+        remote = SuiteEvaluator(tasks, local.encoder, runner=runner)
+        for name, (source, _) in FAILING.items():
+            started = time.monotonic()
+            with pytest.raises(CandidateError) as failed:
+                remote.evaluate(SandboxedProgram(source, name, limits))
+            assert (failed.value.status, failed.value.reason) == expected[name]
+            # The endless job was cancelled, not left to its 60 s limit.
+            assert time.monotonic() - started < limits.wall_seconds / 2, name
+        with pytest.raises(TypeError, match="sandboxed programs"):
+            remote.evaluate(get_program("P0"))
+
+
+def test_ray_writes_the_in_process_ledger_but_for_timings(shared_datasets, tmp_path, capsys):
+    ray = pytest.importorskip("ray")
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    # Separate embedding caches: the Ray workers encode for themselves.
+    assert main(_search(local, shared_datasets, "--cache-dir", str(tmp_path / "c1"))) == 0
+    started = time.monotonic()
+    extra = ("--cache-dir", str(tmp_path / "c2"), "--executor", "ray")
+    assert main(_search(remote, shared_datasets, *extra)) == 0
+    print(f"search --executor ray, 3 generations on 2 tasks: {time.monotonic() - started:.1f} s")
+    assert not ray.is_initialized()  # the command shuts down the Ray it started
+    capsys.readouterr()
+    a, b = Ledger(local).records, Ledger(remote).records
+    assert [r.generation for r in a] == [0, 1, 2, 3]
+    assert any(r.status == Status.OK for r in a[1:]), [r.reason for r in a]
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x.model_dump(exclude=TIMING) == y.model_dump(exclude=TIMING), x.program_id
+    # Nothing of the executor is recorded: the run's settings and split are the same files.
+    for name in (RUN_CONFIG_FILE, SPLIT_FILE):
+        assert json.loads((local / name).read_text()) == json.loads((remote / name).read_text())
