@@ -196,7 +196,10 @@ def test_missing_ray_names_the_extra(tmp_path, shared_datasets, monkeypatch, cap
 def test_failures_read_the_same_under_ray(shared_datasets, tmp_path):
     pytest.importorskip("ray")
     tasks = [load_task(name, shared_datasets) for name in TASKS]
-    limits = SandboxLimits(wall_seconds=60.0, memory_bytes=2 * 2**30)
+    # A wall time far beyond any run here: an endless job left to it (not cancelled) would
+    # hold the evaluation for 15 minutes, which the check below tells from seconds even on a
+    # loaded machine.
+    limits = SandboxLimits(wall_seconds=900.0, memory_bytes=2 * 2**30)
     named = NamedEncoder(FAST_ENCODER, cache_dir=tmp_path / "cache")
     local = SuiteEvaluator(tasks, named.load())
     expected: dict[str, tuple[Status, str]] = {}
@@ -215,8 +218,8 @@ def test_failures_read_the_same_under_ray(shared_datasets, tmp_path):
             with pytest.raises(CandidateError) as failed:
                 remote.evaluate(SandboxedProgram(source, name, limits))
             assert (failed.value.status, failed.value.reason) == expected[name]
-            # The endless job was cancelled, not left to its 60 s limit.
-            assert time.monotonic() - started < limits.wall_seconds / 2, name
+            # The endless job was cancelled, not left to its wall-time limit.
+            assert time.monotonic() - started < limits.wall_seconds / 3, name
         with pytest.raises(TypeError, match="sandboxed programs"):
             remote.evaluate(get_program("P0"))
 
