@@ -15,15 +15,20 @@ from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.records import LedgerRecord, PartOutcome, TaskDelta, Versus
 
 
+def comparison(delta: float, *, baseline: float = 0.5) -> Comparison:
+    """A one-query comparison with Δ ``delta`` against a baseline nDCG@10 of ``baseline``."""
+    return Comparison(
+        ndcg_at_10=baseline + delta,
+        baseline_ndcg_at_10=baseline,
+        delta_ndcg_at_10=delta,
+        wtl=WTL.count([delta]),
+    )
+
+
 def task_delta(delta: float, *, baseline: float = 0.5, cost_ratio: float = 1.0) -> TaskDelta:
     """One task's outcome with Δ ``delta`` against a P0 nDCG@10 of ``baseline``."""
     return TaskDelta(
-        comparison=Comparison(
-            ndcg_at_10=baseline + delta,
-            baseline_ndcg_at_10=baseline,
-            delta_ndcg_at_10=delta,
-            wtl=WTL.count([delta]),
-        ),
+        comparison=comparison(delta, baseline=baseline),
         cost_ratio=cost_ratio,
         index_calls=0,
         query_calls=0,
@@ -56,12 +61,7 @@ def evaluated(
 def versus(delta: float, worst: float | None = None, *, baseline: float = 0.5) -> Versus:
     """One part's outcome with Δ ``delta`` (its worst query ``worst``, default ``delta``)."""
     return Versus(
-        comparison=Comparison(
-            ndcg_at_10=baseline + delta,
-            baseline_ndcg_at_10=baseline,
-            delta_ndcg_at_10=delta,
-            wtl=WTL.count([delta]),
-        ),
+        comparison=comparison(delta, baseline=baseline),
         worst_query_delta=delta if worst is None else worst,
     )
 
