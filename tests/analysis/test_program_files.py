@@ -198,3 +198,32 @@ def test_the_transfer_rule_selects_by_the_validation_part():
     assert str(AdmittedBy("transfer", "reference")) == (
         "admitted by the transfer rule against reference"
     )
+
+
+def test_the_selection_defaults_to_the_objective_the_run_was_searched_with(tmp_path):
+    import argparse
+
+    from embedding_ttc.cli.analysis import _selection
+    from embedding_ttc.search.run_config import RunConfig, write_run_config
+
+    config = RunConfig(
+        suite="discovery",
+        tasks=["t"],
+        encoder="e",
+        proposer="structural",
+        model=None,
+        seed=0,
+        shortlist=None,
+        reference="BM25DenseRRF",
+        objective="reference",
+    )
+    write_run_config(tmp_path, config)
+
+    def args(**given):
+        return argparse.Namespace(
+            **{"search_run": tmp_path, "rule": "transfer", "objective": None, **given}
+        )
+
+    assert _selection(args()) == AdmittedBy("transfer", "reference")
+    assert _selection(args(objective="p0")) == AdmittedBy("transfer", "p0")
+    assert _selection(args(search_run=None)) == AdmittedBy("transfer", "p0")
