@@ -1,0 +1,40 @@
+"""Structural program: dense + rare_idf + anti_hub by a weighted sum, 0 feedback rounds.
+
+Novelty: Relative to g0093, switches the distance from the candidates' centroid (a hubness correction) to row z-scores (was raw scores); fuses by a weighted sum instead of a convex combination (weight 0.8 shared by the channels after the first); drops word-bigram overlap [genome dense:row+rare_idf:col+anti_hub:row|wsum|0].
+Hypothesis: Fusing the dense cosine S, rare-term IDF and the distance from the candidates' centroid (a hubness correction) by a weighted sum should raise nDCG@10 on every task, because the rarest query terms identify the few documents that can answer; hub documents sit near every candidate set's centre and crowd every ranking.
+Parent: g0093
+Genome: {"channels": {"dense": "row", "rare_idf": "col", "anti_hub": "row"}, "fusion": "wsum", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.lexical import rare_term_idf
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_cols, zscore_rows
+
+NORM_FLOOR = 1e-12
+CHANNEL_WEIGHTS = (1.0, 0.5, 0.5)
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    rare_idf = rare_term_idf(ctx.query_texts, ctx.doc_texts)
+    members = np.ones((1, n_d), dtype=np.float32)
+    if mask is not None:
+        members = mask.astype(np.float32)
+    pool_centroids = members @ D
+    pool_centroids /= np.maximum(
+        np.linalg.norm(pool_centroids, axis=1, keepdims=True), NORM_FLOOR
+    )
+    anti_hub = np.broadcast_to(-(pool_centroids @ D.T), (n_q, n_d)).copy()
+    channels = [
+        zscore_rows(S, mask),
+        zscore_cols(rare_idf, mask),
+        zscore_rows(anti_hub, mask),
+    ]
+    fused = np.zeros((n_q, n_d), dtype=np.float32)
+    for weight, channel in zip(CHANNEL_WEIGHTS, channels, strict=True):
+        fused += np.float32(weight) * channel
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

@@ -1,0 +1,51 @@
+"""Structural program: dense + rare_idf + consensus + anti_hub by a convex combination (weight 0.8 shared by the channels after the first), 0 feedback rounds.
+
+Novelty: Relative to g0093, adds each document's consensus with the dense top-K (row z-scores); drops word-bigram overlap [genome dense:row+rare_idf:col+consensus:row+anti_hub:none|convex:0.8|0].
+Hypothesis: Fusing the dense cosine S, rare-term IDF, each document's consensus with the dense top-K and the distance from the candidates' centroid (a hubness correction) by a convex combination (weight 0.8 shared by the channels after the first) should raise nDCG@10 on every task, because the rarest query terms identify the few documents that can answer; relevant documents resemble each other, so agreement with the dense head is evidence an isolated high cosine lacks; hub documents sit near every candidate set's centre and crowd every ranking.
+Parent: g0093
+Genome: {"channels": {"dense": "row", "rare_idf": "col", "consensus": "row", "anti_hub": "none"}, "fusion": "convex", "rounds": 0, "refine": "rocchio", "share": 0.8}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.feedback import centroid
+from embedding_ttc.programs.primitives.lexical import rare_term_idf
+from embedding_ttc.programs.primitives.scores import (
+    candidate_mask,
+    top_k_indices,
+    zscore_cols,
+    zscore_rows,
+)
+
+CONSENSUS_K = 10
+NORM_FLOOR = 1e-12
+FUSION_SHARE = 0.8
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    rare_idf = rare_term_idf(ctx.query_texts, ctx.doc_texts)
+    heads = top_k_indices(S, CONSENSUS_K, mask)
+    head_centroids = np.array([centroid(D, rows) for rows in heads], dtype=np.float32)
+    consensus = head_centroids.reshape(n_q, D.shape[1]) @ D.T
+    members = np.ones((1, n_d), dtype=np.float32)
+    if mask is not None:
+        members = mask.astype(np.float32)
+    pool_centroids = members @ D
+    pool_centroids /= np.maximum(
+        np.linalg.norm(pool_centroids, axis=1, keepdims=True), NORM_FLOOR
+    )
+    anti_hub = np.broadcast_to(-(pool_centroids @ D.T), (n_q, n_d)).copy()
+    channels = [
+        zscore_rows(S, mask),
+        zscore_cols(rare_idf, mask),
+        zscore_rows(consensus, mask),
+        anti_hub,
+    ]
+    fused = np.float32(1.0 - FUSION_SHARE) * channels[0]
+    for channel in channels[1:]:
+        fused = fused + np.float32(FUSION_SHARE / (len(channels) - 1)) * channel
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
