@@ -179,7 +179,9 @@ class SuiteEvaluator:
                 queries = cut.part(name)
                 parts[name] = PartOutcome(
                     p0=versus(result, base, queries),
-                    reference=versus(result, reference, queries) if reference else None,
+                    reference=(
+                        versus(result, reference, queries) if reference is not None else None
+                    ),
                 )
         whole = versus(result, base)
         return TaskDelta(
@@ -189,7 +191,7 @@ class SuiteEvaluator:
             query_calls=result.cost.query_calls,
             query_time_cost_ratio=result.cost.query_time_cost_ratio,
             worst_query_delta=whole.worst_query_delta,
-            reference=versus(result, reference) if reference else None,
+            reference=versus(result, reference) if reference is not None else None,
             parts=parts,
         )
 
