@@ -123,6 +123,28 @@ def test_tasks_json(shared_datasets: Path, capsys):
     assert set(listing["suites"]["smoke"]["tasks"]) <= names
 
 
+def test_tasks_reports_an_unavailable_task_and_lists_the_others(tmp_path: Path, capsys):
+    good = tmp_path / "good"
+    (good / "qrels").mkdir(parents=True)
+    (good / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "a cat"}\n')
+    (good / "queries.jsonl").write_text('{"_id": "q1", "text": "cat"}\n')
+    (good / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    bad = tmp_path / "bad"
+    (bad / "qrels").mkdir(parents=True)
+    (bad / "corpus.jsonl").write_text("{not json\n")
+    (bad / "queries.jsonl").write_text('{"_id": "q1", "text": "cat"}\n')
+    (bad / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    assert main(["tasks", "--json", "--data-dir", str(tmp_path)]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert "good" in {t["task"] for t in listing["tasks"]}
+    reasons = {t["task"]: t["error"] for t in listing["unavailable"]}
+    assert "corpus.jsonl:1: not valid JSON" in reasons["bad"]
+    assert "need the haystack task folder" in reasons["lemb_needle"]  # generated, no source
+    assert main(["tasks", "--data-dir", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "good" in printed and "unavailable bad:" in printed
+
+
 def test_sigterm_inside_a_command_is_an_interruption_and_the_handler_is_restored():
     import os
     import signal

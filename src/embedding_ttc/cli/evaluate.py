@@ -17,7 +17,7 @@ from embedding_ttc.cli.common import (
     rich_console,
     with_backend,
 )
-from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.errors import DatasetError, EmbeddingTTCError
 
 
 def _task_names(args: argparse.Namespace) -> list[str]:
@@ -214,7 +214,11 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    """List the tasks under the data root and the suites."""
+    """List the tasks under the data root and the suites.
+
+    A task that cannot be loaded (a malformed folder, a generated task whose source folder is
+    missing) is listed as unavailable with the loader's reason; every other task still is.
+    """
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         load_task,
@@ -225,12 +229,23 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     )
 
     root = resolve_data_root(args.data_dir)
-    stats = [load_task(name, root).stats() for name in available_task_names(root)]
+    stats, unavailable = [], []
+    for name in available_task_names(root):
+        try:
+            stats.append(load_task(name, root).stats())
+        except DatasetError as exc:  # a malformed folder, a generated task without its source
+            unavailable.append({"task": name, "error": str(exc)})
     suites = {
         s: {"description": suite_description(s), "tasks": suite_tasks(s)} for s in suite_names()
     }
     if args.json:
-        print(json.dumps({"data_dir": str(root), "tasks": stats, "suites": suites}, indent=2))
+        listing = {
+            "data_dir": str(root),
+            "tasks": stats,
+            "unavailable": unavailable,
+            "suites": suites,
+        }
+        print(json.dumps(listing, indent=2))
         return 0
     from rich.table import Table
 
@@ -251,6 +266,8 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         )
     console = rich_console(stderr=False)
     console.print(table)
+    for bad in unavailable:
+        console.print(f"[bold red]unavailable[/bold red] {bad['task']}: {bad['error']}")
     for name, suite in suites.items():
         console.print(f"[bold]{name}[/bold]: {', '.join(suite['tasks'])} — {suite['description']}")
     return 0
