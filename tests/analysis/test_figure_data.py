@@ -77,6 +77,12 @@ def test_pareto_marks_the_transfer_rules_programs_when_the_ledger_has_a_split():
     assert "Stars mark the 1 program(s) the transfer rule admits" in caption_pareto(data)
     labels = draw_pareto(data).axes[0].get_legend_handles_labels()[1]
     assert "admitted by the transfer rule (1)" in labels
+    # Against the run's reference (0.05 above P0 in these records) B no longer beats the bar.
+    against = pareto_data(
+        [*split, split_evaluated(3, "C", {"t": 0.1}, {"t": 0.09})], objective="reference"
+    )
+    assert not isinstance(against, Skipped)
+    assert [p.program_id for p in against.points if p.transfer_admitted] == ["C"]
 
 
 def test_pareto_without_an_evaluated_program_is_skipped():

@@ -188,6 +188,9 @@ def build_page(
         cells=tuple(cells),
         ledger=search.records if search is not None else None,
         search_label=search.label() if search is not None else "",
+        search_objective=(
+            search.config.objective if search is not None and search.config is not None else "p0"
+        ),
         heads=heads,
         heads_note=heads_note,
         program=program,

@@ -35,7 +35,6 @@ checks of the installed embedding-ttc (they may have become stricter since the b
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,12 +45,7 @@ from embedding_ttc.programs.catalog import PROGRAMS
 from embedding_ttc.search.checks.rules import ProgramRejected
 from embedding_ttc.search.checks.source import ParsedProgram, check_source
 from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
-from embedding_ttc.search.sandbox.program import SandboxedProgram
-
-
-def source_sha256(source: str) -> str:
-    """The hex SHA-256 of a program's source in UTF-8."""
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+from embedding_ttc.search.sandbox.program import SandboxedProgram, source_sha256
 
 
 @dataclass(frozen=True)

@@ -113,12 +113,24 @@ def compare(result: Scored, baseline: Scored, queries: Collection[str] | None = 
     nDCG@10 are then the means over that subset.
     """
     deltas = query_deltas(result, baseline, queries)
-    if queries is None:
-        ndcg, base = result.ndcg_at_10, baseline.ndcg_at_10
-    else:
+    return comparison_of(result, baseline, deltas, subset=queries is not None)
+
+
+def comparison_of(
+    result: Scored, baseline: Scored, deltas: Mapping[str, float], *, subset: bool
+) -> Comparison:
+    """The comparison of :func:`compare` from the ``deltas`` of :func:`query_deltas`.
+
+    For a caller that also reads the per-query differences (the search's worst query), so
+    they are computed once. ``subset``: ``deltas`` covers a part of the queries, whose means
+    both nDCG@10 are; otherwise they are the results' own.
+    """
+    if subset:
         n = max(len(deltas), 1)
         ndcg = sum(result.per_query[q] for q in deltas) / n
         base = sum(baseline.per_query[q] for q in deltas) / n
+    else:
+        ndcg, base = result.ndcg_at_10, baseline.ndcg_at_10
     values = list(deltas.values())
     return Comparison(
         ndcg_at_10=ndcg,

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
-from embedding_ttc.evaluation.comparison import WTL, compare, query_deltas
+from embedding_ttc.evaluation.comparison import WTL, comparison_of, query_deltas
 from embedding_ttc.evaluation.evaluate import ProgramRun, run_programs
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
@@ -259,6 +259,6 @@ def versus(
     """``result`` against ``baseline`` over ``queries`` (``None``: all), with its worst query."""
     deltas = query_deltas(result, baseline, queries)
     return Versus(
-        comparison=compare(result, baseline, queries),
+        comparison=comparison_of(result, baseline, deltas, subset=queries is not None),
         worst_query_delta=min(deltas.values(), default=0.0),
     )

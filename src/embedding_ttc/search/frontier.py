@@ -106,7 +106,8 @@ def _missing(record: LedgerRecord, rule: Rule, objective: Objective) -> str:
     )
 
 
-def _evaluated(records: Sequence[LedgerRecord]) -> list[LedgerRecord]:
+def evaluated(records: Sequence[LedgerRecord]) -> list[LedgerRecord]:
+    """The records with a measurement (status ``ok``, a mean Δ and a cost ratio), in order."""
     return [
         r
         for r in records
@@ -134,7 +135,7 @@ def admitted(
         raise FrontierError(f"unknown admission rule {rule!r}; choose from {', '.join(RULES)}")
     out: list[LedgerRecord] = []
     bar = 0.0
-    for record in _evaluated(records):
+    for record in evaluated(records):
         mean = score(record, rule, objective)
         if mean > bar and (rule != "transfer" or _no_validation_loss(record, objective)):
             out.append(record)
@@ -147,7 +148,7 @@ def pareto(
 ) -> tuple[LedgerRecord, ...]:
     """The non-dominated evaluated programs over (cost ratio, the rule's mean Δ), cheapest first."""
     points = [
-        (r, float(r.cost_ratio or 0.0), score(r, rule, objective)) for r in _evaluated(records)
+        (r, float(r.cost_ratio or 0.0), score(r, rule, objective)) for r in evaluated(records)
     ]
     keep: list[tuple[LedgerRecord, float, float]] = []
     for i, (r, c, m) in enumerate(points):

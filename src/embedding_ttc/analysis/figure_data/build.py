@@ -32,7 +32,7 @@ from embedding_ttc.analysis.figure_data.transfer import (
 )
 from embedding_ttc.analysis.heads import HeadRecord
 from embedding_ttc.analysis.transfer_report import TransferReport
-from embedding_ttc.search.records import LedgerRecord
+from embedding_ttc.search.records import LedgerRecord, Objective
 
 FIGURE_NAMES: tuple[str, ...] = (
     "pareto",
@@ -68,6 +68,8 @@ class FigureInputs:
         ledger: the search run's records, or ``None`` without a search run.
         ledger_note: where the ledger came from, or why there is none.
         search_label: what the search ran on, for the Pareto figure's title.
+        search_objective: the baseline the search was run against (its transfer rule's
+            programs are marked on the Pareto figure).
         heads: learned-head records.
         heads_note: why there are none, or which could not be read.
         program: the program of the per-encoder bars (``None``: :func:`.transfer.choose_program`).
@@ -81,6 +83,7 @@ class FigureInputs:
     ledger: tuple[LedgerRecord, ...] | None = None
     ledger_note: str = "no search run: pass --search-run RUN (or give it to transfer)"
     search_label: str = ""
+    search_objective: Objective = "p0"
     heads: tuple[HeadRecord, ...] = ()
     heads_note: str = ""
     program: str | None = None
@@ -96,7 +99,9 @@ def build_figures(inputs: FigureInputs) -> dict[str, FigureData | Skipped]:
         out["pareto"] = Skipped("pareto", inputs.ledger_note)
         out["trajectory"] = Skipped("trajectory", inputs.ledger_note)
     else:
-        out["pareto"] = pareto_data(inputs.ledger, label=inputs.search_label)
+        out["pareto"] = pareto_data(
+            inputs.ledger, label=inputs.search_label, objective=inputs.search_objective
+        )
         out["trajectory"] = trajectory_data(inputs.ledger, seed=inputs.seed)
     out["heatmap"] = heatmap_data(report)
     program, why = choose_program(report, inputs.program)

@@ -15,9 +15,8 @@ from typing import Literal
 
 from embedding_ttc.analysis.figure_data.base import Skipped
 from embedding_ttc.analysis.figure_data.layout import layout_2d
-from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.frontier import admitted, pareto
-from embedding_ttc.search.records import LedgerRecord
+from embedding_ttc.search.frontier import admitted, evaluated, pareto
+from embedding_ttc.search.records import LedgerRecord, Objective
 
 
 @dataclass(frozen=True)
@@ -55,25 +54,18 @@ class ParetoData:
     label: str
 
 
-def _evaluated(records: Sequence[LedgerRecord]) -> list[LedgerRecord]:
-    return [
-        r
-        for r in records
-        if r.status == Status.OK and r.mean_delta is not None and r.cost_ratio is not None
-    ]
-
-
-def _transfer_admitted(records: Sequence[LedgerRecord]) -> set[str]:
-    """The transfer rule's programs (against P0), when the ledger has a validation split."""
-    if not any(r.deltas("p0", "validation") for r in records):
+def _transfer_admitted(records: Sequence[LedgerRecord], objective: Objective) -> set[str]:
+    """The transfer rule's programs against ``objective``, when the ledger has those numbers."""
+    if not any(r.deltas(objective, "validation") for r in records):
         return set()
-    return {r.program_id for r in admitted(records, "transfer")}
+    return {r.program_id for r in admitted(records, "transfer", objective)}
 
 
-def _points(records: Sequence[LedgerRecord]) -> list[SearchPoint]:
+def _points(records: Sequence[LedgerRecord], objective: Objective | None) -> list[SearchPoint]:
+    """Every evaluated program; ``objective``: mark the transfer rule's (``None``: do not)."""
     front = {r.program_id for r in pareto(records)}
     adm = {r.program_id for r in admitted(records)}
-    transfer = _transfer_admitted(records)
+    transfer = _transfer_admitted(records, objective) if objective is not None else set()
     return [
         SearchPoint(
             program_id=r.program_id,
@@ -84,13 +76,18 @@ def _points(records: Sequence[LedgerRecord]) -> list[SearchPoint]:
             admitted=r.program_id in adm,
             transfer_admitted=r.program_id in transfer,
         )
-        for r in _evaluated(records)
+        for r in evaluated(records)
     ]
 
 
-def pareto_data(records: Sequence[LedgerRecord], *, label: str = "") -> ParetoData | Skipped:
-    """The Pareto figure of a ledger (:func:`~embedding_ttc.search.frontier.pareto` decides)."""
-    points = _points(records)
+def pareto_data(
+    records: Sequence[LedgerRecord], *, label: str = "", objective: Objective = "p0"
+) -> ParetoData | Skipped:
+    """The Pareto figure of a ledger (:func:`~embedding_ttc.search.frontier.pareto` decides).
+
+    ``objective``: the baseline of the transfer rule whose programs are marked (the run's).
+    """
+    points = _points(records, objective)
     if not points:
         return Skipped("pareto", f"the ledger has no evaluated program ({len(records)} records)")
     by_id = {p.program_id: p for p in points}
@@ -99,7 +96,7 @@ def pareto_data(records: Sequence[LedgerRecord], *, label: str = "") -> ParetoDa
     curve += [
         (p.cost_ratio, p.mean_delta) for p in frontier if (p.cost_ratio, p.mean_delta) != (1.0, 0.0)
     ]
-    tasks = {len(r.per_task) for r in _evaluated(records)}
+    tasks = {len(r.per_task) for r in evaluated(records)}
     return ParetoData(
         points=tuple(points),
         frontier=frontier,
@@ -145,10 +142,10 @@ class TrajectoryData:
 
 def trajectory_data(records: Sequence[LedgerRecord], *, seed: int = 0) -> TrajectoryData | Skipped:
     """Place every evaluated program by its vector of per-task Δ (tasks common to all)."""
-    evaluated = [r for r in _evaluated(records) if r.per_task]
-    if not evaluated:
+    measured = [r for r in evaluated(records) if r.per_task]
+    if not measured:
         return Skipped("trajectory", "the ledger has no program with per-task Δ")
-    vectors = [r.per_task_delta for r in evaluated]
+    vectors = [r.per_task_delta for r in measured]
     common = set(vectors[0])
     for deltas in vectors[1:]:
         common &= set(deltas)
@@ -156,7 +153,7 @@ def trajectory_data(records: Sequence[LedgerRecord], *, seed: int = 0) -> Trajec
     if not tasks:
         return Skipped("trajectory", "the evaluated programs share no task")
     layout = layout_2d([[deltas[t] for t in tasks] for deltas in vectors], seed=seed)
-    points = {p.program_id: p for p in _points(records)}
+    points = {p.program_id: p for p in _points(records, None)}
     placed = tuple(
         TrajectoryPoint(
             program_id=r.program_id,
@@ -167,7 +164,7 @@ def trajectory_data(records: Sequence[LedgerRecord], *, seed: int = 0) -> Trajec
             y=xy[1],
             on_frontier=points[r.program_id].on_frontier,
         )
-        for r, xy in zip(evaluated, layout.coords, strict=True)
+        for r, xy in zip(measured, layout.coords, strict=True)
     )
     ids = {p.program_id for p in placed}
     path = tuple(r.program_id for r in pareto(records) if r.program_id in ids)

@@ -90,8 +90,8 @@ def caption_pareto(data: ParetoData) -> str:
     )
     chosen = sum(p.transfer_admitted for p in data.points)
     stars = (
-        f" Stars mark the {chosen} program(s) the transfer rule admits (validation queries "
-        "improve, no task loses on them)."
+        f" Stars mark the {chosen} program(s) the transfer rule admits against the run's "
+        "objective (validation queries improve, no task loses on them)."
         if chosen
         else ""
     )
