@@ -47,7 +47,7 @@ from embedding_ttc.analysis.executors import Executor, make_executor
 from embedding_ttc.analysis.groups import CellFailure, MatrixEnvironment
 from embedding_ttc.analysis.head_store import HeadStore, prepare_heads
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadConfig, embed_tasks
-from embedding_ttc.analysis.inputs import load_search_run
+from embedding_ttc.analysis.inputs import SearchRun, load_search_run
 from embedding_ttc.analysis.manifest import (
     SearchPrograms,
     read_manifest,
@@ -256,7 +256,8 @@ def run_transfer(
     discovery = config.discovery_suite
     disc_tasks = suite_tasks(discovery) if discovery and discovery != NO_DISCOVERY else []
     data_root = resolve_data_root(config.data_dir)
-    programs, files, chosen = _programs(config, [*tasks, *disc_tasks], data_root, tell)
+    search = load_search_run(config.search_run) if config.search_run is not None else None
+    programs, files, chosen = _programs(config, search, [*tasks, *disc_tasks], data_root, tell)
     programs += [f.name for f in files]
     oracle = (
         _oracle_names(config.oracle, files)
@@ -355,7 +356,7 @@ def run_transfer(
         discovery_encoder=disc_encoder,
         discovery_tasks=disc_tasks,
         oracle_programs=oracle,
-        validation=_validation(out, config.search_run),
+        validation=_validation(out, search),
     )
     write_tables(out / "tables", report)
     planned = set(the_plan)
@@ -374,6 +375,7 @@ def _ignore(event: TransferEvent) -> None:
 
 def _programs(
     config: TransferConfig,
+    search: SearchRun | None,
     tasks: list[str],
     data_root: Path,
     tell: Callable[[TransferEvent], None],
@@ -385,7 +387,7 @@ def _programs(
     is written: a name taken by a library program (or ``LearnedHead``) or by another file is
     an error; a file the static checks refuse is kept, and its cells fail as ``rejected``.
     """
-    from_search = config.search_run is not None and SEARCH_FRONTIER in config.programs
+    from_search = search is not None and SEARCH_FRONTIER in config.programs
     named = [
         p
         for p in config.programs
@@ -394,8 +396,8 @@ def _programs(
     library = resolve_program_names(named)
     paths = list(config.program_files)
     chosen: SearchPrograms | None = None
-    if from_search and config.search_run is not None:
-        found = discovered_paths(load_search_run(config.search_run), config.select)
+    if from_search and search is not None:
+        found = discovered_paths(search, config.select)
         tell(SearchProgramsChosen(found.run, found.program_ids))
         paths += found.paths
         chosen = SearchPrograms(
@@ -414,10 +416,16 @@ def _programs(
     return library, files, chosen
 
 
-def _validation(out: Path, given: Path | None) -> dict[str, float] | None:
-    """Discovered programs' validation mean Δ, from the study's search run (if it has one)."""
-    path = search_run_path(out, read_manifest(out), given)
-    return validation_means(load_search_run(path).records) if path is not None else None
+def _validation(out: Path, search: SearchRun | None) -> dict[str, float] | None:
+    """Discovered programs' validation mean Δ, from the study's search run (if it has one).
+
+    ``search`` is the run given to this command; without one, the run an earlier command
+    recorded in the manifest is read.
+    """
+    if search is None:
+        path = search_run_path(out, read_manifest(out), None)
+        search = load_search_run(path) if path is not None else None
+    return validation_means(search.records) if search is not None else None
 
 
 def _qualified_name(function: object) -> str:
