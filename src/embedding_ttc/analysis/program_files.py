@@ -23,12 +23,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.checks.rules import ProgramRejected
 from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.search.sandbox.program import (
     SandboxedProgram,
     load_program_files,
+    read_program_source,
     source_sha256,
 )
 
@@ -98,13 +98,5 @@ def load_file_programs(
         if name in sources:
             out.append(FileProgram(name, path, sources[name], limits))
         else:  # read again: the check kept only the reason of a file it refused
-            out.append(FileProgram(name, path, _read(path), limits, reasons[name]))
+            out.append(FileProgram(name, path, read_program_source(path), limits, reasons[name]))
     return tuple(out)
-
-
-def _read(path: Path) -> str:
-    """A program file's text (it was read once already, by the static check)."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EmbeddingTTCError(f"cannot read program file {path}: {exc}") from None

@@ -98,6 +98,21 @@ def run_source(
     return SandboxedProgram(source, name, limits)(Q, D, S, ctx)
 
 
+def read_program_source(path: Path) -> str:
+    """A program file's text.
+
+    Raises:
+        EmbeddingTTCError: the file cannot be read, or is not UTF-8 text (naming the file).
+
+    """
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise EmbeddingTTCError(f"program file {path} is not UTF-8 text ({exc})") from None
+    except OSError as exc:
+        raise EmbeddingTTCError(f"cannot read program file {path}: {exc.strerror}") from None
+
+
 def load_program_file(
     path: Path, *, limits: SandboxLimits = DEFAULT_LIMITS, task_names: Iterable[str] = ()
 ) -> SandboxedProgram:
@@ -108,12 +123,7 @@ def load_program_file(
         ProgramRejected: a static check failed (its ``reason`` names the constraint).
 
     """
-    try:
-        source = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise EmbeddingTTCError(f"program file {path} is not UTF-8 text ({exc})") from None
-    except OSError as exc:
-        raise EmbeddingTTCError(f"cannot read program file {path}: {exc.strerror}") from None
+    source = read_program_source(path)
     check_source(source, task_names=task_names)
     return SandboxedProgram(source, Path(path).stem, limits)
 
