@@ -14,9 +14,11 @@ from .test_transfer_report import CELLS, report
 def test_renders_markdown_csv_and_latex():
     r = report()
     grids = sections(r)
-    assert list(grids) == ["heldout", "programs", "significance", "oracle", "deltas", "cells"]
+    assert list(grids) == [
+        *("heldout", "discovery", "programs", "significance", "oracle", "deltas", "cells")
+    ]
     md = heldout_markdown(r).splitlines()
-    assert md[0] == "| program | c | discovery A (2 tasks) | A (3 tasks) | B (3 tasks) |"
+    assert md[0] == "| program | c (held-out) | discovery A (2 tasks) | A (3 tasks) | B (3 tasks) |"
     assert md[2] == "| X | 1.50 | 1/0/1 | 1/1/1 | 2/0/1 |"
     full = to_markdown(r)
     assert "## Held-out transfer" in full and "9 cells missing" in full
@@ -27,6 +29,10 @@ def test_renders_markdown_csv_and_latex():
     assert "| A | 2/3 | +0.0113 | +0.0500 Y | +0.0040 Y | -0.0200 X |" in full
     assert "| A | X | +0.0100 | -0.0005 | -0.0200* |" in full
     assert "| X | 0/1 | 1/0 |" in full
+    # the discovery column in full: its own cost ratio, never the held-out one
+    assert "| program | c (discovery) | mean Δ | W/T/L | mean nDCG@10 | d1 | d2 |" in full
+    assert "| X | 1.50 | +0.0000 | 1/0/1 | 0.5000 | +0.0100 | -0.0100 |" in full
+    assert "| Y | 1.50 | +0.0500 | 1/1/0 | 0.5500 | +0.1000 | +0.0000 |" in full
 
     csvs = to_csv(r)
     assert set(csvs) == set(grids)
@@ -45,6 +51,10 @@ def test_renders_markdown_csv_and_latex():
     assert tex["heldout"].startswith(r"\begin{tabular}{@{}lcccc@{}}")
     assert r"$-0.0200^{*}$" in tex["deltas"]
     assert r"$50\%$" in tex["programs"]
+
+
+def test_no_discovery_column_no_discovery_table():
+    assert "discovery" not in sections(report(discovery_encoder=None))
 
 
 def test_shortlisted_tasks_are_named_in_the_report_and_every_cell_row():

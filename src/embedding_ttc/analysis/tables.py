@@ -6,6 +6,9 @@ as ``<section>.md``, ``.csv`` and ``.tex``, with every section but ``cells`` in 
 
 * ``heldout`` — the paper's Table 2 layout: per program, the discovery W/T/L on the discovery
   encoder and the held-out W/T/L per held-out encoder, with the held-out cost ratio ``c``;
+* ``discovery`` — the discovery column in full (present with one): per program its cost ratio
+  ``c`` and mean Δ over the discovery suite on the discovery encoder, W/T/L, mean nDCG@10 and
+  the Δ of every discovery task;
 * ``programs`` — per program, pooled over the held-out cells: the query-time cost ratio,
   median and mean Δ, the worst query, win-rate, the cells won head to head against
   BM25DenseRRF, the tasks unanimously positive or negative across encoders;
@@ -35,6 +38,10 @@ def sections(report: TransferReport) -> dict[str, Grid]:
     """Every table of the report, by file stem, in reading order."""
     out = {
         "heldout": _heldout_grid(report),
+    }
+    if report.discovery_encoder is not None:
+        out["discovery"] = _discovery_grid(report)
+    out |= {
         "programs": _programs_grid(report),
         "significance": _significance_grid(report),
         "oracle": _oracle_grid(report),
@@ -90,7 +97,7 @@ def to_latex(report: TransferReport) -> dict[str, str]:
 
 def _heldout_grid(r: TransferReport) -> Grid:
     disc = r.discovery_encoder is not None
-    header = ["program", "c"]
+    header = ["program", "c (held-out)"]
     if disc:
         header.append(f"discovery {r.discovery_encoder} ({len(r.discovery_tasks)} tasks)")
     header += [f"{e} ({len(r.tasks)} tasks)" for e in r.encoders]
@@ -105,6 +112,36 @@ def _heldout_grid(r: TransferReport) -> Grid:
     return Grid(
         f"Held-out transfer: W/T/L over tasks at ±{r.threshold:g}",
         tuple(header),
+        tuple(rows),
+        formats,
+    )
+
+
+def _discovery_grid(r: TransferReport) -> Grid:
+    index = {c.key: c for c in r.cells}
+    enc = r.discovery_encoder
+    rows = []
+    for ln in r.lines:
+        shown: list[Value] = []
+        for t in r.discovery_tasks:
+            c = index.get(CellKey(enc, t, ln.program)) if enc is not None else None
+            shown.append(None if c is None else c.delta)
+        rows.append(
+            (
+                ln.program,
+                ln.discovery_cost_ratio,
+                ln.discovery_mean_delta,
+                None if ln.discovery is None else str(ln.discovery),
+                ln.discovery_mean_ndcg,
+                *shown,
+            )
+        )
+    header = ("program", "c (discovery)", "mean Δ", "W/T/L", "mean nDCG@10", *r.discovery_tasks)
+    formats = ("", "{:.2f}", "{:+.4f}", "", "{:.4f}", *["{:+.4f}"] * len(r.discovery_tasks))
+    return Grid(
+        f"Discovery suite on {enc}: cost ratio, mean ΔnDCG@10, W/T/L over tasks at "
+        f"±{r.threshold:g}, mean nDCG@10 and the Δ of every task",
+        header,
         tuple(rows),
         formats,
     )

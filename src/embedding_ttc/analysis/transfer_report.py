@@ -76,6 +76,10 @@ class ProgramTransfer:
         cost_ratio: Σ(T_base + T_prog) / Σ T_base over its held-out cells (nan without any).
         discovery: W/T/L over the discovery tasks on the discovery encoder (``None`` when
             there is no discovery column).
+        discovery_cost_ratio: Σ(T_base + T_prog) / Σ T_base over its discovery cells (nan
+            without any: the cost ratio of the paper's Table 2, on the discovery suite).
+        discovery_mean_delta: mean Δ over its discovery cells (nan without any).
+        discovery_mean_ndcg: mean nDCG@10 over its discovery cells (nan without any).
         heldout: per held-out encoder, W/T/L over the held-out tasks.
         n_cells: held-out cells pooled.
         median_delta: median Δ over the pooled held-out cells (nan without any).
@@ -120,6 +124,9 @@ class ProgramTransfer:
     worst_query: float
     versus_reference: WTL | None
     validation_delta: float | None = None
+    discovery_cost_ratio: float = float("nan")
+    discovery_mean_delta: float = float("nan")
+    discovery_mean_ndcg: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -274,6 +281,9 @@ def _program_line(
     base_queries = sum(c.n_queries for c in pooled)
     base = sum(c.base_calls for c in pooled)
     spent = sum(c.base_calls + c.program_calls for c in pooled)
+    found = disc.of(program) if disc else []
+    disc_base = sum(c.base_calls for c in found)
+    disc_spent = sum(c.base_calls + c.program_calls for c in found)
     positive, negative = [], []
     for task in held.tasks:
         per_enc = [held.get(e, task, program) for e in held.encoders]
@@ -322,6 +332,9 @@ def _program_line(
         ),
         worst_query=min((min(c.differences(), default=0.0) for c in pooled), default=float("nan")),
         versus_reference=_head_to_head(program, held, threshold),
+        discovery_cost_ratio=disc_spent / disc_base if disc_base else float("nan"),
+        discovery_mean_delta=mean_or_nan([c.delta for c in found]),
+        discovery_mean_ndcg=mean_or_nan([c.comparison.ndcg_at_10 for c in found]),
     )
 
 
