@@ -170,7 +170,7 @@ def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
     argv = smoke_transfer_argv(out, shared_datasets, "--cache-dir", str(tmp_path / "cache"))
     assert main(argv) == 0
     printed = capsys.readouterr()
-    assert printed.out.startswith("| program | c | tokenlearn-static-64 (1 tasks) |")
+    assert printed.out.startswith("| program | c (held-out) | tokenlearn-static-64 (1 tasks) |")
     assert "| SoftCentroid | 1.00 |" in printed.out
     assert "[2/2]" in printed.err
     for section in ("heldout", "programs", "oracle", "cells"):
