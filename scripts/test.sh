@@ -9,5 +9,9 @@ echo "== ruff"
 .venv/bin/ruff format --check src tests
 echo "== mypy"
 .venv/bin/mypy
+echo "== docs"
+site=$(mktemp -d)
+.venv/bin/mkdocs build --strict --quiet --site-dir "$site"
+rm -rf "$site"
 echo "== pytest"
 HF_HUB_OFFLINE=1 .venv/bin/pytest -q "$@"
