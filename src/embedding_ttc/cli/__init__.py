@@ -1,8 +1,9 @@
 """The ``embedding-ttc`` command line: thin commands over library calls.
 
-One module per command group (:mod:`.evaluate`, :mod:`.search`, :mod:`.analysis`,
-:mod:`.deploy`), each adding its subcommands to the root parser built here; what they share
-(running a command, consoles and progress, building an encoder) is in :mod:`.common`.
+One module per command group (:mod:`.evaluate`, :mod:`.programs`, :mod:`.search`,
+:mod:`.analysis`, :mod:`.deploy`), each adding its subcommands to the root parser built here;
+what they share (running a command, consoles and progress, building an encoder) is in
+:mod:`.common`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     from embedding_ttc.cli.analysis import add_analysis_commands
     from embedding_ttc.cli.deploy import add_deploy_commands
     from embedding_ttc.cli.evaluate import add_evaluate_commands
+    from embedding_ttc.cli.programs import add_program_commands
     from embedding_ttc.cli.search import add_search_commands
 
     parser = argparse.ArgumentParser(
@@ -32,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"embedding-ttc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     add_evaluate_commands(sub)
+    add_program_commands(sub)
     add_search_commands(sub)
     add_analysis_commands(sub)
     add_deploy_commands(sub)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,38 @@ def stage_progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | 
     """:func:`progress_bars` fed ``(stage, done, total)`` by :func:`staged`; ``None`` if off."""
     with progress_bars(enabled) as progress:
         yield None if progress is None else staged(progress)
+
+
+def print_listing(
+    title: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    whole: Sequence[int] = (0,),
+) -> None:
+    """Print a listing on stdout: a table on a terminal, tab-separated lines elsewhere.
+
+    The columns at ``whole`` hold names a user types (tasks, encoders, programs) or short
+    values: on a terminal they never wrap nor shrink below their longest value (the other
+    columns wrap at words instead), and piped output is plain text, one row per line,
+    whatever the width.
+    """
+    if not sys.stdout.isatty():
+        print("\t".join(header))
+        for row in rows:
+            print("\t".join(" ".join(str(v).split()) for v in row))
+        return
+    from rich.table import Table
+
+    table = Table(title=title)
+    for i, col in enumerate(header):
+        if i in whole:
+            width = max([len(col), *(len(str(r[i])) for r in rows)])
+            table.add_column(col, no_wrap=True, min_width=width)
+        else:
+            table.add_column(col)
+    for row in rows:
+        table.add_row(*(str(v) for v in row))
+    rich_console(stderr=False).print(table)
 
 
 def add_encode_budget(parser: argparse.ArgumentParser) -> None:
