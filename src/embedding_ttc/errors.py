@@ -22,13 +22,22 @@ class EncoderUnavailableError(EmbeddingTTCError):
     """An encoder cannot be loaded here (missing package, offline, unknown model)."""
 
 
+def install_hint(extra: str) -> str:
+    """The command that installs the optional dependencies of ``extra``.
+
+    embedding-ttc is installed from a clone (``scripts/setup.sh`` makes ``.venv``), so the
+    command is pip's editable install run in the clone; every install hint is this one.
+    """
+    return f"pip install -e '.[{extra}]' (in the embedding-ttc clone)"
+
+
 class MissingExtraError(EmbeddingTTCError):
     """An optional dependency is not installed; the message carries the install hint."""
 
     def __init__(self, package: str, extra: str, purpose: str) -> None:
         super().__init__(
             f"{purpose} needs the Python package '{package}', which is not installed. "
-            f"Install it with: pip install 'embedding-ttc[{extra}]'"
+            f"Install it with: {install_hint(extra)}"
         )
         self.package = package
         self.extra = extra

@@ -21,7 +21,7 @@ TIMING = {"encode_seconds", "forward_seconds", "algebra_seconds", "total_seconds
 
 def test_missing_ray_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
-    with pytest.raises(MissingExtraError, match=r"embedding-ttc\[ray\]"):
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[ray\]'"):
         make_executor("ray")
     assert isinstance(make_executor("inprocess"), InProcessExecutor)
 

@@ -132,10 +132,10 @@ def test_concurrent_requests_agree_with_sequential_ones(client):
 
 def test_missing_serve_extra_names_it(reranker, monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "fastapi", None)  # import fastapi now raises ImportError
-    with pytest.raises(MissingExtraError, match=r"embedding-ttc\[serve\]"):
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[serve\]'"):
         create_app(reranker)
     assert deploy_main(["serve", str(tmp_path / "anything")]) == 2
-    assert "pip install 'embedding-ttc[serve]'" in capsys.readouterr().err
+    assert "pip install -e '.[serve]'" in capsys.readouterr().err
 
 
 # --- a real server process ---------------------------------------------------------------------

@@ -199,7 +199,7 @@ def test_a_packaged_non_transformer_encoder_is_refused() -> None:
 
 def test_missing_onnxruntime_names_the_extra(torch_encoder, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
-    with pytest.raises(MissingExtraError, match=r"embedding-ttc\[onnx\]") as err:
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[onnx\]'") as err:
         OnnxInt8Encoder(torch_encoder)
     assert err.value.package == "onnxruntime" and err.value.extra == "onnx"
 

@@ -279,7 +279,7 @@ def test_truncating_tokenizer_keeps_bos_and_eos() -> None:
 
 
 def test_missing_package_raises_install_hint() -> None:
-    with pytest.raises(MissingExtraError, match=r"embedding-ttc\[encoders\]"):
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[encoders\]'"):
         dist_revision("no-such-distribution-ettc")
     with pytest.raises(MissingExtraError, match="no-such-dist"):
         import_package("no_such_module_ettc", "no-such-dist", "A test encoder")

