@@ -23,8 +23,8 @@ def test_renders_markdown_csv_and_latex():
     full = to_markdown(r)
     assert "## Held-out transfer" in full and "9 cells missing" in full
     assert (
-        "| X | 6 | 50.00 | – | +0.0008 | +0.0019 | -0.020 | 50% | – | 0/0 | 1 | 1 | t1 | t3 |"
-        in full
+        "| X | 6 | 50.00 | – | +0.0008 | +0.0019 | -0.020 | 0 of 6 | 50% | – | 0/0 | 1 | 1 "
+        "| t1 | t3 |" in full
     )
     assert "| A | 2/3 | +0.0113 | +0.0500 Y | +0.0040 Y | -0.0200 X |" in full
     assert "| A | X | +0.0100 | -0.0005 | -0.0200* |" in full

@@ -239,3 +239,15 @@ def test_worst_query_query_time_cost_and_head_to_head_against_the_hybrid():
     assert (
         row.startswith("| X | 6 | 50.00 | +0.0310 |") and "| 2/1/1 | 0/0 |" in row
     )  # p = 0.5: none survives BH
+
+
+def test_deep_losses_count_the_queries_below_minus_half():
+    cells = [
+        cell("A", "t1", "X", -0.6),  # a deep loss
+        cell("A", "t2", "X", -0.5),  # exactly -0.5 is not below it
+        cell("A", "t3", "X", 0.2),
+    ]
+    r = TransferReport.from_cells(cells, encoders=["A"], tasks=["t1", "t2", "t3"], programs=["X"])
+    x = r.line("X")
+    assert (x.deep_losses, x.queries) == (1, 3)
+    assert x.worst_query == pytest.approx(-0.6)

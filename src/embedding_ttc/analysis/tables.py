@@ -29,7 +29,7 @@ from pathlib import Path
 from embedding_ttc.analysis.cells import CellKey
 from embedding_ttc.analysis.comparisons import FusionComparison, PRFComparison
 from embedding_ttc.analysis.grid import Grid, Value
-from embedding_ttc.analysis.transfer_report import TransferReport
+from embedding_ttc.analysis.transfer_report import DEEP_LOSS, TransferReport
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.evaluation.comparison import Comparison
 
@@ -156,6 +156,7 @@ def _programs_grid(r: TransferReport) -> Grid:
         "median Δ",
         "mean Δ",
         "worst query",
+        f"queries < −{DEEP_LOSS:g}",
         "win-rate",
         "vs BM25DenseRRF W/T/L",
         "sig. W/L (BH)",
@@ -173,6 +174,7 @@ def _programs_grid(r: TransferReport) -> Grid:
             ln.median_delta,
             ln.mean_delta,
             ln.worst_query,
+            f"{ln.deep_losses} of {ln.queries}",
             ln.win_rate,
             None if ln.versus_reference is None else str(ln.versus_reference),
             f"{sum(ln.corrected_wins.values())}/{sum(ln.corrected_losses.values())}",
@@ -184,15 +186,16 @@ def _programs_grid(r: TransferReport) -> Grid:
         for ln in r.lines
     )
     formats = (
-        *("", "", "{:.2f}", "{:+.4f}", "{:+.4f}", "{:+.4f}", "{:+.3f}", "{:.0%}"),
+        *("", "", "{:.2f}", "{:+.4f}", "{:+.4f}", "{:+.4f}", "{:+.3f}", "", "{:.0%}"),
         *("", "", "", "", "", ""),
     )
     title = (
         f"Pooled over held-out (encoder, task) cells: query-time cost ratio, a discovered "
         f"program's mean Δ on the discovery validation queries, median and mean Δ, the worst "
-        f"query's Δ, win-rate (Δ > {r.threshold:g}), cells won / tied / lost head to head "
-        f"against BM25DenseRRF, cells significantly won / lost after the Benjamini–Hochberg "
-        f"correction; tasks won / lost on all {len(r.encoders)} encoders"
+        f"query's Δ and the queries below −{DEEP_LOSS:g}, win-rate (Δ > {r.threshold:g}), "
+        f"cells won / tied / lost head to head against BM25DenseRRF, cells significantly won / "
+        f"lost after the Benjamini–Hochberg correction; tasks won / lost on all "
+        f"{len(r.encoders)} encoders"
     )
     return Grid(title, header, rows, formats)
 

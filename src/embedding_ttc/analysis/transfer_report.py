@@ -52,6 +52,11 @@ from embedding_ttc.evaluation.comparison import TIE_THRESHOLD, WTL
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM as REFERENCE
 from embedding_ttc.programs.catalog import parse_name
 
+DEEP_LOSS = 0.5
+"""A query whose Δ against P0 is below minus this is a deep loss: more than half of the
+nDCG@10 scale lost on it (a query with one relevant document falling out of the top ten loses
+1.0). The transfer target of a search asks for none."""
+
 
 def default_oracle(programs: Sequence[str]) -> list[str]:
     """The oracle's program set when none is given.
@@ -96,6 +101,9 @@ class ProgramTransfer:
             cells (what a deployment pays per query; nan without any).
         worst_query: the lowest per-query Δ against P0 over every pooled held-out cell (the
             tail beside the median; nan without any).
+        queries: the queries of its pooled held-out cells.
+        deep_losses: those of them whose Δ against P0 is below ``-DEEP_LOSS`` (how often the
+            tail is reached, beside how deep it goes).
         validation_delta: for a program a search discovered, its mean Δ over the validation
             part of the discovery queries (what the transfer rule selected on); ``None``
             otherwise.
@@ -124,6 +132,8 @@ class ProgramTransfer:
     worst_query: float
     versus_reference: WTL | None
     validation_delta: float | None = None
+    queries: int = 0
+    deep_losses: int = 0
     discovery_cost_ratio: float = float("nan")
     discovery_mean_delta: float = float("nan")
     discovery_mean_ndcg: float = float("nan")
@@ -332,6 +342,8 @@ def _program_line(
         ),
         worst_query=min((min(c.differences(), default=0.0) for c in pooled), default=float("nan")),
         versus_reference=_head_to_head(program, held, threshold),
+        queries=sum(len(c.differences()) for c in pooled),
+        deep_losses=sum(d < -DEEP_LOSS for c in pooled for d in c.differences()),
         discovery_cost_ratio=disc_spent / disc_base if disc_base else float("nan"),
         discovery_mean_delta=mean_or_nan([c.delta for c in found]),
         discovery_mean_ndcg=mean_or_nan([c.comparison.ndcg_at_10 for c in found]),
