@@ -2,6 +2,7 @@
 
 Task names resolve in this order: a generated task (``lemb_passkey``, ``lemb_needle``), an MTEB
 task written ``mteb:<Name>`` (online), a folder of that name under the data root (BEIR layout).
+An ir_datasets collection is written ``irds:<id>`` (:mod:`embedding_ttc.tasks.irds_loader`).
 """
 
 from __future__ import annotations
@@ -104,6 +105,10 @@ def load_task(name: str, data_root: Path | str | None = None) -> RetrievalTask:
         from embedding_ttc.tasks.mteb_loader import load_mteb_task
 
         return load_mteb_task(name.removeprefix("mteb:"))
+    if name.startswith("irds:"):
+        from embedding_ttc.tasks.irds_loader import load_irds_task
+
+        return load_irds_task(name.removeprefix("irds:"))
     root = resolve_data_root(data_root)
     folder = root / name
     if not folder.is_dir():
