@@ -206,6 +206,7 @@ def test_data_not_downloaded_and_unreachable_says_it_must_be_downloaded(
         load_task(f"irds:{dataset_id}")
     message = str(info.value)
     assert f"irds:{dataset_id}" in message
+    assert f"({url}: [Errno " in message  # the source and the socket's reason, not the chain
     assert "must be downloaded once with network access" in message
     assert str(tmp_path / "irds-home") in message
     assert "$IR_DATASETS_HOME" in message

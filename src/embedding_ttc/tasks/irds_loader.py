@@ -25,6 +25,7 @@ is an error, as in a BEIR folder.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from types import MappingProxyType
 from typing import Any
@@ -109,10 +110,31 @@ def _is_download_error(exc: BaseException) -> bool:
     return False
 
 
+def _short_failure(exc: BaseException) -> str:
+    """``<url>: <reason>`` of a failed download, short enough for one line.
+
+    ir_datasets raises ``RuntimeError("All download sources failed", [(source, error)...])``
+    when every mirror failed; the first source's URL and error are named. A socket error's
+    ``[Errno N] ...`` stands for the whole requests/urllib3 chain around it.
+    """
+    url = None
+    args = exc.args if isinstance(exc, RuntimeError) else ()
+    if len(args) == 2 and isinstance(args[1], list) and args[1] and isinstance(args[1][0], tuple):
+        source, exc = args[1][0]
+        url = getattr(source, "url", None)
+    url = url or getattr(getattr(exc, "request", None), "url", None)
+    text = str(exc)
+    errno = re.search(r"\[Errno -?\d+\] [^'\")]+", text)
+    reason = errno.group(0) if errno else f"{type(exc).__name__}: {text}"
+    if len(reason) > 200:
+        reason = reason[:197] + "..."
+    return f"{url}: {reason}" if url else reason
+
+
 def _download_message(dataset_id: str, home: str, exc: BaseException) -> str:
     return (
         f"could not read irds:{dataset_id}: ir_datasets could not download its data "
-        f"({type(exc).__name__}: {exc}). The data must be downloaded once with network access; "
+        f"({_short_failure(exc)}). The data must be downloaded once with network access; "
         f"ir_datasets keeps it under {home} (set by $IR_DATASETS_HOME), where a copy made on "
         "another machine can also be placed"
     )
