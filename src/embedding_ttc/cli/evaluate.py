@@ -238,12 +238,16 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     suites = {
         s: {"description": suite_description(s), "tasks": suite_tasks(s)} for s in suite_names()
     }
+    from embedding_ttc.tasks.beir_archives import fetchable_names
+
+    fetchable = fetchable_names(root)  # BEIR datasets `data fetch NAME` can add
     if args.json:
         listing = {
             "data_dir": str(root),
             "tasks": stats,
             "unavailable": unavailable,
             "suites": suites,
+            "fetchable": fetchable,
         }
         print(json.dumps(listing, indent=2))
         return 0
@@ -270,6 +274,10 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         console.print(f"[bold red]unavailable[/bold red] {bad['task']}: {bad['error']}")
     for name, suite in suites.items():
         console.print(f"[bold]{name}[/bold]: {', '.join(suite['tasks'])} — {suite['description']}")
+    if fetchable:
+        console.print(
+            f"[bold]fetchable[/bold] (embedding-ttc data fetch NAME): {', '.join(fetchable)}"
+        )
     return 0
 
 
