@@ -181,7 +181,7 @@ def test_without_ir_datasets_the_error_is_the_install_hint(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "ir_datasets", None)  # import now raises ImportError
     with pytest.raises(MissingExtraError) as info:
         load_task("irds:beir/scifact/test")
-    assert "embedding-ttc[irds]" in str(info.value)
+    assert "pip install -e '.[irds]'" in str(info.value)
 
 
 def _closed_port() -> int:

@@ -2,9 +2,8 @@
 
 One module per command group (:mod:`.evaluate`, :mod:`.programs`, :mod:`.search`,
 :mod:`.analysis`, :mod:`.deploy`, :mod:`.data`), each adding its subcommands to the root parser
-built here;
-what they share (running a command, consoles and progress, building an encoder) is in
-:mod:`.common`.
+built here; what they share (running a command, consoles and progress, building an encoder) is
+in :mod:`.common`.
 """
 
 from __future__ import annotations
