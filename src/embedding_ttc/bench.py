@@ -22,7 +22,7 @@ from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.evaluation.evaluate import evaluate
 from embedding_ttc.programs.p0 import P0
-from embedding_ttc.tasks.catalog import load_task, resolve_data_root, suite_tasks
+from embedding_ttc.tasks.catalog import find_data_root, load_task, suite_tasks
 
 
 @dataclass
@@ -59,7 +59,11 @@ class BenchReport:
 
 
 def _one_pass(
-    tasks: list[str], encoder: CachedEncoder, data_root: Path, log: Callable[[str], None], tag: str
+    tasks: list[str],
+    encoder: CachedEncoder,
+    data_root: Path | None,
+    log: Callable[[str], None],
+    tag: str,
 ) -> PassTiming:
     timing = PassTiming()
     for name in tasks:
@@ -91,7 +95,7 @@ def run_bench(
     names = suite_tasks(suite)
     if tasks:
         names = [t for t in names if t in tasks] or tasks
-    data_root = resolve_data_root(data_dir)
+    data_root = find_data_root(data_dir)
     start = time.perf_counter()
     inner = load_encoder(encoder_name)
     with tempfile.TemporaryDirectory(prefix="ettc-bench-") as tmp:

@@ -64,7 +64,7 @@ from embedding_ttc.analysis.transfer_report import TransferReport, default_oracl
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.catalog import PROGRAMS, resolve_program_names
 from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
-from embedding_ttc.tasks.catalog import available_task_names, resolve_data_root, suite_tasks
+from embedding_ttc.tasks.catalog import available_task_names, find_data_root, suite_tasks
 
 NO_DISCOVERY = "none"
 """The discovery suite that means "no discovery column"."""
@@ -255,7 +255,7 @@ def run_transfer(
     tasks = _heldout_tasks(config.suite, config.tasks, tell)
     discovery = config.discovery_suite
     disc_tasks = suite_tasks(discovery) if discovery and discovery != NO_DISCOVERY else []
-    data_root = resolve_data_root(config.data_dir)
+    data_root = find_data_root(config.data_dir)
     search = load_search_run(config.search_run) if config.search_run is not None else None
     programs, files, chosen = _programs(config, search, [*tasks, *disc_tasks], data_root, tell)
     programs += [f.name for f in files]
@@ -377,7 +377,7 @@ def _programs(
     config: TransferConfig,
     search: SearchRun | None,
     tasks: list[str],
-    data_root: Path,
+    data_root: Path | None,
     tell: Callable[[TransferEvent], None],
 ) -> tuple[list[str], tuple[FileProgram, ...], SearchPrograms | None]:
     """The library programs named, the program files, and the search run's programs chosen.

@@ -39,12 +39,12 @@ def _say(text: str) -> None:
 def _task_names(args: argparse.Namespace) -> tuple[str, ...]:
     """Task names a program file must not name (its task-universal check), as evaluate does."""
     from embedding_ttc.errors import DatasetError
-    from embedding_ttc.tasks.catalog import available_task_names, resolve_data_root
+    from embedding_ttc.tasks.catalog import available_task_names, find_data_root
 
     given = (args.task,) if args.task else ()
     try:
-        return (*available_task_names(resolve_data_root(args.data_dir)), *given)
-    except DatasetError:  # no datasets folder here (a corpus file build): no task to know
+        return (*available_task_names(find_data_root(args.data_dir)), *given)
+    except DatasetError:  # --data-dir names no folder (a corpus file build needs none)
         return given
 
 

@@ -123,13 +123,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     from embedding_ttc.search.split import record_split, split_queries
     from embedding_ttc.tasks.catalog import (
         available_task_names,
+        find_data_root,
         load_task,
-        resolve_data_root,
         suite_tasks,
     )
 
     _check_executor(args)
-    data_root = resolve_data_root(args.data_dir)
+    data_root = find_data_root(args.data_dir)
     task_names = list(args.task or suite_tasks(args.suite))
     try:
         config = _config(args, task_names)

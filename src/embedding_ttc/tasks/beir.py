@@ -96,6 +96,13 @@ def _records(path: Path, fields: tuple[str, ...]) -> tuple[list[str], list[list[
 
 
 def _qrels(path: Path) -> list[tuple[int, str, str, int]]:
+    try:
+        return _qrels_rows(path)
+    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, csv.Error) as exc:
+        raise DatasetError(f"{path}: unreadable ({exc})") from None
+
+
+def _qrels_rows(path: Path) -> list[tuple[int, str, str, int]]:
     rows: list[tuple[int, str, str, int]] = []
     with _open_text(path) as fh:
         for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
@@ -161,6 +168,10 @@ def load_beir_folder(folder: Path | str, name: str | None = None) -> RetrievalTa
             stats = json.loads(stats_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{stats_path}: not valid JSON ({exc.msg})") from None
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{stats_path}: unreadable ({exc})") from None
+        if not isinstance(stats, dict):
+            raise DatasetError(f"{stats_path}: expected a JSON object")
     pool = bool(stats.get("pool", False))
 
     corpus_path = find_file(folder, "corpus.jsonl")

@@ -1,8 +1,15 @@
 """Find tasks by name: the data root, the suites (kept as data files), and :func:`load_task`.
 
-Task names resolve in this order: a generated task (``lemb_passkey``, ``lemb_needle``), an MTEB
-task written ``mteb:<Name>`` (online), a folder of that name under the data root (BEIR layout).
-An ir_datasets collection is written ``irds:<id>`` (:mod:`embedding_ttc.tasks.irds_loader`).
+Task names resolve in this order: a generated task (``lemb_passkey``, ``lemb_needle``, built
+from a folder of the data root), an MTEB task written ``mteb:<Name>`` (online), a folder of that
+name under the data root (BEIR layout), then a task packaged with the library
+(:mod:`embedding_ttc.tasks.packaged`). An ir_datasets collection is written ``irds:<id>``
+(:mod:`embedding_ttc.tasks.irds_loader`).
+
+The data root is the first of: ``--data-dir``, ``$EMBEDDING_TTC_DATA``, ``../shared/datasets``
+(a source checkout with the project's shared data beside it), the user data folder
+(:func:`user_data_dir`, where ``embedding-ttc data fetch`` writes). When none exists there is
+no data root, and the packaged tasks alone are available.
 """
 
 from __future__ import annotations
@@ -17,9 +24,15 @@ from typing import Any
 from embedding_ttc.errors import DatasetError, UnknownNameError
 from embedding_ttc.registry import closest
 from embedding_ttc.tasks.beir import load_beir_folder
+from embedding_ttc.tasks.packaged import PACKAGED_TASKS, load_packaged_task
 from embedding_ttc.tasks.task import RetrievalTask
 
 DATA_ENV = "EMBEDDING_TTC_DATA"
+
+_HOW_TO_GET = (
+    "pass --data-dir DIR or set $EMBEDDING_TTC_DATA to a folder of BEIR task folders, "
+    "or run `embedding-ttc data fetch {name}`"
+)
 
 
 def _shared_candidates() -> list[Path]:
@@ -29,11 +42,25 @@ def _shared_candidates() -> list[Path]:
     return [Path.cwd() / ".." / "shared" / "datasets", repo.parent / "shared" / "datasets"]
 
 
-def resolve_data_root(explicit: Path | str | None = None) -> Path:
-    """``explicit``, else ``$EMBEDDING_TTC_DATA``, else ``../shared/datasets`` if it exists.
+def user_data_dir() -> Path:
+    """Where downloaded task folders live: ``$XDG_DATA_HOME/embedding-ttc/datasets``.
+
+    Without ``$XDG_DATA_HOME``, the platform's user data folder (``~/.local/share`` on Linux).
+    """
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    if xdg:
+        return Path(xdg) / "embedding-ttc" / "datasets"
+    from platformdirs import user_data_dir as platform_data_dir
+
+    return Path(platform_data_dir("embedding-ttc")) / "datasets"
+
+
+def find_data_root(explicit: Path | str | None = None) -> Path | None:
+    """The data root (see the module docstring for the order), or ``None`` when there is none.
 
     Raises:
-        DatasetError: when none applies or the chosen folder does not exist.
+        DatasetError: a folder named by ``explicit`` or ``$EMBEDDING_TTC_DATA`` does not exist
+            (a folder asked for by name is never silently skipped).
 
     """
     if explicit is not None:
@@ -50,10 +77,26 @@ def resolve_data_root(explicit: Path | str | None = None) -> Path:
     for cand in _shared_candidates():
         if cand.is_dir():
             return cand.resolve()
-    raise DatasetError(
-        "no data root: pass --data-dir DIR, set $EMBEDDING_TTC_DATA, or put task folders "
-        "(BEIR layout: corpus.jsonl, queries.jsonl, qrels/test.tsv) in ../shared/datasets"
-    )
+    user = user_data_dir()
+    return user if user.is_dir() else None
+
+
+def resolve_data_root(explicit: Path | str | None = None) -> Path:
+    """:func:`find_data_root`, for a caller that cannot work without a data folder.
+
+    Raises:
+        DatasetError: when there is no data root or the chosen folder does not exist.
+
+    """
+    root = find_data_root(explicit)
+    if root is None:
+        raise DatasetError(
+            "no data root: pass --data-dir DIR, set $EMBEDDING_TTC_DATA, put task folders "
+            f"(BEIR layout) in ../shared/datasets or {user_data_dir()} "
+            "(`embedding-ttc data fetch NAME` downloads there); "
+            f"packaged tasks need none: {', '.join(PACKAGED_TASKS)}"
+        )
+    return root
 
 
 @cache
@@ -90,17 +133,44 @@ def _generated() -> dict[str, Any]:
     return dict(GENERATED_TASKS)
 
 
-def available_task_names(data_root: Path) -> list[str]:
-    """Folders under ``data_root`` that look like tasks, plus the generated tasks."""
-    folders = sorted(p.name for p in data_root.iterdir() if p.is_dir() and (p / "qrels").is_dir())
-    return folders + sorted(_generated())
+def is_task_folder(path: Path) -> bool:
+    """Whether ``path`` is meant as a task folder: it holds ``qrels/``, a corpus or queries."""
+    if not path.is_dir():
+        return False
+    if (path / "qrels").is_dir():
+        return True
+    names = ("corpus.jsonl", "corpus.jsonl.gz", "queries.jsonl", "queries.jsonl.gz")
+    return any((path / f).is_file() for f in names)
+
+
+def task_folders(data_root: Path | None) -> dict[str, Path]:
+    """The folders under ``data_root`` meant as tasks (well formed or not), by name."""
+    if data_root is None:
+        return {}
+    return {p.name: p for p in sorted(data_root.iterdir()) if is_task_folder(p)}
+
+
+def available_task_names(data_root: Path | None) -> list[str]:
+    """Every task name that resolves with ``data_root`` (``None``: no data root).
+
+    The folders under the data root, the packaged tasks they do not shadow, the generated tasks.
+    """
+    folders = list(task_folders(data_root))
+    packaged = [n for n in PACKAGED_TASKS if n not in folders]
+    return folders + packaged + sorted(_generated())
 
 
 def load_task(name: str, data_root: Path | str | None = None) -> RetrievalTask:
-    """Load the task called ``name`` (see the module docstring for the lookup order)."""
-    generated = _generated()
-    if name in generated:
-        return generated[name](resolve_data_root(data_root))  # type: ignore[no-any-return]
+    """Load the task called ``name`` (see the module docstring for the lookup order).
+
+    ``data_root`` is ``--data-dir``; ``None`` finds the data root as :func:`find_data_root`
+    does.
+
+    Raises:
+        UnknownNameError: no task of that name (the closest names suggested, and how to get it).
+        DatasetError: the task's folder is malformed, or a generated task has no data root.
+
+    """
     if name.startswith("mteb:"):
         from embedding_ttc.tasks.mteb_loader import load_mteb_task
 
@@ -109,14 +179,37 @@ def load_task(name: str, data_root: Path | str | None = None) -> RetrievalTask:
         from embedding_ttc.tasks.irds_loader import load_irds_task
 
         return load_irds_task(name.removeprefix("irds:"))
-    root = resolve_data_root(data_root)
-    folder = root / name
-    if not folder.is_dir():
-        names = available_task_names(root)
-        near = closest(name, names)
-        hint = f" Did you mean: {', '.join(near)}?" if near else ""
-        raise UnknownNameError(
-            f"unknown task {name!r}: no folder {folder}.{hint} "
-            f"Known under {root}: {', '.join(names)}; MTEB tasks: mteb:<Name>"
-        )
-    return load_beir_folder(folder, name)
+    return load_task_in(name, find_data_root(data_root))
+
+
+def load_task_in(name: str, root: Path | None) -> RetrievalTask:
+    """Load ``name`` with a data root already found (``None``: there is none).
+
+    Raises:
+        UnknownNameError: no task of that name (the closest names suggested, and how to get it).
+        DatasetError: the task's folder is malformed, or a generated task has no data root.
+
+    """
+    generated = _generated()
+    if name in generated:
+        if root is None:
+            raise DatasetError(
+                f"task {name!r} is generated from the 'lemb_qmsum' task folder, and there is no "
+                f"data root: {_HOW_TO_GET.format(name='lemb_qmsum')}"
+            )
+        return generated[name](root)  # type: ignore[no-any-return]
+    if name.startswith(("mteb:", "irds:")):
+        return load_task(name)
+    if root is not None and (root / name).is_dir():
+        return load_beir_folder(root / name, name)
+    if name in PACKAGED_TASKS:
+        return load_packaged_task(name)
+    names = available_task_names(root)
+    near = closest(name, names)
+    hint = f" Did you mean: {', '.join(near)}?" if near else ""
+    where = f"no folder {root / name}" if root is not None else "no data root"
+    raise UnknownNameError(
+        f"unknown task {name!r} ({where}; not packaged).{hint} "
+        f"Packaged: {', '.join(PACKAGED_TASKS)}; to get {name!r}, "
+        f"{_HOW_TO_GET.format(name=name)}; MTEB tasks: mteb:<Name>"
+    )
