@@ -118,31 +118,71 @@ def test_encoders_json_lists_runnable_encoders(capsys):
 def test_tasks_json(shared_datasets: Path, capsys):
     assert main(["tasks", "--json", "--data-dir", str(shared_datasets)]) == 0
     listing = json.loads(capsys.readouterr().out)
-    names = {t["task"] for t in listing["tasks"]}
-    assert {"scifact", "birco_wtb", "lemb_passkey", "lemb_needle"} <= names
-    assert set(listing["suites"]["smoke"]["tasks"]) <= names
+    by_name = {t["task"]: t for t in listing["tasks"]}
+    assert {"scifact", "birco_wtb", "lemb_passkey", "lemb_needle"} <= set(by_name)
+    assert set(listing["suites"]["smoke"]["tasks"]) <= set(by_name)
+    assert set(listing["suites"]["quickstart"]["tasks"]) <= set(by_name)
+    # every shared task is read from the data root; the packaged copies stay shadowed
+    assert by_name["aila_statutes"]["origin"] == "data root"
+    assert by_name["aila_statutes"]["path"] == str(shared_datasets / "aila_statutes")
+    assert by_name["lemb_passkey"]["origin"] == "generated"
+    assert listing["malformed"] == [] and listing["unavailable"] == []
 
 
-def test_tasks_reports_an_unavailable_task_and_lists_the_others(tmp_path: Path, capsys):
-    good = tmp_path / "good"
-    (good / "qrels").mkdir(parents=True)
-    (good / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "a cat"}\n')
-    (good / "queries.jsonl").write_text('{"_id": "q1", "text": "cat"}\n')
-    (good / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
-    bad = tmp_path / "bad"
-    (bad / "qrels").mkdir(parents=True)
-    (bad / "corpus.jsonl").write_text("{not json\n")
-    (bad / "queries.jsonl").write_text('{"_id": "q1", "text": "cat"}\n')
-    (bad / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+def _task_folder(folder: Path, corpus: str | None, queries: str | None) -> None:
+    (folder / "qrels").mkdir(parents=True)
+    if corpus is not None:
+        (folder / "corpus.jsonl").write_text(corpus)
+    if queries is not None:
+        (folder / "queries.jsonl").write_text(queries)
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+
+
+def test_tasks_lists_malformed_folders_beside_good_and_packaged_ones(tmp_path: Path, capsys):
+    _task_folder(
+        tmp_path / "good", '{"_id": "d1", "text": "a cat"}\n', '{"_id": "q1", "text": "cat"}\n'
+    )
+    _task_folder(tmp_path / "bad", "{not json\n", '{"_id": "q1", "text": "cat"}\n')
+    _task_folder(tmp_path / "noqueries", '{"_id": "d1", "text": "a cat"}\n', None)
+    (tmp_path / "notes").mkdir()  # not a task folder: not listed
     assert main(["tasks", "--json", "--data-dir", str(tmp_path)]) == 0
     listing = json.loads(capsys.readouterr().out)
-    assert "good" in {t["task"] for t in listing["tasks"]}
-    reasons = {t["task"]: t["error"] for t in listing["unavailable"]}
-    assert "corpus.jsonl:1: not valid JSON" in reasons["bad"]
-    assert "need the haystack task folder" in reasons["lemb_needle"]  # generated, no source
+    origins = {t["task"]: t["origin"] for t in listing["tasks"]}
+    assert origins == {
+        "good": "data root",
+        "aila_statutes": "packaged",
+        "legal_summarization": "packaged",
+        "limit-small": "packaged",
+    }
+    malformed = {t["task"]: t for t in listing["malformed"]}
+    assert set(malformed) == {"bad", "noqueries"}
+    assert "corpus.jsonl:1: not valid JSON" in malformed["bad"]["error"]
+    assert "has no queries.jsonl" in malformed["noqueries"]["error"]
+    assert malformed["bad"]["path"] == str(tmp_path / "bad")
+    unavailable = {t["task"]: t["error"] for t in listing["unavailable"]}
+    assert "need the haystack task folder" in unavailable["lemb_needle"]  # generated, no source
     assert main(["tasks", "--data-dir", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert "good" in printed and "unavailable bad:" in printed
+    assert "good" in printed and "malformed bad" in printed and "malformed noqueries" in printed
+    assert "packaged" in printed and "unavailable lemb_needle" in printed
+
+
+def test_tasks_with_no_data_root_lists_the_packaged_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
+    from embedding_ttc.tasks import catalog
+
+    monkeypatch.delenv("EMBEDDING_TTC_DATA", raising=False)
+    monkeypatch.setattr(catalog, "_shared_candidates", lambda: [])
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "empty"))
+    assert main(["tasks", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["data_dir"] is None and listing["malformed"] == []
+    packaged = [t["task"] for t in listing["tasks"] if t["origin"] == "packaged"]
+    assert packaged == ["aila_statutes", "legal_summarization", "limit-small"]
+    assert {t["task"] for t in listing["unavailable"]} == {"lemb_passkey", "lemb_needle"}
+    assert main(["tasks"]) == 0
+    assert "no data root: packaged tasks only" in capsys.readouterr().out
 
 
 def test_sigterm_inside_a_command_is_an_interruption_and_the_handler_is_restored():

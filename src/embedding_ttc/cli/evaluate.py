@@ -17,7 +17,7 @@ from embedding_ttc.cli.common import (
     rich_console,
     with_backend,
 )
-from embedding_ttc.errors import DatasetError, EmbeddingTTCError
+from embedding_ttc.errors import EmbeddingTTCError
 
 
 def _task_names(args: argparse.Namespace) -> list[str]:
@@ -116,10 +116,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.program_file:
         from embedding_ttc.search.sandbox.limits import SandboxLimits
         from embedding_ttc.search.sandbox.program import load_program_files
-        from embedding_ttc.tasks.catalog import available_task_names
+        from embedding_ttc.tasks.catalog import available_task_names, find_data_root
 
         # The task-universal check refuses task names in a program, the ones named here too.
-        known = set(available_task_names(resolve_data_root(data_root))) | set(tasks)
+        known = set(available_task_names(find_data_root(data_root))) | set(tasks)
         files, rejected = load_program_files(
             args.program_file,
             limits=SandboxLimits(
@@ -214,71 +214,66 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    """List the tasks under the data root and the suites.
+    """List every task that resolves here (data root folders, packaged, generated) and the suites.
 
-    A task that cannot be loaded (a malformed folder, a generated task whose source folder is
-    missing) is listed as unavailable with the loader's reason; every other task still is.
+    A task that cannot be loaded is listed with the loader's reason (``malformed`` for a folder,
+    ``unavailable`` for a generated task without its source); every other task still is.
     """
     from embedding_ttc.tasks.catalog import (
-        available_task_names,
-        load_task,
-        resolve_data_root,
+        find_data_root,
         suite_description,
         suite_names,
         suite_tasks,
     )
+    from embedding_ttc.tasks.beir_archives import fetchable_names
+    from embedding_ttc.tasks.listing import list_tasks
 
-    root = resolve_data_root(args.data_dir)
-    stats, unavailable = [], []
-    for name in available_task_names(root):
-        try:
-            stats.append(load_task(name, root).stats())
-        except DatasetError as exc:  # a malformed folder, a generated task without its source
-            unavailable.append({"task": name, "error": str(exc)})
+    root = find_data_root(args.data_dir)
+    listing = list_tasks(root)
     suites = {
         s: {"description": suite_description(s), "tasks": suite_tasks(s)} for s in suite_names()
     }
-    from embedding_ttc.tasks.beir_archives import fetchable_names
-
     fetchable = fetchable_names(root)  # BEIR datasets `data fetch NAME` can add
     if args.json:
-        listing = {
-            "data_dir": str(root),
-            "tasks": stats,
-            "unavailable": unavailable,
-            "suites": suites,
-            "fetchable": fetchable,
-        }
-        print(json.dumps(listing, indent=2))
+        print(json.dumps({**listing.to_json(), "suites": suites, "fetchable": fetchable}, indent=2))
         return 0
+    _print_tasks(listing, suites, fetchable, rich_console(stderr=False))
+    return 0
+
+
+def _print_tasks(listing: Any, suites: dict[str, Any], fetchable: list[str], console: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"tasks under {root}")
-    for col in ("task", "docs", "queries", "qrels", "words/doc", "pool", "source", "suites"):
+    where = listing.data_dir or "no data root: packaged tasks only"
+    table = Table(title=f"tasks ({where})")
+    columns = ("task", "docs", "queries", "qrels", "words/doc", "pool", "from", "suites")
+    for col in columns:
         table.add_column(col)
-    for s in stats:
-        member = [n for n, v in suites.items() if s["task"] in v["tasks"]]
+    for e in listing.with_status("ok"):
+        s = e.stats
+        member = [n for n, v in suites.items() if e.task in v["tasks"]]
         table.add_row(
-            s["task"],
+            e.task,
             str(s["n_docs"]),
             str(s["n_queries"]),
             str(s["n_qrels"]),
             str(s["mean_doc_words"]),
             "yes" if s["pool"] else "",
-            s["source"],
+            e.origin if e.origin != "data root" else e.path,
             ", ".join(member),
         )
-    console = rich_console(stderr=False)
     console.print(table)
-    for bad in unavailable:
-        console.print(f"[bold red]unavailable[/bold red] {bad['task']}: {bad['error']}")
+    for status in ("malformed", "unavailable"):
+        for bad in listing.with_status(status):
+            detail = escape(f"{bad.task} ({bad.path or bad.origin}): {bad.error}")
+            console.print(f"[bold red]{status}[/bold red] {detail}", highlight=False)
     for name, suite in suites.items():
         console.print(f"[bold]{name}[/bold]: {', '.join(suite['tasks'])} — {suite['description']}")
     if fetchable:
         console.print(
             f"[bold]fetchable[/bold] (embedding-ttc data fetch NAME): {', '.join(fetchable)}"
         )
-    return 0
 
 
 def cmd_encoders(args: argparse.Namespace) -> int:
@@ -348,7 +343,7 @@ def add_evaluate_commands(sub: Any) -> None:
     )
     sel = ev.add_argument_group("tasks")
     sel.add_argument("--task", action="append", help="task name; repeatable")
-    sel.add_argument("--suite", help="suite name (discovery, heldout, scale, smoke)")
+    sel.add_argument("--suite", help="suite name (quickstart, smoke, discovery, heldout, scale)")
     ev.add_argument(
         "--program", action="append", help="program name, or 'all'; repeatable (default P0)"
     )
@@ -370,7 +365,8 @@ def add_evaluate_commands(sub: Any) -> None:
     ev.add_argument(
         "--data-dir",
         type=Path,
-        help="folder of task folders (default: $EMBEDDING_TTC_DATA or ../shared/datasets)",
+        help="folder of task folders (default: $EMBEDDING_TTC_DATA, ../shared/datasets, "
+        "or the user data folder; the packaged tasks need none)",
     )
     ev.add_argument(
         "--shortlist",
@@ -401,7 +397,7 @@ def add_evaluate_commands(sub: Any) -> None:
     ev.set_defaults(func=cmd_evaluate)
 
     ts = sub.add_parser("tasks", help="list tasks (with statistics) and suites")
-    ts.add_argument("--data-dir", type=Path)
+    ts.add_argument("--data-dir", type=Path, help="folder of task folders (as for evaluate)")
     ts.add_argument("--json", action="store_true")
     ts.set_defaults(func=cmd_tasks)
 
