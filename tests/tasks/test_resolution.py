@@ -130,10 +130,16 @@ def test_a_missing_task_under_a_data_root_names_the_folder(places: dict[str, Pat
         load_task("scifact")
 
 
-def test_evaluate_with_no_data_root_fails_with_one_clear_line(places, capsys):
+def test_evaluate_with_no_data_root_fails_with_one_clear_line(places, tmp_path, capsys):
     assert main(["evaluate", "--task", "scifact", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert "embedding-ttc data fetch scifact" in err and "\n" not in err
+    # a suite with one task missing fails before the packaged ones are encoded
+    cache = tmp_path / "cache"
+    argv = ["evaluate", "--suite", "smoke", "--no-progress", "--cache-dir", str(cache)]
+    assert main(argv) == 2
+    assert "unknown task 'financebench'" in capsys.readouterr().err
+    assert not cache.exists()
 
 
 def test_the_quickstart_suite_and_program_group_resolve():

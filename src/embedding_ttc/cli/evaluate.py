@@ -105,11 +105,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from embedding_ttc.evaluation.output import RunDirectory, RunManifest
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import PROGRAMS, get_program, resolve_program_names
-    from embedding_ttc.tasks.catalog import load_task, resolve_data_root
+    from embedding_ttc.tasks.catalog import find_data_root, load_task, locate_task
 
     program_names = resolve_program_names(args.program)
     tasks = _task_names(args)
-    data_root = resolve_data_root(args.data_dir) if args.data_dir else None
+    data_root = find_data_root(args.data_dir) if args.data_dir else None
+    found_root = data_root or find_data_root()
+    for name in tasks:  # a task that cannot be found fails before any encoding
+        if not name.startswith(("mteb:", "irds:")):
+            locate_task(name, found_root)
     programs = [get_program(n) for n in (["P0"] + [p for p in program_names if p != "P0"])]
     files: list[Any] = []
     failures: list[Any] = []

@@ -24,7 +24,7 @@ from typing import Any
 from embedding_ttc.errors import DatasetError, UnknownNameError
 from embedding_ttc.registry import closest
 from embedding_ttc.tasks.beir import load_beir_folder
-from embedding_ttc.tasks.packaged import PACKAGED_TASKS, load_packaged_task
+from embedding_ttc.tasks.packaged import PACKAGED_TASKS, packaged_folder
 from embedding_ttc.tasks.task import RetrievalTask
 
 DATA_ENV = "EMBEDDING_TTC_DATA"
@@ -190,20 +190,36 @@ def load_task_in(name: str, root: Path | None) -> RetrievalTask:
         DatasetError: the task's folder is malformed, or a generated task has no data root.
 
     """
+    if name.startswith(("mteb:", "irds:")):
+        return load_task(name)
+    folder = locate_task(name, root)
     generated = _generated()
     if name in generated:
+        return generated[name](folder)  # type: ignore[no-any-return]
+    return load_beir_folder(folder, name)  # a data root's folder or a packaged one
+
+
+def locate_task(name: str, root: Path | None) -> Path:
+    """Where ``name`` loads from, without loading it: its folder, or a generated task's root.
+
+    Commands call it on every task named before any work, so that a missing task fails first.
+
+    Raises:
+        UnknownNameError: no task of that name (the closest names suggested, and how to get it).
+        DatasetError: a generated task with no data root.
+
+    """
+    if name in _generated():
         if root is None:
             raise DatasetError(
                 f"task {name!r} is generated from the 'lemb_qmsum' task folder, and there is no "
                 f"data root: {_HOW_TO_GET.format(name='lemb_qmsum')}"
             )
-        return generated[name](root)  # type: ignore[no-any-return]
-    if name.startswith(("mteb:", "irds:")):
-        return load_task(name)
+        return root
     if root is not None and (root / name).is_dir():
-        return load_beir_folder(root / name, name)
+        return root / name
     if name in PACKAGED_TASKS:
-        return load_packaged_task(name)
+        return packaged_folder(name)
     names = available_task_names(root)
     near = closest(name, names)
     hint = f" Did you mean: {', '.join(near)}?" if near else ""
