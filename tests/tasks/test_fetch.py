@@ -425,7 +425,8 @@ def test_cli_fetch_from_a_url_and_the_tasks_listing(serve, tmp_path: Path, capsy
 
     assert main(["tasks", "--json", "--data-dir", str(root)]) == 0
     listing = json.loads(capsys.readouterr().out)
-    assert [t["task"] for t in listing["tasks"]] == ["tiny"]
+    listed = {t["task"]: t["origin"] for t in listing["tasks"]}
+    assert listed["tiny"] == "data root"  # the packaged tasks are listed beside it
     assert listing["fetchable"] == ARCHIVES.names()
 
 

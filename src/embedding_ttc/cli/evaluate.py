@@ -223,13 +223,13 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     A task that cannot be loaded is listed with the loader's reason (``malformed`` for a folder,
     ``unavailable`` for a generated task without its source); every other task still is.
     """
+    from embedding_ttc.tasks.beir_archives import fetchable_names
     from embedding_ttc.tasks.catalog import (
         find_data_root,
         suite_description,
         suite_names,
         suite_tasks,
     )
-    from embedding_ttc.tasks.beir_archives import fetchable_names
     from embedding_ttc.tasks.listing import list_tasks
 
     root = find_data_root(args.data_dir)

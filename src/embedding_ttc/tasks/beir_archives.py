@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from embedding_ttc.registry import Registry
+from embedding_ttc.tasks.catalog import DATA_ENV, user_data_dir
 
 __all__ = [
     "ARCHIVES",
@@ -37,7 +38,6 @@ __all__ = [
 BASE_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
 # Another server with the same file names (a mirror, or a local one in tests).
 BASE_URL_ENV = "EMBEDDING_TTC_BEIR_URL"
-DATA_ENV = "EMBEDDING_TTC_DATA"
 
 
 @dataclass(frozen=True)
@@ -81,17 +81,6 @@ def archive_url(name: str, base_url: str | None = None) -> str:
     """``<base>/<name>.zip``: ``base_url``, else ``$EMBEDDING_TTC_BEIR_URL``, else BEIR's."""
     base = base_url or os.environ.get(BASE_URL_ENV) or BASE_URL
     return f"{base.rstrip('/')}/{name}.zip"
-
-
-def user_data_dir() -> Path:
-    """The user's data folder: ``$XDG_DATA_HOME/embedding-ttc/datasets``.
-
-    ``$XDG_DATA_HOME`` defaults to ``~/.local/share``; an empty or relative value is ignored,
-    as the XDG Base Directory specification asks.
-    """
-    xdg = os.environ.get("XDG_DATA_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
-    return base / "embedding-ttc" / "datasets"
 
 
 def default_fetch_dir() -> Path:

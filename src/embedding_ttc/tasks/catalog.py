@@ -45,10 +45,11 @@ def _shared_candidates() -> list[Path]:
 def user_data_dir() -> Path:
     """Where downloaded task folders live: ``$XDG_DATA_HOME/embedding-ttc/datasets``.
 
-    Without ``$XDG_DATA_HOME``, the platform's user data folder (``~/.local/share`` on Linux).
+    Without ``$XDG_DATA_HOME``, the platform's user data folder (``~/.local/share`` on Linux);
+    an empty or relative value is ignored, as the XDG Base Directory specification asks.
     """
     xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-    if xdg:
+    if xdg and Path(xdg).is_absolute():
         return Path(xdg) / "embedding-ttc" / "datasets"
     from platformdirs import user_data_dir as platform_data_dir
 
