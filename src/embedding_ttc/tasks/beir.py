@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from embedding_ttc.errors import DatasetError
+from embedding_ttc.tasks.judgements import evaluable_queries, join_judgements
 from embedding_ttc.tasks.task import RetrievalTask
 
 
@@ -126,36 +127,6 @@ def _qrels_rows(path: Path) -> list[tuple[int, str, str, int]]:
     return rows
 
 
-def _join_qrels(
-    rows: list[tuple[int, str, str, int]],
-    query_text: dict[str, str],
-    doc_set: set[str],
-    qrels_path: Path,
-) -> tuple[dict[str, dict[str, int]], dict[str, list[str]], list[str]]:
-    """Judgements and pools (qrels rows in file order), dropping rows with unknown ids."""
-    qrels: dict[str, dict[str, int]] = {}
-    pools: dict[str, list[str]] = {}
-    unknown_docs = unknown_queries = 0
-    for lineno, qid, did, grade in rows:
-        if qid not in query_text:
-            unknown_queries += 1
-            continue
-        if did not in doc_set:
-            unknown_docs += 1
-            continue
-        judged = qrels.setdefault(qid, {})
-        if did in judged:
-            raise DatasetError(f"{qrels_path}:{lineno}: ({qid}, {did}) is judged twice")
-        judged[did] = grade
-        pools.setdefault(qid, []).append(did)
-    warnings = []
-    if unknown_docs:
-        warnings.append(f"{unknown_docs} qrels rows dropped: unknown corpus ids")
-    if unknown_queries:
-        warnings.append(f"{unknown_queries} qrels rows dropped: unknown query ids")
-    return qrels, pools, warnings
-
-
 def load_beir_folder(folder: Path | str, name: str | None = None) -> RetrievalTask:
     """Load the task in ``folder``; see the module docstring for the validation rules."""
     folder = Path(folder)
@@ -181,20 +152,12 @@ def load_beir_folder(folder: Path | str, name: str | None = None) -> RetrievalTa
     qrels_path = find_file(folder / "qrels", "test.tsv")
 
     query_text = dict(zip(q_ids, q_texts, strict=True))
-    qrels, pools, warnings = _join_qrels(_qrels(qrels_path), query_text, set(doc_ids), qrels_path)
+    rows = ((f"{qrels_path}:{n}", q, d, g) for n, q, d, g in _qrels(qrels_path))
+    judged = join_judgements(rows, query_text, set(doc_ids))
+    qrels, pools, warnings = judged.qrels, judged.pools, judged.warnings
     if empty_docs:
         warnings.append(f"{empty_docs} documents have empty text (kept)")
-
-    kept = [q for q in q_ids if q in qrels]
-    empty_queries = [q for q in kept if not query_text[q].strip()]
-    if empty_queries:
-        warnings.append(f"{len(empty_queries)} queries dropped: empty text")
-        kept = [q for q in kept if query_text[q].strip()]
-    unjudged = len(q_ids) - len(qrels)
-    if unjudged:
-        warnings.append(f"{unjudged} queries without judgements not evaluated")
-    if not kept:
-        raise DatasetError(f"{folder}: no query has both text and judgements in {qrels_path}")
+    kept = evaluable_queries(q_ids, query_text, judged, where=f"{folder} ({qrels_path})")
 
     return RetrievalTask(
         name=name or folder.name,

@@ -32,6 +32,7 @@ from typing import Any
 
 from embedding_ttc.errors import DatasetError, MissingExtraError, UnknownNameError
 from embedding_ttc.registry import closest
+from embedding_ttc.tasks.judgements import evaluable_queries, join_judgements
 from embedding_ttc.tasks.task import RetrievalTask
 
 __all__ = ["PREFIX", "doc_fields", "load_irds_task"]
@@ -195,41 +196,6 @@ def _read(
         ) from exc
 
 
-def _judgements(
-    rows: Iterable[tuple[str, str, int]],
-    query_text: dict[str, str],
-    doc_set: set[str],
-    dataset_id: str,
-) -> tuple[dict[str, dict[str, int]], list[str]]:
-    qrels: dict[str, dict[str, int]] = {}
-    unknown_docs = unknown_queries = repeated = 0
-    for qid, did, grade in rows:
-        if qid not in query_text:
-            unknown_queries += 1
-            continue
-        if did not in doc_set:
-            unknown_docs += 1
-            continue
-        judged = qrels.setdefault(qid, {})
-        if did in judged:
-            if judged[did] != grade:
-                raise DatasetError(
-                    f"irds:{dataset_id}: ({qid}, {did}) is judged twice with different grades "
-                    f"({judged[did]} and {grade})"
-                )
-            repeated += 1
-            continue
-        judged[did] = grade
-    warnings = []
-    if unknown_docs:
-        warnings.append(f"{unknown_docs} qrels rows dropped: unknown corpus ids")
-    if unknown_queries:
-        warnings.append(f"{unknown_queries} qrels rows dropped: unknown query ids")
-    if repeated:
-        warnings.append(f"{repeated} repeated qrels rows (same grade) counted once")
-    return qrels, warnings
-
-
 def load_irds_task(dataset_id: str) -> RetrievalTask:
     """Load the ir_datasets collection ``dataset_id`` (without the ``irds:`` prefix).
 
@@ -269,27 +235,20 @@ def load_irds_task(dataset_id: str) -> RetrievalTask:
     query_text: dict[str, str] = {}
     for query in _read(dataset_id, home, "queries", dataset.queries_iter):
         query_text[str(query.query_id)] = _query_text(query)
+    where = PREFIX + dataset_id
     rows = (
-        (str(q.query_id), str(q.doc_id), int(q.relevance))
+        (where, str(q.query_id), str(q.doc_id), int(q.relevance))
         for q in _read(dataset_id, home, "qrels", dataset.qrels_iter)
     )
     doc_set = set(doc_ids)
     if len(doc_set) != len(doc_ids):
-        raise DatasetError(f"irds:{dataset_id}: the corpus repeats document ids")
-    qrels, warnings = _judgements(rows, query_text, doc_set, dataset_id)
+        raise DatasetError(f"{where}: the corpus repeats document ids")
+    # Collections assembled from several assessment rounds repeat rows: same grade, once.
+    judged = join_judgements(rows, query_text, doc_set, same_grade_repeats=True)
+    qrels, warnings = judged.qrels, judged.warnings
     if empty_docs:
         warnings.append(f"{empty_docs} documents have empty text (kept)")
-
-    kept = [q for q in query_text if q in qrels]
-    empty_queries = [q for q in kept if not query_text[q].strip()]
-    if empty_queries:
-        warnings.append(f"{len(empty_queries)} queries dropped: empty text")
-        kept = [q for q in kept if query_text[q].strip()]
-    unjudged = len(query_text) - len(qrels)
-    if unjudged:
-        warnings.append(f"{unjudged} queries without judgements not evaluated")
-    if not kept:
-        raise DatasetError(f"irds:{dataset_id}: no query has both text and judgements")
+    kept = evaluable_queries(query_text, query_text, judged, where=where)
 
     return RetrievalTask(
         name=PREFIX + dataset_id,
