@@ -225,13 +225,13 @@ def test_cli_passes_the_backend_to_load_encoder(shared_datasets, capsys, monkeyp
         build_parser().parse_args(["evaluate", "--backend", "tensorrt"])
     calls = []
 
-    def fake_load_encoder(name, backend="torch"):
-        calls.append((name, backend))
+    def fake_load_encoder(name, backend="torch", device="auto"):
+        calls.append((name, backend, device))
         return HashingEncoder()  # the plumbing is under test here, not the model
 
     monkeypatch.setattr(catalog, "load_encoder", fake_load_encoder)
     argv = ["evaluate", "--task", "aila_statutes", "--data-dir", str(shared_datasets)]
     code = main([*argv, "--backend", "onnx-int8", "--no-cache", "--no-progress", "--json"])
-    assert code == 0 and calls == [(DEFAULT_ENCODER, "onnx-int8")]
+    assert code == 0 and calls == [(DEFAULT_ENCODER, "onnx-int8", "auto")]
     (row,) = json.loads(capsys.readouterr().out)
     assert row["encoder"] == "all-MiniLM-L6-v2@onnx-int8" and row["program"] == "P0"

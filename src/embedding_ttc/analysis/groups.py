@@ -50,6 +50,8 @@ class MatrixEnvironment:
         data_root: folder of task folders (``None``: the default data root).
         cache_dir: embedding cache (``None``: the default cache directory).
         backend: encoder runtime (``torch`` or ``onnx-int8``).
+        device: where encoders run (see :mod:`embedding_ttc.encoders.device`; ``auto`` is
+            resolved by the worker that loads the encoder).
         use_cache: wrap encoders in the on-disk
             :class:`~embedding_ttc.encoders.cache.CachedEncoder`.
         heads_root: the matrix directory whose ``heads/`` holds the trained learned heads
@@ -63,13 +65,16 @@ class MatrixEnvironment:
     data_root: Path | None = None
     cache_dir: Path | None = None
     backend: str = "torch"
+    device: str = "auto"
     use_cache: bool = True
     heads_root: Path | None = None
     program_files: tuple[FileProgram, ...] = ()
 
     def encoder(self, name: str) -> Encoder:
         """Load encoder ``name``, wrapped in the on-disk cache."""
-        return NamedEncoder(name, self.backend, self.cache_dir, self.use_cache).load()
+        return NamedEncoder(
+            name, self.backend, self.cache_dir, self.use_cache, device=self.device
+        ).load()
 
     def task(self, name: str) -> RetrievalTask:
         """Load task ``name``."""

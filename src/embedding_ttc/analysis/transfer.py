@@ -106,6 +106,8 @@ class TransferConfig:
         cache_dir: the embedding cache (``None``: the default cache directory).
         use_cache: wrap encoders in the on-disk embedding cache.
         backend: the encoder runtime.
+        device: where encoders run (``auto``: each process takes its GPU if it has one); not
+            recorded in the manifest: it changes where cells are computed, not what they are.
         command: the command line recorded in the manifest and the run log.
 
     """
@@ -133,6 +135,7 @@ class TransferConfig:
     cache_dir: Path | None = None
     use_cache: bool = True
     backend: str = "torch"
+    device: str = "auto"
     command: tuple[str, ...] = ()
 
 
@@ -304,6 +307,7 @@ def run_transfer(
         data_root=data_root,
         cache_dir=config.cache_dir,
         backend=config.backend,
+        device=config.device,
         use_cache=config.use_cache,
         heads_root=out if heads else None,
         program_files=files,

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli.common import add_encode_budget, command_line
+from embedding_ttc.cli.common import add_device, add_encode_budget, command_line
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.frontier import RULES
 from embedding_ttc.search.records import OBJECTIVES
@@ -177,6 +177,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         use_cache=not args.no_cache,
         backend=args.backend,
+        device=args.device,
         command=tuple(command_line(args)),
     )
 
@@ -353,6 +354,7 @@ def add_analysis_commands(sub: Any) -> None:
     tr.add_argument("--cache-dir", type=Path)
     tr.add_argument("--no-cache", action="store_true")
     tr.add_argument("--backend", choices=BACKENDS, default="torch")
+    add_device(tr)
     tr.add_argument("--no-progress", action="store_true", help="no per-cell progress lines")
     tr.set_defaults(func=cmd_transfer)
 

@@ -129,11 +129,40 @@ def add_encode_budget(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_encoder(name: str, cache_dir: Path | None, no_cache: bool, backend: str = "torch") -> Any:
-    """Load an encoder on ``backend`` and wrap it in the on-disk cache unless ``no_cache``."""
+def _device(text: str) -> str:
+    from embedding_ttc.encoders.device import check_device
+    from embedding_ttc.errors import UnknownNameError
+
+    try:
+        return check_device(text)
+    except UnknownNameError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_device(parser: argparse.ArgumentParser) -> None:
+    """``--device``: where the encoder runs, for every command that encodes."""
+    parser.add_argument(
+        "--device",
+        type=_device,
+        default="auto",
+        metavar="DEVICE",
+        help="where the encoder runs: auto (default: CUDA, else MPS, else CPU), cpu, cuda, "
+        "cuda:N or mps; encoders that are not torch models run on the CPU only and refuse "
+        "any other device",
+    )
+
+
+def build_encoder(
+    name: str,
+    cache_dir: Path | None,
+    no_cache: bool,
+    backend: str = "torch",
+    device: str = "auto",
+) -> Any:
+    """Load an encoder on ``backend`` and ``device``; wrap it in the on-disk cache unless asked."""
     from embedding_ttc.encoders.named import NamedEncoder
 
-    return NamedEncoder(name, backend, cache_dir, use_cache=not no_cache).load()
+    return NamedEncoder(name, backend, cache_dir, use_cache=not no_cache, device=device).load()
 
 
 def with_backend(name: str, backend: str) -> str:

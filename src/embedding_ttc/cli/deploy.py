@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli.common import stage_progress
+from embedding_ttc.cli.common import add_device, stage_progress
 from embedding_ttc.errors import EmbeddingTTCError
 
 
@@ -88,7 +88,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
     if args.reference_queries:
         queries = sample_texts(read_queries(args.reference_queries), size, args.seed)
         origin = f"{len(queries)} queries of {args.reference_queries} (seed {args.seed})"
-    encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache)
+    encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache, device=args.device)
     with stage_progress(not args.no_progress) as progress:
         index = Index.build(
             args.out,
@@ -128,7 +128,9 @@ def cmd_index_add(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     index = Index.load(args.dir)
     docs = read_corpus(args.corpus)
-    encoder = build_encoder(index.manifest.encoder.name, args.cache_dir, args.no_cache)
+    encoder = build_encoder(
+        index.manifest.encoder.name, args.cache_dir, args.no_cache, device=args.device
+    )
     with stage_progress(not args.no_progress) as progress:
         new = index.add(docs, encoder=encoder, progress=progress)
     _say(f"added {len(docs)} documents to {args.dir}: {new.manifest.counts.documents} in all")
@@ -146,7 +148,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     set_threads(args.threads)
     index = Index.load(args.dir, verify=args.verify)
-    encoder = build_encoder(index.manifest.encoder.name, args.cache_dir, args.no_cache)
+    encoder = build_encoder(
+        index.manifest.encoder.name, args.cache_dir, args.no_cache, device=args.device
+    )
     reranker = Reranker(index, encoder)
     app = create_app(reranker, first_stage=args.first_stage, shortlist=args.shortlist)
     _say(f"serving {index!r} on http://{args.host}:{args.port}")
@@ -160,10 +164,11 @@ def add_deploy_commands(sub: Any) -> None:
     from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
 
-    def cache_options(p: argparse.ArgumentParser) -> None:
+    def encoder_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--cache-dir", type=Path, help="embedding cache (default: user cache)")
         p.add_argument("--no-cache", action="store_true", help="do not use the embedding cache")
         p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
+        add_device(p)
 
     ix = sub.add_parser("index", help="build or extend a deployed index")
     ixsub = ix.add_subparsers(dest="index_command", required=True)
@@ -195,14 +200,14 @@ def add_deploy_commands(sub: Any) -> None:
     bu.add_argument("--force", action="store_true", help="replace an existing index at --out")
     bu.add_argument("--data-dir", type=Path, help="folder of task folders")
     bu.add_argument("--no-progress", action="store_true")
-    cache_options(bu)
+    encoder_options(bu)
     bu.set_defaults(func=cmd_index_build)
 
     ad = ixsub.add_parser("add", help="append documents to an index (no rebuild)")
     ad.add_argument("dir", type=Path, help="the index directory")
     ad.add_argument("--corpus", type=Path, required=True, help="the new documents")
     ad.add_argument("--no-progress", action="store_true")
-    cache_options(ad)
+    encoder_options(ad)
     ad.set_defaults(func=cmd_index_add)
 
     se = sub.add_parser("serve", help="serve an index over HTTP (needs the serve extra)")
@@ -213,7 +218,7 @@ def add_deploy_commands(sub: Any) -> None:
     se.add_argument("--shortlist", type=int, default=100, help="candidates /search reranks")
     se.add_argument("--verify", action="store_true", help="check every file's SHA-256 first")
     se.add_argument("--log-level", default="info", help="uvicorn log level")
-    cache_options(se)
+    encoder_options(se)
     se.set_defaults(func=cmd_serve)
 
 

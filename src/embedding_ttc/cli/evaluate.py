@@ -10,6 +10,7 @@ from typing import Any
 
 from embedding_ttc import __version__
 from embedding_ttc.cli.common import (
+    add_device,
     add_encode_budget,
     build_encoder,
     command_line,
@@ -155,7 +156,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     rows: list[Any] = []
     with progress_bars(not args.no_progress) as progress:
         for enc_name in args.encoder:
-            encoder = build_encoder(enc_name, args.cache_dir, args.no_cache, args.backend)
+            encoder = build_encoder(
+                enc_name, args.cache_dir, args.no_cache, args.backend, args.device
+            )
             label = with_backend(enc_name, args.backend)
             for task_name in tasks:
                 task = load_task(task_name, data_root)
@@ -398,6 +401,7 @@ def add_evaluate_commands(sub: Any) -> None:
     )
     ev.add_argument("--no-progress", action="store_true", help="no progress bars")
     ev.add_argument("--backend", choices=BACKENDS, default="torch", help=backend_help)
+    add_device(ev)
     ev.set_defaults(func=cmd_evaluate)
 
     ts = sub.add_parser("tasks", help="list tasks (with statistics) and suites")

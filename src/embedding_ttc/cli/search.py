@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from embedding_ttc.cli.common import add_encode_budget, rich_console
+from embedding_ttc.cli.common import add_device, add_encode_budget, rich_console
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM
 from embedding_ttc.ray_runtime import EXECUTORS
@@ -150,7 +150,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if config.split is not None:
         split = split_queries(tasks, config.seed, config.split)
         record_split(ledger.run_dir, split)
-    encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache)
+    encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache, device=args.device)
     lock_dir = args.cache_dir or default_cache_dir()
     lock = ComputeLock(
         Path(lock_dir) / "compute.lock",
@@ -180,7 +180,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"best {best:+.4f} · frontier {len(front.pareto)} · {record.seconds:.1f} s"
         )
 
-    named = NamedEncoder(args.encoder, cache_dir=args.cache_dir, use_cache=not args.no_cache)
+    named = NamedEncoder(
+        args.encoder, cache_dir=args.cache_dir, use_cache=not args.no_cache, device=args.device
+    )
     with open_runner(args.executor, encoder, named, address=args.ray_address) as runner:
         loop = SearchLoop(
             proposer=proposer,
@@ -338,6 +340,7 @@ def add_search_commands(sub: Any) -> None:
     se.add_argument("--data-dir", type=Path)
     se.add_argument("--cache-dir", type=Path)
     se.add_argument("--no-cache", action="store_true")
+    add_device(se)
     se.set_defaults(func=cmd_search)
 
     fr = sub.add_parser("frontier", help="the frontier of a search run, from its ledger")

@@ -102,6 +102,12 @@ class CachedEncoder:
 
     def key(self, text: str, view: str, max_length: int | None) -> bytes:
         """The content address of one (text, view, max_length) under this model."""
+        # The device is deliberately not part of the key. It changes the float rounding of the
+        # same computation (a GPU's kernels and reduction order differ from the CPU's, by about
+        # 1e-6 relative in float32: the size of the differences between two CPUs with other
+        # instruction sets or thread counts, which are not keyed either), not what is computed;
+        # and a corpus encoded once on a GPU is meant to serve later runs on a laptop. Runtimes
+        # whose outputs differ by more (int8 ONNX) are other encoders with another model id.
         info = self.inner.info
         h = hashlib.sha256()
         for part in (info.model_id, info.revision, view, str(max_length)):

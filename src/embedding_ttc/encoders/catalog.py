@@ -26,6 +26,7 @@ from embedding_ttc.encoders.base import (
     ViewSpec,
     shared_views,
 )
+from embedding_ttc.encoders.device import check_device, place_encoder
 from embedding_ttc.encoders.sentence_transformers import (
     SentenceTransformerEncoder,
     embedding_dimension,
@@ -228,7 +229,7 @@ def _probe_dim(model_id: str) -> int:
     return int(dim)
 
 
-def load_encoder(name: str, backend: str = "torch") -> Encoder:
+def load_encoder(name: str, backend: str = "torch", device: str = "auto") -> Encoder:
     """Build the encoder registered under ``name`` (loads weights lazily where possible).
 
     Args:
@@ -238,8 +239,12 @@ def load_encoder(name: str, backend: str = "torch") -> Encoder:
             ``"onnx-int8"``, ONNX Runtime with int8 MatMul weights
             (:class:`~embedding_ttc.encoders.onnx.OnnxInt8Encoder`, the ``onnx`` extra;
             sentence-transformers models in a local folder, such as the default).
+        device: where it runs (:mod:`embedding_ttc.encoders.device`): ``auto`` (CUDA, else
+            MPS, else the CPU), ``cpu``, ``cuda``, ``cuda:N`` or ``mps``. Encoders that run on
+            the CPU only refuse any device but ``auto`` and ``cpu``.
 
     """
+    check_device(device)  # a misspelt device fails before anything loads
     name, _, suffix = name.partition("@")
     if suffix and backend not in ("torch", suffix):
         raise ValueError(f"encoder {name}@{suffix} conflicts with backend {backend!r}")
@@ -257,8 +262,8 @@ def load_encoder(name: str, backend: str = "torch") -> Encoder:
     if backend == "onnx-int8":
         from embedding_ttc.encoders.onnx import OnnxInt8Encoder
 
-        return OnnxInt8Encoder(encoder)
-    return encoder
+        encoder = OnnxInt8Encoder(encoder)
+    return place_encoder(encoder, device)
 
 
 def available_specs() -> list[EncoderSpec]:

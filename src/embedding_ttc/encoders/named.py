@@ -24,6 +24,8 @@ class NamedEncoder:
         cache_dir: the embedding cache (``None``: the default cache directory of the process
             that loads it, ``EMBEDDING_TTC_CACHE`` or the user cache).
         use_cache: wrap the encoder in :class:`~embedding_ttc.encoders.cache.CachedEncoder`.
+        device: where it runs (:mod:`embedding_ttc.encoders.device`); ``auto`` is resolved by
+            the process that loads it, so each Ray worker takes its own GPU if it has one.
 
     """
 
@@ -31,11 +33,12 @@ class NamedEncoder:
     backend: str = "torch"
     cache_dir: Path | None = None
     use_cache: bool = True
+    device: str = "auto"
 
     def load(self) -> Encoder:
         """Load the encoder (its weights) in this process."""
         from embedding_ttc.encoders.cache import CachedEncoder
         from embedding_ttc.encoders.catalog import load_encoder
 
-        encoder = load_encoder(self.name, self.backend)
+        encoder = load_encoder(self.name, self.backend, self.device)
         return CachedEncoder(encoder, self.cache_dir) if self.use_cache else encoder
