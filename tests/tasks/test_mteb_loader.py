@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from embedding_ttc.errors import DatasetError, MissingExtraError, UnknownNameError
-from embedding_ttc.tasks.mteb_loader import load_mteb_task, mteb_to_task
+from embedding_ttc.tasks.mteb_loader import load_mteb_task, mteb_to_task, queries_from_dataset
 
 # One split shaped exactly like mteb 1.x's ``task.corpus[split]``, ``task.queries[split]`` and
 # ``task.relevant_docs[split]`` (mteb 1.12 keeps corpus entries as title/text dicts).
@@ -92,6 +93,36 @@ def test_conversation_queries_are_joined_like_mteb() -> None:
     }
     task = mteb_to_task("T", CORPUS, queries, QRELS)
     assert list(task.query_texts) == ["hello; what thins the blood", "user: hi; assistant: yes?"]
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [{"id": "q1", "text": "find aspirin", "instruction": "Prefer reviews."}],
+        [{"id": "q1", "text": ["hello", "what thins the blood"], "instruction": "Be brief."}],
+        [
+            {
+                "id": "q1",
+                "text": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "?"}],
+                "instruction": "Answer.",
+            }
+        ],
+        [{"id": "q1", "text": "plain"}, {"id": "q2", "text": "other"}],
+    ],
+    ids=["instruction", "conversation", "roles", "plain"],
+)
+def test_query_texts_are_those_mteb_encodes(rows: list[dict[str, Any]]) -> None:
+    # The reference is mteb 2.x's own function for the text a retrieval model reads.
+    pytest.importorskip("mteb", minversion="2.0")
+    from datasets import Dataset
+    from mteb._create_dataloaders import _retrieval_texts
+    from mteb.types import PromptType
+
+    dataset = Dataset.from_list(rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # mteb warns about role-less turns
+        want = _retrieval_texts(dataset, PromptType.query)
+    assert list(queries_from_dataset(dataset).values()) == want
 
 
 def test_dropped_and_dangling_judgements_are_counted() -> None:

@@ -52,7 +52,11 @@ class TaskRanker:
                 base = cand if cand is not None else np.arange(len(self.doc_ids))
                 cand = base[base != index[qid]]
             self.candidates.append(cand)
-        self.idcg = np.array([ideal_dcg(list(task.qrels[q].values())) for q in task.query_ids])
+        # A query without judgements (a task whose judgements another evaluator holds, as
+        # mteb does for the queries it hands a search model) has no ideal DCG: it scores 0.
+        self.idcg = np.array(
+            [ideal_dcg(list(task.qrels.get(q, {}).values())) for q in task.query_ids]
+        )
 
     def candidate_indices(self, row: int) -> NDArray[np.intp]:
         """Document indices that query ``row`` ranks."""

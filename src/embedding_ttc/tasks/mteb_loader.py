@@ -27,7 +27,13 @@ from typing import Any
 from embedding_ttc.errors import DatasetError, MissingExtraError, UnknownNameError
 from embedding_ttc.tasks.task import RetrievalTask
 
-__all__ = ["load_mteb_task", "mteb_to_task"]
+__all__ = [
+    "corpus_from_dataset",
+    "import_mteb",
+    "load_mteb_task",
+    "mteb_to_task",
+    "queries_from_dataset",
+]
 
 _PURPOSE = "Loading MTEB tasks by name"
 
@@ -245,7 +251,8 @@ def _rows(dataset: Any) -> Iterable[Mapping[str, Any]]:
     return rows
 
 
-def _v2_corpus(dataset: Any) -> dict[str, dict[str, str]]:
+def corpus_from_dataset(dataset: Any) -> dict[str, dict[str, str]]:
+    """An mteb 2.x corpus (``id``, ``title``, ``text`` rows) as ``doc id -> {title, text}``."""
     columns = set(getattr(dataset, "column_names", ()) or ())
     if columns and "text" not in columns:
         raise DatasetError("the MTEB corpus has no 'text' column (not a text retrieval task)")
@@ -255,13 +262,20 @@ def _v2_corpus(dataset: Any) -> dict[str, dict[str, str]]:
     }
 
 
-def _v2_queries(dataset: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def queries_from_dataset(dataset: Any) -> dict[str, str]:
+    """An mteb 2.x query set (``id``, ``text``, maybe ``instruction`` rows) as ``id -> text``.
+
+    The text is what mteb 2.x encodes (``mteb._create_dataloaders._retrieval_texts``): a
+    query's text followed by its instruction, or for a conversation (a list of turns) the
+    instruction followed by the flattened turns.
+    """
+    out: dict[str, str] = {}
     for row in _rows(dataset):
-        text: Any = row.get("text")
+        value: Any = row.get("text")
+        text = _query_text(value)
         instruction = row.get("instruction")
-        if instruction:  # MTEB appends the instruction to the query text
-            text = f"{_query_text(text)} {instruction}"
+        if instruction is not None:
+            text = f"{instruction} {text}" if isinstance(value, list) else f"{text} {instruction}"
         out[str(row["id"])] = text
     return out
 
@@ -289,8 +303,8 @@ def _extract(
         )
     top = data.get("top_ranked")
     return (
-        _v2_corpus(data["corpus"]),
-        _v2_queries(data["queries"]),
+        corpus_from_dataset(data["corpus"]),
+        queries_from_dataset(data["queries"]),
         {str(q): dict(d) for q, d in data["relevant_docs"].items()},
         None if top is None else {str(q): list(d) for q, d in top.items()},
         chosen,
@@ -324,14 +338,14 @@ def _offline_message(name: str, exc: BaseException) -> str:
     )
 
 
-def _import_mteb() -> Any:
+def import_mteb(purpose: str = _PURPOSE) -> Any:
     """Import ``mteb`` lazily, turning a missing install into :class:`MissingExtraError`."""
     try:
         import mteb
     except ImportError as exc:
         missing = (getattr(exc, "name", None) or "mteb").split(".")[0]
         package = "datasets" if missing == "datasets" else "mteb"
-        raise MissingExtraError(package, "mteb", _PURPOSE) from exc
+        raise MissingExtraError(package, "mteb", purpose) from exc
     return mteb
 
 
@@ -360,7 +374,7 @@ def load_mteb_task(
             ambiguous or unknown, or the task is not a text retrieval task.
 
     """
-    mteb = _import_mteb()
+    mteb = import_mteb()
     try:
         task = mteb.get_task(name)
     except KeyError as exc:
