@@ -226,7 +226,7 @@ def test_missing_or_old_mteb_gives_the_install_hint(
     minilm: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "mteb", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'embedding-ttc\[mteb\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[mteb\]'"):
         MtebSearchModel(minilm)
     old = types.ModuleType("mteb")
     old.__version__ = "1.39.0"  # type: ignore[attr-defined]

@@ -166,7 +166,7 @@ class MtebSearchModel:
             encoded at base and program stage, cost ratio).
 
     Raises:
-        MissingExtraError: mteb 2.x is not installed (``pip install 'embedding-ttc[mteb]'``).
+        MissingExtraError: mteb 2.x is not installed (``pip install -e '.[mteb]'``).
 
     """
 
