@@ -51,7 +51,7 @@ def test_evaluate_json_and_run_directory(shared_datasets: Path, tmp_path: Path, 
     assert cmp["ndcg_at_10"] == pytest.approx(0.2018, abs=0.001)
     assert cmp["baseline_ndcg_at_10"] == cmp["ndcg_at_10"] and cmp["delta_ndcg_at_10"] == 0.0
     assert cmp["wtl"] == {"wins": 0, "ties": 50, "losses": 0}  # P0 against itself
-    assert rec["schema_version"] == 2 and rec["cost_ratio"] == 1.0
+    assert rec["schema_version"] == 3 and rec["cost_ratio"] == 1.0
     assert (rec["index_calls"], rec["query_calls"]) == (82, 50)
 
     result = TaskResult.model_validate_json(

@@ -39,7 +39,7 @@ class Broken:
 
 def test_p0_goes_through_the_program_path(tiny_task):
     result = evaluate(P0(), tiny_task, HashingEncoder())
-    assert isinstance(result, TaskResult) and result.schema_version == 1
+    assert isinstance(result, TaskResult) and result.schema_version == 2
     assert set(result.per_query) == {"q1", "q2", "q3"}
     assert result.ndcg_at_10 == pytest.approx(np.mean(list(result.per_query.values())))
     assert result.cost.cost_ratio == 1.0

@@ -9,8 +9,10 @@ from embedding_ttc.evaluation.comparison import WTL, Comparison
 from embedding_ttc.evaluation.evaluate import evaluate
 from embedding_ttc.evaluation.records import (
     SUMMARY_SCHEMA_VERSION,
+    TASK_RESULT_SCHEMA_VERSION,
     FailureRow,
     SummaryRow,
+    TaskResult,
     summary_row,
 )
 from embedding_ttc.programs.p0 import P0
@@ -28,9 +30,55 @@ SUMMARY_V1 = (
 )
 
 
+# A line of summary.jsonl and a result file of `evaluate --out`, as schema 2 and 1 wrote them
+# (P0 on the tiny task with the hashing fake), before the extra measures and first-stage runs.
+SUMMARY_V2 = (
+    '{"schema_version":2,"status":"ok","reason":"","encoder":"enc","task":"tiny","program":"P0",'
+    '"comparison":{"ndcg_at_10":0.9690759580327596,"baseline_ndcg_at_10":0.9690759580327596,'
+    '"delta_ndcg_at_10":0.0,"wtl":{"wins":0,"ties":3,"losses":0}},"cost_ratio":1.0,'
+    '"base_calls":8,"program_calls":0,"index_calls":5,"query_calls":3,'
+    '"encode_seconds":0.001361956001346698,"forward_seconds":0.001361956001346698,'
+    '"algebra_seconds":0.00001713200254016556,"total_seconds":0.0018342630028200801}'
+)
+TASK_RESULT_V1 = (
+    '{"schema_version":1,"kind":"task_result","encoder":{"name":"fake-hashing","family":"fake",'
+    '"model_id":"fake/hashing","revision":"seed=0","dim":32,"views":{"retrieval.query":"shared",'
+    '"retrieval.passage":"shared","text-matching":"shared","classification":"shared"},'
+    '"collapsed":true},"task":{"name":"tiny","n_docs":5,"n_queries":3,"pool":false,'
+    '"source":"beir","warnings":[]},"program":"P0","program_version":1,"shortlist":null,'
+    '"first_stage":null,"ndcg_at_10":0.9690759580327596,"per_query":{"q1":0.9072278740982787,'
+    '"q2":1.0,"q3":1.0},"cost":{"texts":{"base/index/retrieval.passage":5,'
+    '"base/query/retrieval.query":3},"base_calls":8,"program_calls":0,"index_calls":5,'
+    '"query_calls":3,"cost_ratio":1.0,"query_time_cost_ratio":1.0},"timings":{'
+    '"total_seconds":0.0018342630028200801,"encode_seconds":0.001361956001346698,'
+    '"forward_seconds":0.001361956001346698,"program_seconds":0.00001713200254016556,'
+    '"algebra_seconds":0.00001713200254016556,"scoring_seconds":0.00012894199971924536},'
+    '"versions":{"python":"3.11.7","embedding-ttc":"0.1.0","numpy":"2.4.6"}}'
+)
+
+
+def test_a_schema_1_task_result_reads_with_no_extra_measures():
+    result = TaskResult.model_validate_json(TASK_RESULT_V1)
+    assert result.schema_version == TASK_RESULT_SCHEMA_VERSION == 2
+    assert result.per_query == {"q1": 0.9072278740982787, "q2": 1.0, "q3": 1.0}
+    assert (result.metrics, result.per_query_metrics, result.metrics_depth) == ({}, {}, None)
+    assert result.first_stage_run is None
+    again = json.loads(result.model_dump_json())
+    assert again["schema_version"] == 2 and TaskResult.model_validate(again) == result
+    with pytest.raises(ValidationError, match="schema_version"):
+        TaskResult.model_validate({**json.loads(TASK_RESULT_V1), "schema_version": 3})
+
+
+def test_a_schema_2_summary_row_reads_with_no_extra_measures():
+    row = SummaryRow.model_validate_json(SUMMARY_V2)
+    assert row.schema_version == SUMMARY_SCHEMA_VERSION == 3 and row.metrics == {}
+    assert row.comparison.wtl == WTL(wins=0, ties=3, losses=0)
+    assert SummaryRow.model_validate(json.loads(row.model_dump_json())) == row
+
+
 def test_a_schema_1_summary_row_is_read_into_the_current_shape():
     row = SummaryRow.model_validate_json(SUMMARY_V1)
-    assert row.schema_version == SUMMARY_SCHEMA_VERSION == 2
+    assert row.schema_version == SUMMARY_SCHEMA_VERSION == 3
     assert row.comparison.ndcg_at_10 == 0.24699195146917488
     assert row.comparison.delta_ndcg_at_10 == 0.04524171928446355
     assert row.comparison.baseline_ndcg_at_10 == pytest.approx(0.20175023218471133, abs=1e-15)
@@ -41,7 +89,7 @@ def test_a_schema_1_summary_row_is_read_into_the_current_shape():
         1313,
     )
     again = json.loads(row.model_dump_json())
-    assert again["schema_version"] == 2 and "wins" not in again
+    assert again["schema_version"] == 3 and "wins" not in again
     assert SummaryRow.model_validate(again) == row
 
 
@@ -50,7 +98,7 @@ def test_a_summary_row_needs_per_query_counts_and_a_known_version():
     body["comparison"]["wtl"] = None
     with pytest.raises(ValidationError, match="per-query W/T/L"):
         SummaryRow.model_validate(body)
-    body = {**json.loads(SUMMARY_V1), "schema_version": 3}
+    body = {**json.loads(SUMMARY_V1), "schema_version": 4}
     with pytest.raises(ValidationError, match="schema_version"):
         SummaryRow.model_validate(body)
 

@@ -62,3 +62,31 @@ def test_renderings():
 def test_missing_cell_is_an_error():
     with pytest.raises(ValueError, match="no result on"):
         DiscoveryTable.from_rows(ROWS[:3])
+
+
+def test_extra_measures_are_columns_of_their_means_over_tasks():
+    rows = [
+        r.model_copy(update={"metrics": {"map": m, "recall_100": 2 * m}})
+        for r, m in zip(ROWS, (0.2, 0.4, 0.3, 0.1), strict=True)
+    ]
+    table = DiscoveryTable.from_rows(rows)
+    assert table.metrics == ["map", "recall_100"]
+    p0, x = table.lines
+    assert p0.metrics == pytest.approx({"map": 0.3, "recall_100": 0.6})
+    assert x.metrics == pytest.approx({"map": 0.2, "recall_100": 0.4})
+    md = table.to_markdown().splitlines()
+    assert md[0] == (
+        "| program | c | mean ΔnDCG@10 | W/T/L | mean nDCG@10 | mean map | mean recall_100 "
+        "| a | b |"
+    )
+    assert md[2].startswith("| P0 | 1.00 | +0.0000 | 0/2/0 | 0.3500 | 0.3000 | 0.6000 |")
+    header = table.to_csv().splitlines()[0]
+    assert header.startswith("program,cost_ratio,mean_delta,wins,ties,losses,mean_ndcg,")
+    assert ",mean_ndcg,mean:map,mean:recall_100,delta:a,delta:b," in header
+    assert r"W/T/L (2 tasks) & mean map & mean recall\_100 \\" in table.to_latex()
+    assert r"$1/1/0$ & $0.2000$ & $0.4000$ \\" in table.to_latex()
+    # a program without the measure on one of its tasks shows a dash, not a partial mean
+    partial = [*rows[:3], ROWS[3]]
+    x = DiscoveryTable.from_rows(partial).lines[1]
+    assert x.metrics == {"map": None, "recall_100": None}
+    assert "| – | – |" in DiscoveryTable.from_rows(partial).to_markdown()

@@ -41,11 +41,14 @@ def _evaluate_task(
     out: Any,
     progress: Any,
     guarded: Sequence[Any] = (),
+    first_stage_run: Any = None,
+    measures: Any = None,
 ) -> tuple[list[Any], list[Any]]:
     """Run the programs (P0 first) on one task; write each result as soon as it exists.
 
     ``guarded`` programs (program files in the sandbox) run after, one at a time: a failure
     becomes a :class:`FailureRow` with its status and reason instead of ending the command.
+    ``first_stage_run`` (its ``.task`` is ``task``) and ``measures`` go to every program.
     """
     from embedding_ttc.evaluation.evaluate import run_programs
     from embedding_ttc.evaluation.guarded import ProgramFailure, run_guarded
@@ -68,6 +71,8 @@ def _evaluate_task(
         progress=advance,
         shortlist=args.shortlist,
         first_stage=args.first_stage,
+        first_stage_run=first_stage_run,
+        measures=measures,
     )
     for run in runs:
         baseline = baseline or run.result
@@ -77,7 +82,13 @@ def _evaluate_task(
         rows.append(row)
     failures = []
     outcomes = run_guarded(
-        guarded, task, encoder, shortlist=args.shortlist, first_stage=args.first_stage
+        guarded,
+        task,
+        encoder,
+        shortlist=args.shortlist,
+        first_stage=args.first_stage,
+        first_stage_run=first_stage_run,
+        measures=measures,
     )
     for outcome in outcomes:
         if isinstance(outcome, ProgramFailure):
@@ -100,8 +111,27 @@ def _evaluate_task(
     return rows, failures
 
 
+def _first_stage_file(args: argparse.Namespace, tasks: list[str]) -> Any:
+    """The run file of ``--first-stage-run``, read and checked (``None`` without one)."""
+    if args.first_stage_run is None:
+        if args.depth is not None:
+            raise EmbeddingTTCError("--depth caps the candidates of a --first-stage-run; give one")
+        return None
+    if args.shortlist is not None:
+        raise EmbeddingTTCError("--first-stage-run and --shortlist exclude each other")
+    if len(tasks) != 1:
+        raise EmbeddingTTCError(f"--first-stage-run is a run of one task; {len(tasks)} named")
+    if args.depth is not None and args.depth < 1:
+        raise EmbeddingTTCError(f"--depth must be positive, got {args.depth}")
+    from embedding_ttc.evaluation.trec import read_run
+
+    return read_run(args.first_stage_run)
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate programs on tasks; print a summary table or JSON records."""
+    from embedding_ttc.evaluation.first_stage_run import first_stage_candidates
+    from embedding_ttc.evaluation.measures import parse_measures
     from embedding_ttc.evaluation.outcome import Status
     from embedding_ttc.evaluation.output import RunDirectory, RunManifest
     from embedding_ttc.evaluation.records import FailureRow
@@ -110,6 +140,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     program_names = resolve_program_names(args.program)
     tasks = _task_names(args)
+    measures = parse_measures(args.metrics) if args.metrics else None
+    run_file = _first_stage_file(args, tasks)
     data_root = find_data_root(args.data_dir) if args.data_dir else None
     found_root = data_root or find_data_root()
     for name in tasks:  # a task that cannot be found fails before any encoding
@@ -162,10 +194,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             label = with_backend(enc_name, args.backend)
             for task_name in tasks:
                 task = load_task(task_name, data_root)
+                candidates = None
+                if run_file is not None:
+                    candidates = first_stage_candidates(run_file, task, args.depth)
+                    task = candidates.task  # the queries the run covers, with its warnings
                 for w in task.warnings:
                     console.print(f"[yellow]{task_name}: {w}[/yellow]")
                 done, failed = _evaluate_task(
-                    args, label, encoder, task, programs, out, progress, files
+                    args, label, encoder, task, programs, out, progress, files, candidates, measures
                 )
                 rows += [r for r in done if r.program in program_names]
                 failures += failed
@@ -195,8 +231,9 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
     from rich.table import Table
 
     table = Table(title="nDCG@10 (Δ against P0, W/T/L over queries at ±0.001)")
-    columns = ("encoder", "task", "program", "nDCG@10", "Δ", "W/T/L", "c", "index/query calls")
-    for col in (*columns, "encode s", "algebra s", "total s"):
+    metrics = list(dict.fromkeys(m for r in rows for m in r.metrics))  # --metrics, by pytrec_eval
+    columns = ("encoder", "task", "program", "nDCG@10", *metrics, "Δ", "W/T/L", "c")
+    for col in (*columns, "index/query calls", "encode s", "algebra s", "total s"):
         table.add_column(
             col, justify="right" if col not in ("encoder", "task", "program") else "left"
         )
@@ -206,6 +243,7 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
             r.task,
             r.program,
             f"{r.comparison.ndcg_at_10:.4f}",
+            *(f"{r.metrics[m]:.4f}" if m in r.metrics else "–" for m in metrics),
             f"{r.comparison.delta_ndcg_at_10:+.4f}",
             str(r.comparison.wtl),
             f"{r.cost_ratio:.2f}",
@@ -386,6 +424,26 @@ def add_evaluate_commands(sub: Any) -> None:
         choices=("dense", "bm25"),
         default="dense",
         help="first stage for --shortlist (default dense cosine)",
+    )
+    ev.add_argument(
+        "--first-stage-run",
+        type=Path,
+        metavar="RUN",
+        help="a TREC run file (qid Q0 docid rank score tag) of the one task named: every "
+        "program, P0 included, reranks only each query's documents in it",
+    )
+    ev.add_argument(
+        "--depth",
+        type=int,
+        metavar="K",
+        help="with --first-stage-run: keep each query's best K run documents",
+    )
+    ev.add_argument(
+        "--metrics",
+        action="append",
+        metavar="NAMES",
+        help="extra measures beside nDCG@10, pytrec_eval names, comma-separated "
+        "(e.g. ndcg_cut_10,recall_100,recip_rank,map); repeatable",
     )
     ev.add_argument("--out", type=Path, help="write per-query JSON and TREC run files here")
     ev.add_argument(

@@ -4,9 +4,13 @@
    once under ``retrieval.query`` (base stage, query side): ``T_base = |Q| + |D|``.
 2. ``S = Q Dᵀ``; call the program with a :class:`~embedding_ttc.programs.base.Context` whose
    ``encode_fn`` is metered (program stage).
-3. Check the output (shape, finite), rank each query's candidates and score nDCG@10.
+3. Check the output (shape, finite), rank each query's candidates and score nDCG@10, and the
+   extra measures asked for (:mod:`~embedding_ttc.evaluation.measures`) with pytrec_eval.
 
-Several programs on one task share step 1 (:func:`evaluate_programs`).
+Each query's candidates are the whole corpus (or its pool), the best ``shortlist`` of a
+built-in first stage, or the documents of a user's run file
+(:mod:`~embedding_ttc.evaluation.first_stage_run`). Several programs on one task share step 1
+(:func:`evaluate_programs`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from embedding_ttc.evaluation.batches import (
     shortlist_batches,
     shortlists,
 )
+from embedding_ttc.evaluation.first_stage_run import FirstStageRun
+from embedding_ttc.evaluation.measures import Measures, MeasureScorer
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.ranking import TaskRanker
 from embedding_ttc.evaluation.records import (
@@ -227,6 +233,8 @@ def run_programs(
     progress: Progress | None = None,
     shortlist: int | None = None,
     first_stage: FirstStage = "dense",
+    first_stage_run: FirstStageRun | None = None,
+    measures: Measures | None = None,
 ) -> Iterator[ProgramRun]:
     """Run each program on ``task``, sharing the base encoding; yield one run at a time.
 
@@ -238,8 +246,20 @@ def run_programs(
         shortlist: if given, rerank only each query's best ``shortlist`` first-stage
             candidates, in query batches (see :mod:`embedding_ttc.evaluation.batches`).
         first_stage: ``"dense"`` (cosine of the base embeddings) or ``"bm25"``.
+        first_stage_run: rerank only the candidates of a run file, in the same query
+            batches; ``task`` must be the run's own (restricted to the queries it covers).
+            Excludes ``shortlist``.
+        measures: extra measures to compute with pytrec_eval beside nDCG@10.
+
+    Raises:
+        ValueError: ``first_stage_run`` is given with ``shortlist``, or for another task.
 
     """
+    if first_stage_run is not None:
+        if shortlist is not None:
+            raise ValueError("a first-stage run and a shortlist exclude each other")
+        if list(first_stage_run.task.query_ids) != list(task.query_ids):
+            raise ValueError("the first-stage run was taken for another task; pass its .task")
     start = time.perf_counter()
     meter = Meter()
     metered = MeteredEncoder(encoder, meter)
@@ -249,8 +269,11 @@ def run_programs(
     with meter.scope(stage="base", side="query"):
         Q = encode_texts(metered, list(task.query_texts), QUERY, progress)
     ranker = TaskRanker(task)
-    if shortlist is None:
-        S_full: Matrix | None = Q @ D.T
+    if first_stage_run is not None:
+        S_full: Matrix | None = None
+        batches = list(shortlist_batches(first_stage_run.candidates))
+    elif shortlist is None:
+        S_full = Q @ D.T
         batches = [full_batch(ranker)]
     else:
         S_full = None
@@ -274,6 +297,7 @@ def run_programs(
     prepared = list(
         _contexts(task, batches, Q, D, S_full, encode_fn, index_time, encoder.info.collapsed)
     )
+    scorer = MeasureScorer(measures, task) if measures is not None else None
     for program in programs:
         before, fwd_before = meter.snapshot(), _forward_seconds(encoder)
         program_seconds = 0.0
@@ -287,6 +311,9 @@ def run_programs(
             _scatter(rows, prep.batch, scores)
         t1 = time.perf_counter()
         per_query = ranker.ndcg_rows(rows)
+        extra = None
+        if scorer is not None:
+            extra = scorer.score([ranker.top_of(c, v, scorer.measures.depth) for c, v in rows])
         scoring_seconds = time.perf_counter() - t1
         spent = meter.snapshot().minus(before)
         counts = CostCounts(
@@ -300,8 +327,12 @@ def run_programs(
             task=task_record(task),
             program=program.name,
             program_version=program_version(program),
-            shortlist=shortlist,
-            first_stage=first_stage if shortlist is not None else None,
+            shortlist=first_stage_run.record.depth if first_stage_run else shortlist,
+            first_stage=_first_stage_name(shortlist, first_stage, first_stage_run),
+            first_stage_run=first_stage_run.record if first_stage_run else None,
+            metrics=extra.aggregate if extra else {},
+            per_query_metrics=extra.per_query if extra else {},
+            metrics_depth=measures.depth if measures else None,
             ndcg_at_10=float(per_query.mean()) if per_query.size else 0.0,
             per_query={q: float(v) for q, v in zip(task.query_ids, per_query, strict=True)},
             cost=_cost(counts),
@@ -316,6 +347,15 @@ def run_programs(
             versions=_versions(),
         )
         yield ProgramRun(result, rows, ranker)
+
+
+def _first_stage_name(
+    shortlist: int | None, first_stage: FirstStage, run: FirstStageRun | None
+) -> str | None:
+    """What the result records as its first stage: ``run``, the built-in one, or none."""
+    if run is not None:
+        return "run"
+    return first_stage if shortlist is not None else None
 
 
 def _scatter(rows: list[ScoredRow], batch: Batch, scores: Matrix) -> None:
@@ -339,10 +379,22 @@ def evaluate_programs(
     progress: Progress | None = None,
     shortlist: int | None = None,
     first_stage: FirstStage = "dense",
+    first_stage_run: FirstStageRun | None = None,
+    measures: Measures | None = None,
 ) -> list[TaskResult]:
-    """Evaluate each program on ``task``, sharing the base encoding; results in input order."""
+    """Evaluate each program on ``task``, sharing the base encoding; results in input order.
+
+    The arguments are :func:`run_programs`'.
+    """
     runs = run_programs(
-        programs, task, encoder, progress=progress, shortlist=shortlist, first_stage=first_stage
+        programs,
+        task,
+        encoder,
+        progress=progress,
+        shortlist=shortlist,
+        first_stage=first_stage,
+        first_stage_run=first_stage_run,
+        measures=measures,
     )
     return [run.result for run in runs]
 
@@ -355,8 +407,17 @@ def evaluate(
     progress: Progress | None = None,
     shortlist: int | None = None,
     first_stage: FirstStage = "dense",
+    first_stage_run: FirstStageRun | None = None,
+    measures: Measures | None = None,
 ) -> TaskResult:
-    """Evaluate one program on one task with one encoder."""
+    """Evaluate one program on one task with one encoder (the arguments of :func:`run_programs`)."""
     return evaluate_programs(
-        [program], task, encoder, progress=progress, shortlist=shortlist, first_stage=first_stage
+        [program],
+        task,
+        encoder,
+        progress=progress,
+        shortlist=shortlist,
+        first_stage=first_stage,
+        first_stage_run=first_stage_run,
+        measures=measures,
     )[0]

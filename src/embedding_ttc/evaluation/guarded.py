@@ -16,6 +16,8 @@ from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.batches import FirstStage
 from embedding_ttc.evaluation.evaluate import ProgramRun, run_programs
+from embedding_ttc.evaluation.first_stage_run import FirstStageRun
+from embedding_ttc.evaluation.measures import Measures
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.programs.base import Program
 from embedding_ttc.tasks.task import RetrievalTask
@@ -37,18 +39,29 @@ def run_guarded(
     *,
     shortlist: int | None = None,
     first_stage: FirstStage = "dense",
+    first_stage_run: FirstStageRun | None = None,
+    measures: Measures | None = None,
 ) -> Iterator[ProgramRun | ProgramFailure]:
     """Run each program alone on ``task``; yield its run, or its failure instead of raising.
 
     A :class:`~embedding_ttc.evaluation.outcome.CandidateError` keeps its status and reason;
     any other user-facing error of the run (its scores could not be used) is recorded as
     ``invalid_output`` with its message. Each program encodes the base embeddings through
-    ``encoder`` again, so pass the cached encoder that scored the other programs.
+    ``encoder`` again, so pass the cached encoder that scored the other programs. The keyword
+    arguments are :func:`~embedding_ttc.evaluation.evaluate.run_programs`'.
     """
     for program in programs:
         try:
             run = next(
-                run_programs([program], task, encoder, shortlist=shortlist, first_stage=first_stage)
+                run_programs(
+                    [program],
+                    task,
+                    encoder,
+                    shortlist=shortlist,
+                    first_stage=first_stage,
+                    first_stage_run=first_stage_run,
+                    measures=measures,
+                )
             )
         except CandidateError as exc:
             yield ProgramFailure(program.name, exc.status, exc.reason)

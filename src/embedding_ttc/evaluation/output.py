@@ -4,7 +4,8 @@ Layout::
 
     DIR/manifest.json                      command, arguments, versions, schema version
     DIR/<encoder>/<task>/<program>.json    TaskResult (per-query nDCG@10, cost, timings)
-    DIR/<encoder>/<task>/<program>.trec    TREC run file (best RUN_DEPTH documents per query)
+    DIR/<encoder>/<task>/<program>.trec    TREC run file (best RUN_DEPTH documents per query, or
+                                           as many as the extra measures needed)
     DIR/summary.jsonl                      one SummaryRow per result, appended as each finishes
     DIR/<encoder>/table.{md,csv,tex}       the suite table (program, c, mean Δ, W/T/L, per task)
 
@@ -94,5 +95,8 @@ class RunDirectory:
         json_path = self.result_path(r.encoder.name, r.task.name, r.program, ".json")
         write_atomic(json_path, r.model_dump_json(indent=2) + "\n")
         trec_path = self.result_path(r.encoder.name, r.task.name, r.program, ".trec")
-        write_run(trec_path, run.rankings(RUN_DEPTH), tag=r.program)
+        # At least as deep as the ranking the extra measures were computed on, so trec_eval on
+        # this file gives the recorded numbers.
+        depth = max(RUN_DEPTH, r.metrics_depth or 0)
+        write_run(trec_path, run.rankings(depth), tag=r.program)
         append_record(self.root / "summary.jsonl", summary)

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from embedding_ttc.evaluation.comparison import CountedComparison, compare, read_flat_schema_1
 from embedding_ttc.evaluation.outcome import Status
 
-TASK_RESULT_SCHEMA_VERSION: Literal[1] = 1
-SUMMARY_SCHEMA_VERSION: Literal[2] = 2
+TASK_RESULT_SCHEMA_VERSION: Literal[2] = 2
+SUMMARY_SCHEMA_VERSION: Literal[3] = 3
 FAILURE_SCHEMA_VERSION: Literal[1] = 1
 
 
@@ -86,10 +86,50 @@ class Timings(_Record):
     scoring_seconds: float
 
 
-class TaskResult(_Record):
-    """One (encoder, task, program) evaluation with per-query nDCG@10."""
+class FirstStageRunRecord(_Record):
+    """The run file whose candidates every program reranked (``evaluate --first-stage-run``).
 
-    schema_version: Literal[1] = TASK_RESULT_SCHEMA_VERSION
+    ``sha256`` is of the file's bytes as stored, so the candidates can be checked and
+    reproduced; the counts say what of the run was used (see
+    :mod:`~embedding_ttc.evaluation.first_stage_run` for the rules).
+
+    Attributes:
+        path: the run file, as given.
+        sha256: SHA-256 of its bytes.
+        depth: each query's candidates were capped at its best ``depth`` (``None``: all).
+        lines: the run's lines (documents retrieved, over every query).
+        run_queries: distinct query ids in the run.
+        covered_queries: task queries evaluated (at least one candidate in the corpus).
+        uncovered_queries: task queries the run does not cover, excluded from every program.
+        unknown_queries: run query ids that are not queries of the task (their lines dropped).
+        unknown_documents: lines dropped because the document is not in the corpus.
+        outside_candidates: lines dropped because the document is outside the query's
+            candidates (its pool on a reranking task, or the query itself where self-hits are
+            excluded).
+
+    """
+
+    path: str
+    sha256: str
+    depth: int | None
+    lines: int
+    run_queries: int
+    covered_queries: int
+    uncovered_queries: int
+    unknown_queries: int
+    unknown_documents: int
+    outside_candidates: int
+
+
+class TaskResult(_Record):
+    """One (encoder, task, program) evaluation with per-query nDCG@10.
+
+    Schema 2 added the extra measures of ``--metrics`` (``metrics``: the aggregate of each,
+    ``per_query_metrics``: measure -> query id -> value, ``metrics_depth``: how deep a ranking
+    they were computed on) and ``first_stage_run``; a schema-1 record reads with none of them.
+    """
+
+    schema_version: Literal[2] = TASK_RESULT_SCHEMA_VERSION
     kind: str = "task_result"
     encoder: EncoderRecord
     task: TaskRecord
@@ -102,18 +142,31 @@ class TaskResult(_Record):
     cost: CostRecord
     timings: Timings
     versions: dict[str, str]
+    first_stage_run: FirstStageRunRecord | None = None
+    metrics: dict[str, float] = Field(default_factory=dict)
+    per_query_metrics: dict[str, dict[str, float]] = Field(default_factory=dict)
+    metrics_depth: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_schema_1(cls, data: Any) -> Any:
+        # Schema 1 is schema 2 without the added fields, whose defaults say "none".
+        if isinstance(data, dict) and data.get("schema_version") == 1:
+            return {**data, "schema_version": TASK_RESULT_SCHEMA_VERSION}
+        return data
 
 
 class SummaryRow(_Record):
     """The record ``evaluate --json`` prints, one per (encoder, task, program).
 
     ``comparison`` is the program against P0 on the task (both nDCG@10, the mean Δ, the
-    per-query W/T/L); the rest are the program's cost and timings. Schema 1 copied the
-    comparison's fields flat; such a row is read through
+    per-query W/T/L); the rest are the program's cost and timings, and ``metrics`` the
+    aggregates of the extra measures of ``--metrics`` (added in schema 3; a schema-2 row reads
+    with none). Schema 1 copied the comparison's fields flat; such a row is read through
     :func:`~embedding_ttc.evaluation.comparison.read_flat_schema_1`.
     """
 
-    schema_version: Literal[2] = SUMMARY_SCHEMA_VERSION
+    schema_version: Literal[3] = SUMMARY_SCHEMA_VERSION
     status: Literal["ok"] = "ok"
     reason: str = ""
     encoder: str
@@ -129,10 +182,13 @@ class SummaryRow(_Record):
     forward_seconds: float
     algebra_seconds: float
     total_seconds: float
+    metrics: dict[str, float] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
-    def _read_schema_1(cls, data: Any) -> Any:
+    def _read_old_schemas(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("schema_version") == 2:
+            return {**data, "schema_version": SUMMARY_SCHEMA_VERSION}
         return read_flat_schema_1(data, SUMMARY_SCHEMA_VERSION)
 
 
@@ -156,6 +212,7 @@ def summary_row(encoder: str, task: str, result: TaskResult, baseline: TaskResul
         forward_seconds=result.timings.forward_seconds,
         algebra_seconds=result.timings.algebra_seconds,
         total_seconds=result.timings.total_seconds,
+        metrics=dict(result.metrics),
     )
 
 
