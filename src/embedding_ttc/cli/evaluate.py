@@ -198,6 +198,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 if run_file is not None:
                     candidates = first_stage_candidates(run_file, task, args.depth)
                     task = candidates.task  # the queries the run covers, with its warnings
+                    fs = candidates.record
+                    console.print(
+                        f"{task_name}: every program reranks the candidates of {fs.path} "
+                        f"(sha256 {fs.sha256[:12]}, depth {fs.depth or 'all'}) on "
+                        f"{fs.covered_queries} queries"
+                    )
                 for w in task.warnings:
                     console.print(f"[yellow]{task_name}: {w}[/yellow]")
                 done, failed = _evaluate_task(
@@ -231,9 +237,8 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
     from rich.table import Table
 
     table = Table(title="nDCG@10 (Δ against P0, W/T/L over queries at ±0.001)")
-    metrics = list(dict.fromkeys(m for r in rows for m in r.metrics))  # --metrics, by pytrec_eval
-    columns = ("encoder", "task", "program", "nDCG@10", *metrics, "Δ", "W/T/L", "c")
-    for col in (*columns, "index/query calls", "encode s", "algebra s", "total s"):
+    columns = ("encoder", "task", "program", "nDCG@10", "Δ", "W/T/L", "c", "index/query calls")
+    for col in (*columns, "encode s", "algebra s", "total s"):
         table.add_column(
             col, justify="right" if col not in ("encoder", "task", "program") else "left"
         )
@@ -243,7 +248,6 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
             r.task,
             r.program,
             f"{r.comparison.ndcg_at_10:.4f}",
-            *(f"{r.metrics[m]:.4f}" if m in r.metrics else "–" for m in metrics),
             f"{r.comparison.delta_ndcg_at_10:+.4f}",
             str(r.comparison.wtl),
             f"{r.cost_ratio:.2f}",
@@ -255,6 +259,25 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
     if rows:
         mean = sum(r.comparison.ndcg_at_10 for r in rows) / len(rows)
         table.caption = f"{len(rows)} results; mean nDCG@10 {mean:.4f}"
+    console.print(table)
+    _print_measures(rows, console)
+
+
+def _print_measures(rows: Sequence[Any], console: Any) -> None:
+    """The extra measures of ``--metrics`` (pytrec_eval), one column each, beside nDCG@10."""
+    metrics = list(dict.fromkeys(m for r in rows for m in r.metrics))
+    if not metrics:
+        return
+    from rich.table import Table
+
+    table = Table(title="measures by pytrec_eval (the Δ and W/T/L above are on nDCG@10)")
+    for col in ("encoder", "task", "program"):
+        table.add_column(col)
+    for col in ("nDCG@10", *metrics):
+        table.add_column(col, justify="right")
+    for r in rows:
+        values = (f"{r.metrics[m]:.4f}" if m in r.metrics else "–" for m in metrics)
+        table.add_row(r.encoder, r.task, r.program, f"{r.comparison.ndcg_at_10:.4f}", *values)
     console.print(table)
 
 
