@@ -188,8 +188,14 @@ def test_one_document_spelt_two_ways_is_a_duplicate(tmp_path: Path, task):
 
 
 def test_a_run_of_another_task_is_refused(tmp_path: Path, task):
-    with pytest.raises(RunFileError, match=r"covers none of the 3 queries of task small"):
+    with pytest.raises(
+        RunFileError, match=r"covers none of the 3 queries of task small: .* 1 name a query"
+    ):
         load_first_stage_run(write(tmp_path, "301 Q0 d1 1 1 t\n"), task)
+    with pytest.raises(
+        RunFileError, match=r"of its 2 lines, 0 name a query .* 2 a document not in"
+    ):
+        load_first_stage_run(write(tmp_path, "q1 Q0 x1 1 1 t\nq2 Q0 x2 1 1 t\n"), task)
     with pytest.raises(RunFileError, match=r"cannot read"):
         load_first_stage_run(tmp_path / "missing.trec", task)
 

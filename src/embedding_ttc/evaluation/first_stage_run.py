@@ -162,11 +162,13 @@ def first_stage_candidates(
     covered = sorted(per_query)
     n_run_queries = len({line.qid for line in run.lines})
     if not covered:
-        example = run.lines[0].qid
+        q, d, o = drops["query"].count, drops["document"].count, drops["outside"].count
         raise RunFileError(
             f"{run.path}: the run covers none of the {task.n_queries} queries of task "
-            f"{task.name} (its first query id is {example!r}; the task's first is "
-            f"{task.query_ids[0]!r}); is it a run of another task?"
+            f"{task.name}: of its {len(run.lines)} lines, {q} name a query not in the task "
+            f"(its first query id is {run.lines[0].qid!r}, the task's {task.query_ids[0]!r}), "
+            f"{d} a document not in the corpus, {o} a document outside the query's candidates; "
+            "is it a run of another task?"
         )
     candidates = []
     for row in covered:
