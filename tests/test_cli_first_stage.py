@@ -48,14 +48,14 @@ def test_first_stage_run_and_metrics(tmp_path: Path, capsys):
     run = tmp_path / "bm25.trec"
     run.write_text(RUN, encoding="utf-8")
     out = tmp_path / "out"
-    args = ["--first-stage-run", str(run), "--metrics", "recall_100,recip_rank", "--json"]
+    args = ["--first-stage-run", str(run), "--metrics", "recall_100,recip_rank"]
     assert main(evaluate_args(data, *args, "--out", str(out))) == 0
     captured = capsys.readouterr()
     # the uncovered query and the unknown document are said, on stderr (wrapped by rich)
     err = " ".join(captured.err.split())
     assert "covers 2 of the 3 queries" in err and "excluded from every program" in err
     assert "document ids not in the corpus: 1 (first 'd9', line 4)" in err
-    (row,) = json.loads(captured.out)
+    (row,) = [json.loads(x) for x in (out / "summary.jsonl").read_text().splitlines()]
     assert row["schema_version"] == 3
     assert set(row["metrics"]) == {"recall_100", "recip_rank"}
     assert row["metrics"]["recall_100"] == 1.0  # each covered query's relevant document is in

@@ -26,7 +26,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli.common import add_device, add_encode_budget, command_line
+from embedding_ttc.cli.common import (
+    add_backend,
+    add_cache_options,
+    add_data_dir,
+    add_device,
+    add_encode_budget,
+    command_line,
+)
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.frontier import RULES
 from embedding_ttc.search.records import OBJECTIVES
@@ -238,7 +245,6 @@ def add_analysis_commands(sub: Any) -> None:
     from embedding_ttc.analysis.heads import LEARNED_HEAD
     from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES
     from embedding_ttc.analysis.transfer import NO_DISCOVERY
-    from embedding_ttc.encoders.catalog import BACKENDS
     from embedding_ttc.ray_runtime import EXECUTORS
 
     tr = sub.add_parser(
@@ -321,7 +327,12 @@ def add_analysis_commands(sub: Any) -> None:
         help="the baseline of the rule's Δ: p0 or the run's reference (default: the run's)",
     )
     tr.add_argument("--out", type=Path, required=True, help="cells and tables go here")
-    tr.add_argument("--executor", choices=EXECUTORS, default="inprocess")
+    tr.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="inprocess",
+        help="where cells are computed: inprocess (default) or ray (the ray extra)",
+    )
     tr.add_argument(
         "--ray-address",
         help="a Ray cluster to run on with --executor ray (default: RAY_ADDRESS, else a local Ray)",
@@ -350,10 +361,9 @@ def add_analysis_commands(sub: Any) -> None:
         "instead of all, on every task (N) or on one task (TASK=N); repeatable. Cells record "
         "it, and cells stored under another setting are recomputed",
     )
-    tr.add_argument("--data-dir", type=Path)
-    tr.add_argument("--cache-dir", type=Path)
-    tr.add_argument("--no-cache", action="store_true")
-    tr.add_argument("--backend", choices=BACKENDS, default="torch")
+    add_data_dir(tr)
+    add_cache_options(tr)
+    add_backend(tr)
     add_device(tr)
     tr.add_argument("--no-progress", action="store_true", help="no per-cell progress lines")
     tr.set_defaults(func=cmd_transfer)

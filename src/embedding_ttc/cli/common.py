@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,8 @@ def print_listing(
     title: str,
     header: Sequence[str],
     rows: Sequence[Sequence[str]],
-    whole: Sequence[int] = (0,),
+    whole: Iterable[int] = (0,),
+    caption: str = "",
 ) -> None:
     """Print a listing on stdout: a table on a terminal, tab-separated lines elsewhere.
 
@@ -95,14 +96,17 @@ def print_listing(
     columns wrap at words instead), and piped output is plain text, one row per line,
     whatever the width.
     """
+    whole = set(whole)
     if not sys.stdout.isatty():
         print("\t".join(header))
         for row in rows:
             print("\t".join(" ".join(str(v).split()) for v in row))
+        if caption:
+            print(caption)
         return
     from rich.table import Table
 
-    table = Table(title=title)
+    table = Table(title=title, caption=caption or None)
     for i, col in enumerate(header):
         if i in whole:
             width = max([len(col), *(len(str(r[i])) for r in rows)])
@@ -137,6 +141,42 @@ def _device(text: str) -> str:
         return check_device(text)
     except UnknownNameError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+DATA_DIR_HELP = (
+    "folder of task folders (default: $EMBEDDING_TTC_DATA, ../shared/datasets, or the user "
+    "data folder; the packaged tasks need none)"
+)
+
+
+def add_data_dir(parser: argparse.ArgumentParser) -> None:
+    """``--data-dir DIR``: the data root, for every command that reads tasks."""
+    parser.add_argument("--data-dir", type=Path, metavar="DIR", help=DATA_DIR_HELP)
+
+
+def add_cache_options(parser: argparse.ArgumentParser) -> None:
+    """``--cache-dir DIR`` and ``--no-cache``: the embedding cache of every encoding command."""
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="embedding cache (default: $EMBEDDING_TTC_CACHE or the user cache dir)",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the embedding cache"
+    )
+
+
+def add_backend(parser: argparse.ArgumentParser) -> None:
+    """``--backend``: the encoder's runtime, for every command that encodes."""
+    from embedding_ttc.encoders.catalog import BACKENDS
+
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="torch",
+        help="encoder runtime: torch (default) or onnx-int8 (needs the onnx extra)",
+    )
 
 
 def add_device(parser: argparse.ArgumentParser) -> None:

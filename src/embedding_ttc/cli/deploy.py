@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli.common import add_device, stage_progress
+from embedding_ttc.cli.common import add_data_dir, add_device, stage_progress
 from embedding_ttc.errors import EmbeddingTTCError
 
 
@@ -195,26 +195,37 @@ def add_deploy_commands(sub: Any) -> None:
         help="queries (JSONL 'text' or one a line) for the reference sample of "
         "batch-statistics programs (default: the task's, else pseudo-queries from the corpus)",
     )
-    bu.add_argument("--reference-size", type=int, default=DEFAULT_REFERENCE_SIZE)
+    bu.add_argument(
+        "--reference-size",
+        type=int,
+        default=DEFAULT_REFERENCE_SIZE,
+        help="reference queries stored for programs whose statistics span a batch of queries "
+        f"(default {DEFAULT_REFERENCE_SIZE})",
+    )
     bu.add_argument("--seed", type=int, default=0, help="seed of the reference sample")
     bu.add_argument("--force", action="store_true", help="replace an existing index at --out")
-    bu.add_argument("--data-dir", type=Path, help="folder of task folders")
-    bu.add_argument("--no-progress", action="store_true")
+    add_data_dir(bu)
+    bu.add_argument("--no-progress", action="store_true", help="no progress bars")
     encoder_options(bu)
     bu.set_defaults(func=cmd_index_build)
 
     ad = ixsub.add_parser("add", help="append documents to an index (no rebuild)")
     ad.add_argument("dir", type=Path, help="the index directory")
     ad.add_argument("--corpus", type=Path, required=True, help="the new documents")
-    ad.add_argument("--no-progress", action="store_true")
+    ad.add_argument("--no-progress", action="store_true", help="no progress bars")
     encoder_options(ad)
     ad.set_defaults(func=cmd_index_add)
 
     se = sub.add_parser("serve", help="serve an index over HTTP (needs the serve extra)")
     se.add_argument("dir", type=Path, help="the index directory")
-    se.add_argument("--host", default="127.0.0.1")
-    se.add_argument("--port", type=int, default=8000)
-    se.add_argument("--first-stage", choices=("dense", "bm25"), default="dense")
+    se.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    se.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    se.add_argument(
+        "--first-stage",
+        choices=("dense", "bm25"),
+        default="dense",
+        help="the built-in first stage of /search: dense cosine (default) or BM25",
+    )
     se.add_argument("--shortlist", type=int, default=100, help="candidates /search reranks")
     se.add_argument("--verify", action="store_true", help="check every file's SHA-256 first")
     se.add_argument("--log-level", default="info", help="uvicorn log level")

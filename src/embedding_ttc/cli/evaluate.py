@@ -10,10 +10,14 @@ from typing import Any
 
 from embedding_ttc import __version__
 from embedding_ttc.cli.common import (
+    add_backend,
+    add_cache_options,
+    add_data_dir,
     add_device,
     add_encode_budget,
     build_encoder,
     command_line,
+    print_listing,
     progress_bars,
     rich_console,
     with_backend,
@@ -185,8 +189,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             )
         )
     console = rich_console()
+    # --json prints the records on stdout and, on stderr, nothing but errors.
+    say = (lambda *a, **k: None) if args.json else console.print
     rows: list[Any] = []
-    with progress_bars(not args.no_progress) as progress:
+    with progress_bars(not args.no_progress and not args.json) as progress:
         for enc_name in args.encoder:
             encoder = build_encoder(
                 enc_name, args.cache_dir, args.no_cache, args.backend, args.device
@@ -199,51 +205,61 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                     candidates = first_stage_candidates(run_file, task, args.depth)
                     task = candidates.task  # the queries the run covers, with its warnings
                     fs = candidates.record
-                    console.print(
+                    say(
                         f"{task_name}: every program reranks the candidates of {fs.path} "
                         f"(sha256 {fs.sha256[:12]}, depth {fs.depth or 'all'}) on "
                         f"{fs.covered_queries} queries"
                     )
                 for w in task.warnings:
-                    console.print(f"[yellow]{task_name}: {w}[/yellow]")
+                    say(f"[yellow]{task_name}: {w}[/yellow]")
                 done, failed = _evaluate_task(
                     args, label, encoder, task, programs, out, progress, files, candidates, measures
                 )
                 rows += [r for r in done if r.program in program_names]
                 failures += failed
-    if args.json:
-        print(json.dumps([r.model_dump() for r in [*rows, *failures]], indent=2))
     for f in failures:
         console.print(f"[red]{f.program} on {f.task}: {f.status}: {f.reason}[/red]")
-    _print_table(rows, console if args.json else rich_console(stderr=False))
-    if len(tasks) > 1:
-        _discovery_tables(rows, out, console if args.json else rich_console(stderr=False))
+    _report(rows, failures, out, several_tasks=len(tasks) > 1, as_json=args.json)
     return 0
 
 
+def _report(
+    rows: list[Any], failures: list[Any], out: Any, *, several_tasks: bool, as_json: bool
+) -> None:
+    """The results on stdout: JSON records, or the tables (the suite table saved under --out)."""
+    if as_json:
+        print(json.dumps([r.model_dump() for r in [*rows, *failures]], indent=2))
+        if out and several_tasks:
+            _discovery_tables(rows, out, None)
+        return
+    _print_table(rows)
+    if several_tasks:
+        _discovery_tables(rows, out, rich_console(stderr=False))
+
+
 def _discovery_tables(rows: list[Any], out: Any, console: Any) -> None:
-    """Print (and save under ``--out``) the Table-2 layout per encoder over the tasks."""
+    """Print (unless ``console`` is ``None``; save under ``--out``) the Table-2 layout per encoder.
+
+    The Markdown is printed unwrapped whatever the width, so its rows stay whole.
+    """
     from embedding_ttc.evaluation.table import DiscoveryTable
 
     for encoder in dict.fromkeys(r.encoder for r in rows):
         table = DiscoveryTable.from_rows([r for r in rows if r.encoder == encoder])
-        console.print(f"\n[bold]{encoder}[/bold] over {len(table.tasks)} tasks\n")
-        console.print(table.to_markdown(), markup=False, highlight=False)
+        if console is not None:
+            console.print(f"\n[bold]{encoder}[/bold] over {len(table.tasks)} tasks\n")
+            console.print(table.to_markdown(), markup=False, highlight=False, soft_wrap=True)
         if out:
             out.write_table(encoder, table)
 
 
-def _print_table(rows: Sequence[Any], console: Any) -> None:
-    from rich.table import Table
-
-    table = Table(title="nDCG@10 (Δ against P0, W/T/L over queries at ±0.001)")
-    columns = ("encoder", "task", "program", "nDCG@10", "Δ", "W/T/L", "c", "index/query calls")
-    for col in (*columns, "encode s", "algebra s", "total s"):
-        table.add_column(
-            col, justify="right" if col not in ("encoder", "task", "program") else "left"
-        )
-    for r in rows:
-        table.add_row(
+def _print_table(rows: Sequence[Any]) -> None:
+    header = (
+        *("encoder", "task", "program", "nDCG@10", "Δ", "W/T/L", "c", "index/query calls"),
+        *("encode s", "algebra s", "total s"),
+    )
+    lines = [
+        (
             r.encoder,
             r.task,
             r.program,
@@ -256,29 +272,44 @@ def _print_table(rows: Sequence[Any], console: Any) -> None:
             f"{r.algebra_seconds:.2f}",
             f"{r.total_seconds:.1f}",
         )
+        for r in rows
+    ]
+    caption = ""
     if rows:
         mean = sum(r.comparison.ndcg_at_10 for r in rows) / len(rows)
-        table.caption = f"{len(rows)} results; mean nDCG@10 {mean:.4f}"
-    console.print(table)
-    _print_measures(rows, console)
+        caption = f"{len(rows)} results; mean nDCG@10 {mean:.4f}"
+    print_listing(
+        "nDCG@10 (Δ against P0, W/T/L over queries at ±0.001)",
+        header,
+        lines,
+        whole=range(len(header)),
+        caption=caption,
+    )
+    _print_measures(rows)
 
 
-def _print_measures(rows: Sequence[Any], console: Any) -> None:
+def _print_measures(rows: Sequence[Any]) -> None:
     """The extra measures of ``--metrics`` (pytrec_eval), one column each, beside nDCG@10."""
     metrics = list(dict.fromkeys(m for r in rows for m in r.metrics))
     if not metrics:
         return
-    from rich.table import Table
-
-    table = Table(title="measures by pytrec_eval (the Δ and W/T/L above are on nDCG@10)")
-    for col in ("encoder", "task", "program"):
-        table.add_column(col)
-    for col in ("nDCG@10", *metrics):
-        table.add_column(col, justify="right")
-    for r in rows:
-        values = (f"{r.metrics[m]:.4f}" if m in r.metrics else "–" for m in metrics)
-        table.add_row(r.encoder, r.task, r.program, f"{r.comparison.ndcg_at_10:.4f}", *values)
-    console.print(table)
+    lines = [
+        (
+            r.encoder,
+            r.task,
+            r.program,
+            f"{r.comparison.ndcg_at_10:.4f}",
+            *(f"{r.metrics[m]:.4f}" if m in r.metrics else "–" for m in metrics),
+        )
+        for r in rows
+    ]
+    print()
+    print_listing(
+        "measures by pytrec_eval (the Δ and W/T/L above are on nDCG@10)",
+        ("encoder", "task", "program", "nDCG@10", *metrics),
+        lines,
+        whole=range(4 + len(metrics)),
+    )
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
@@ -401,9 +432,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def add_evaluate_commands(sub: Any) -> None:
     """Add ``evaluate``, ``tasks``, ``encoders`` and ``bench`` to the subcommand parsers."""
-    from embedding_ttc.encoders.catalog import BACKENDS, DEFAULT_ENCODER
-
-    backend_help = "runtime: torch (default) or onnx-int8 (needs the onnx extra)"
+    from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
 
     ev = sub.add_parser("evaluate", help="evaluate programs on tasks or a suite")
     ev.add_argument(
@@ -430,12 +459,7 @@ def add_evaluate_commands(sub: Any) -> None:
         help="wall-time limit in seconds of a program file on one task (default 600)",
     )
     add_encode_budget(ev)
-    ev.add_argument(
-        "--data-dir",
-        type=Path,
-        help="folder of task folders (default: $EMBEDDING_TTC_DATA, ../shared/datasets, "
-        "or the user data folder; the packaged tasks need none)",
-    )
+    add_data_dir(ev)
     ev.add_argument(
         "--shortlist",
         type=int,
@@ -472,22 +496,19 @@ def add_evaluate_commands(sub: Any) -> None:
     ev.add_argument(
         "--json", action="store_true", help="print the summary records as JSON on stdout"
     )
-    ev.add_argument(
-        "--cache-dir",
-        type=Path,
-        help="embedding cache (default: $EMBEDDING_TTC_CACHE or the user cache dir)",
-    )
-    ev.add_argument(
-        "--no-cache", action="store_true", help="do not read or write the embedding cache"
-    )
+    add_cache_options(ev)
     ev.add_argument("--no-progress", action="store_true", help="no progress bars")
-    ev.add_argument("--backend", choices=BACKENDS, default="torch", help=backend_help)
+    add_backend(ev)
     add_device(ev)
     ev.set_defaults(func=cmd_evaluate)
 
     ts = sub.add_parser("tasks", help="list tasks (with statistics) and suites")
-    ts.add_argument("--data-dir", type=Path, help="folder of task folders (as for evaluate)")
-    ts.add_argument("--json", action="store_true")
+    add_data_dir(ts)
+    ts.add_argument(
+        "--json",
+        action="store_true",
+        help="print {data_dir, tasks, malformed, unavailable, suites, fetchable} as JSON only",
+    )
     ts.set_defaults(func=cmd_tasks)
 
     en = sub.add_parser("encoders", help="list encoders and their views")
@@ -498,9 +519,11 @@ def add_evaluate_commands(sub: Any) -> None:
     en.set_defaults(func=cmd_encoders)
 
     be = sub.add_parser("bench", help="harness overhead and cache speed-up of P0 on a suite")
-    be.add_argument("--suite", default="smoke")
+    be.add_argument("--suite", default="smoke", help="suite to run P0 on (default smoke)")
     be.add_argument("--task", action="append", help="restrict to these tasks of the suite")
-    be.add_argument("--encoder", default=DEFAULT_ENCODER)
-    be.add_argument("--data-dir", type=Path)
-    be.add_argument("--backend", choices=BACKENDS, default="torch", help=backend_help)
+    be.add_argument(
+        "--encoder", default=DEFAULT_ENCODER, help=f"encoder name (default {DEFAULT_ENCODER})"
+    )
+    add_data_dir(be)
+    add_backend(be)
     be.set_defaults(func=cmd_bench)

@@ -7,7 +7,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from embedding_ttc.cli.common import add_device, add_encode_budget, rich_console
+from embedding_ttc.cli.common import (
+    add_cache_options,
+    add_data_dir,
+    add_device,
+    add_encode_budget,
+    rich_console,
+)
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM
 from embedding_ttc.ray_runtime import EXECUTORS
@@ -248,7 +254,9 @@ def add_search_commands(sub: Any) -> None:
     )
     se.add_argument("--generations", type=int, default=20, help="last generation to run (G)")
     se.add_argument("--run-dir", type=Path, required=True, help="ledger and program sources")
-    se.add_argument("--encoder", default=DEFAULT_ENCODER)
+    se.add_argument(
+        "--encoder", default=DEFAULT_ENCODER, help=f"encoder name (default {DEFAULT_ENCODER})"
+    )
     se.add_argument("--model", help="LLM model name (openai, anthropic)")
     se.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, llama.cpp)")
     se.add_argument(
@@ -318,7 +326,12 @@ def add_search_commands(sub: Any) -> None:
         default="p0",
         help="the baseline of the Δ that guides the proposer and the admission (default p0)",
     )
-    se.add_argument("--seed", type=int, default=0)
+    se.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the proposer, the parent choice and the validation split (default 0)",
+    )
     se.add_argument("--top-k", type=int, default=5, help="frontier programs shown with source")
     se.add_argument("--timeout", type=float, default=600.0, help="seconds per program per task")
     add_encode_budget(se)
@@ -337,14 +350,15 @@ def add_search_commands(sub: Any) -> None:
         "--ray-address",
         help="a Ray cluster to run on with --executor ray (default: RAY_ADDRESS, else a local Ray)",
     )
-    se.add_argument("--data-dir", type=Path)
-    se.add_argument("--cache-dir", type=Path)
-    se.add_argument("--no-cache", action="store_true")
+    add_data_dir(se)
+    add_cache_options(se)
     add_device(se)
     se.set_defaults(func=cmd_search)
 
     fr = sub.add_parser("frontier", help="the frontier of a search run, from its ledger")
-    fr.add_argument("run_dir", type=Path)
+    fr.add_argument(
+        "run_dir", type=Path, help="a search run directory (the folder of ledger.jsonl)"
+    )
     fr.add_argument(
         "--rule",
         choices=tuple(RULES),
@@ -356,5 +370,5 @@ def add_search_commands(sub: Any) -> None:
         choices=OBJECTIVES,
         help="Δ against P0 or the run's reference (default: the run's objective)",
     )
-    fr.add_argument("--json", action="store_true")
+    fr.add_argument("--json", action="store_true", help="print the frontier as JSON only")
     fr.set_defaults(func=cmd_frontier)
