@@ -342,36 +342,42 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
 def _print_tasks(listing: Any, suites: dict[str, Any], fetchable: list[str], console: Any) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     where = listing.data_dir or "no data root: packaged tasks only"
-    table = Table(title=f"tasks ({where})")
-    columns = ("task", "docs", "queries", "qrels", "words/doc", "pool", "from", "suites")
-    for col in columns:
-        table.add_column(col)
+    rows = []
     for e in listing.with_status("ok"):
         s = e.stats
         member = [n for n, v in suites.items() if e.task in v["tasks"]]
-        table.add_row(
-            e.task,
-            str(s["n_docs"]),
-            str(s["n_queries"]),
-            str(s["n_qrels"]),
-            str(s["mean_doc_words"]),
-            "yes" if s["pool"] else "",
-            e.origin if e.origin != "data root" else e.path,
-            ", ".join(member),
+        rows.append(
+            (
+                e.task,
+                str(s["n_docs"]),
+                str(s["n_queries"]),
+                str(s["n_qrels"]),
+                str(s["mean_doc_words"]),
+                "yes" if s["pool"] else "",
+                e.origin if e.origin != "data root" else e.path,
+                ", ".join(member),
+            )
         )
-    console.print(table)
+    columns = ("task", "docs", "queries", "qrels", "words/doc", "pool", "from", "suites")
+    print_listing("tasks", columns, rows, whole=range(6))
+    console.print(f"data root: {where}" if listing.data_dir else where, soft_wrap=True)
     for status in ("malformed", "unavailable"):
         for bad in listing.with_status(status):
             detail = escape(f"{bad.task} ({bad.path or bad.origin}): {bad.error}")
-            console.print(f"[bold red]{status}[/bold red] {detail}", highlight=False)
+            console.print(
+                f"[bold red]{status}[/bold red] {detail}", highlight=False, soft_wrap=True
+            )
     for name, suite in suites.items():
-        console.print(f"[bold]{name}[/bold]: {', '.join(suite['tasks'])} — {suite['description']}")
+        console.print(
+            f"[bold]{name}[/bold]: {', '.join(suite['tasks'])} — {suite['description']}",
+            soft_wrap=True,
+        )
     if fetchable:
         console.print(
-            f"[bold]fetchable[/bold] (embedding-ttc data fetch NAME): {', '.join(fetchable)}"
+            f"[bold]fetchable[/bold] (embedding-ttc data fetch NAME): {', '.join(fetchable)}",
+            soft_wrap=True,
         )
 
 
@@ -395,11 +401,8 @@ def cmd_encoders(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(records, indent=2))
         return 0
-    from rich.table import Table
 
-    table = Table(title="encoders")
-    for col in ("name", "family", "dim", "views", "runs here", "source"):
-        table.add_column(col)
+    rows = []
     for s in specs:
         views = (
             "collapsed (one shared view)"
@@ -410,8 +413,8 @@ def cmd_encoders(args: argparse.Namespace) -> int:
         here = (
             "yes" if s.available() else ("needs network" if not missing else f"pip: {missing[0]}")
         )
-        table.add_row(s.name, s.family, str(s.dim), views, here, s.description)
-    rich_console(stderr=False).print(table)
+        rows.append((s.name, s.family, str(s.dim), views, here, s.description))
+    print_listing("encoders", ("name", "family", "dim", "views", "runs here", "source"), rows)
     return 0
 
 
