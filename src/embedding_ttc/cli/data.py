@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli.common import rich_console, staged
+from embedding_ttc.cli.common import print_listing, rich_console, staged
 
 
 @contextmanager
@@ -93,14 +93,15 @@ def cmd_data_list(args: argparse.Namespace) -> int:
         ]
         print(json.dumps({"data_dir": str(root), "datasets": rows}, indent=2))
         return 0
-    from rich.table import Table
-
-    table = Table(title=f"BEIR datasets (installed under {root})")
-    for col in ("dataset", "archive MB", "installed"):
-        table.add_column(col, justify="right" if col == "archive MB" else "left")
-    for a in archives:
-        table.add_row(a.name, f"{a.bytes / 1e6:,.1f}", "yes" if installed[a.name] else "")
-    rich_console(stderr=False).print(table)
+    lines = [
+        (a.name, f"{a.bytes / 1e6:,.1f}", "yes" if installed[a.name] else "") for a in archives
+    ]
+    print_listing(
+        "BEIR datasets",
+        ("dataset", "archive MB", "installed"),
+        lines,
+        caption=f"installed under {root}",
+    )
     return 0
 
 
