@@ -20,8 +20,16 @@ stored in the index, in the search's sandbox, one contained process per program 
 A failure of such a call (a crash, a timeout) raises
 :class:`~embedding_ttc.evaluation.outcome.CandidateError` with its status and reason.
 
+Documents the index does not hold (:meth:`Reranker.rerank_texts`, a caller whose first stage
+is another system): each is given as its text, and its index-time work (its
+``retrieval.passage`` row of ``D``, the program's document-side encodes) is computed live by
+the recording pass ``index build`` runs (:func:`~embedding_ttc.deploy.record.record_encodes`),
+through the encoder (its on-disk cache, when it has one, so a repeated document is not
+re-encoded); it is then scored in the same program call as the documents the index holds.
+
 Rankings: best first; ties broken as trec_eval breaks them (descending document id), as in
-:class:`~embedding_ttc.evaluation.ranking.TaskRanker`. Calls are serialised by a lock: the
+:class:`~embedding_ttc.evaluation.ranking.TaskRanker`; a ranking of texts breaks ties by
+position in the request (earlier first). Calls are serialised by a lock: the
 encoders' tokenizers are not thread-safe.
 """
 
@@ -29,7 +37,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,14 +45,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.deploy.index import Index
-from embedding_ttc.deploy.store import StoreEncodeFn
-from embedding_ttc.encoders.base import QUERY, Embeddings, Encoder
+from embedding_ttc.deploy.record import record_encodes
+from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn
+from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.batches import SHORTLIST_BATCH, FirstStage
-from embedding_ttc.evaluation.evaluate import check_output
+from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
 from embedding_ttc.programs.base import Context, Program
 from embedding_ttc.programs.recipe import Recipe
+from embedding_ttc.tasks.task import join_title_text
 
 Ranking = list[tuple[str, float]]
 """``(document id, score)`` pairs, best first."""
@@ -78,6 +88,11 @@ class CallStats:
         live_calls: encoder calls, both kinds.
         store_texts: texts the program's ``encode_fn`` served from the index.
         index_misses: document-side texts the index lacked (encoded live; 0 normally).
+        live_documents: documents given as texts that the index does not hold, whose
+            index-time work was computed live (:meth:`Reranker.rerank_texts`).
+        live_document_encodes: texts encoded for them (their ``D`` rows and the program's
+            index-time encodes; an encoder cache may have served some of them).
+        live_document_seconds: seconds computing their index-time work (the recording pass).
         program_calls: program invocations.
         first_stage_seconds: query encoding plus the first stage (search only).
         encode_seconds: seconds in the live encoder (query embeddings and program encodes).
@@ -92,6 +107,9 @@ class CallStats:
     live_calls: int = 0
     store_texts: int = 0
     index_misses: int = 0
+    live_documents: int = 0
+    live_document_encodes: int = 0
+    live_document_seconds: float = 0.0
     program_calls: int = 0
     first_stage_seconds: float = 0.0
     encode_seconds: float = 0.0
@@ -120,10 +138,128 @@ class Scored:
     stats: CallStats = field(default_factory=CallStats)
 
 
+TextInput = str | Mapping[str, str]
+"""A document given by its text: a string, or ``{"text"}`` with optional ``"id"``, ``"title"``."""
+
+
+@dataclass(frozen=True)
+class TextDocument:
+    """A document a caller gives by its text.
+
+    Attributes:
+        id: the caller's id (``None`` for a bare text).
+        text: title and text joined, as the encoder sees it (as the index joins them).
+
+    """
+
+    id: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class TextScored:
+    """Every given document's score for one query, in the order given.
+
+    Attributes:
+        documents: the documents, as given.
+        scores: the program's score of each (aligned).
+        held: whether the index held each (same id and text; a bare text: same text).
+        stats: what the call cost (``live_documents``: how many were computed live).
+
+    """
+
+    documents: list[TextDocument]
+    scores: NDArray[np.float32]
+    held: NDArray[np.bool_]
+    stats: CallStats
+
+    @property
+    def live(self) -> int:
+        """Documents whose index-time work was computed live."""
+        return int((~self.held).sum())
+
+
+@dataclass(frozen=True)
+class RankedText:
+    """One ranked document of :meth:`Reranker.rerank_texts`.
+
+    Attributes:
+        position: its position in the request.
+        id: the caller's id, if it gave one.
+        score: the program's score.
+
+    """
+
+    position: int
+    id: str | None
+    score: float
+
+
+@dataclass(frozen=True)
+class TextRanking:
+    """The best documents of a :meth:`Reranker.rerank_texts` call, best first.
+
+    Attributes:
+        results: the ranked documents (ties: earlier position first).
+        live: how many of the given documents were computed live (not held by the index).
+
+    """
+
+    results: list[RankedText]
+    live: int
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """What one program call ranks: ``D`` rows, texts and ids of its columns."""
+
+    D: Embeddings
+    texts: tuple[str, ...]
+    ids: tuple[str, ...]
+    recorded: StoreBuilder | None = None  # index-time work of live documents
+
+
 def _check_k(k: int, name: str = "k") -> int:
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ValueError(f"{name} must be a positive integer, got {k!r}")
     return int(k)
+
+
+def _text_document(item: object, position: int) -> TextDocument:
+    """A document given as a string or a ``{"text", "id"?, "title"?}`` record."""
+    if isinstance(item, str):
+        doc = TextDocument(None, join_title_text("", item))
+    elif isinstance(item, Mapping):
+        unknown = sorted(str(key) for key in item if key not in ("id", "title", "text"))
+        if unknown:
+            raise CandidateError(
+                f"document {position} has unknown field(s) {unknown}; "
+                "give 'text', and optionally 'id' and 'title'",
+                position=position,
+            )
+        text, title, doc_id = item.get("text"), item.get("title", ""), item.get("id")
+        for name, value in (("text", text), ("title", title)):
+            if not isinstance(value, str):
+                kind = "missing" if value is None else type(value).__name__
+                raise CandidateError(
+                    f"document {position}: '{name}' must be a string, got {kind}",
+                    position=position,
+                )
+        if doc_id is not None and not isinstance(doc_id, str):
+            raise CandidateError(
+                f"document {position}: 'id' must be a string, got {type(doc_id).__name__}",
+                position=position,
+            )
+        doc = TextDocument(doc_id, join_title_text(str(title), str(text)))
+    else:
+        raise CandidateError(
+            f"document {position} must be a string or a record with 'text', "
+            f"got {type(item).__name__}",
+            position=position,
+        )
+    if not doc.text:
+        raise CandidateError(f"document {position} has an empty text", position=position)
+    return doc
 
 
 class Reranker:
@@ -147,6 +283,7 @@ class Reranker:
         self.recipe: Recipe = index.recipe
         self._row = {doc_id: i for i, doc_id in enumerate(index.doc_ids)}
         self._tiebreak = descending_id_rank(index.doc_ids)
+        self._text_row: dict[str, int] | None = None  # built on the first call with texts
         self._lock = threading.RLock()
 
     @classmethod
@@ -185,6 +322,56 @@ class Reranker:
         """:meth:`rerank` for several queries (each query's result as if it came alone)."""
         k = _check_k(k)
         return self.top(self.score(queries, candidate_lists), k)
+
+    def rerank_texts(self, query: str, documents: Sequence[TextInput], k: int = 10) -> TextRanking:
+        """The best ``k`` of ``documents``, given by their texts, for ``query``.
+
+        Documents the index does not hold are scored too (:meth:`score_texts` says how);
+        the result says how many there were. Ties: earlier position first.
+        """
+        k = _check_k(k)
+        scored = self.score_texts(query, documents)
+        best = top_k(scored.scores, np.arange(len(scored.documents)), k)
+        ranked = [RankedText(int(p), scored.documents[p].id, float(scored.scores[p])) for p in best]
+        return TextRanking(ranked, scored.live)
+
+    def score_texts(self, query: str, documents: Sequence[TextInput]) -> TextScored:
+        """Score documents given by their texts, held by the index or not, in one program call.
+
+        Args:
+            query: the query text.
+            documents: each a string, or ``{"text": str, "id"?: str, "title"?: str}`` (title
+                and text joined as the index joins them). Ids, when given, are distinct.
+
+        A document the index holds keeps its stored index-time work: a record whose id the
+        index holds with the same text (title and text joined), or a bare text equal to an
+        indexed document's (stored work depends on the text alone). Any other document,
+        including a known id given with a changed text (the text given is scored, never the
+        stored one), has its index-time work computed live by the build's recording pass, once
+        per distinct text. Scores of held documents are the :meth:`score` scores of the same
+        candidates; a live document's score is the one it would get had it been built into
+        the index (for programs with statistics over the candidates, such as BM25's IDF: over
+        the candidates of this call, held and live alike, as they would be were all of them
+        indexed).
+
+        Raises:
+            CandidateError: an empty list, a malformed document, an empty text, or an id
+                given twice.
+            DeployError: the program failed in the recording pass of the live documents.
+
+        """
+        queries = self._check_queries([query])
+        docs = self._text_documents(documents)
+        with self._lock:
+            rows = self._held(docs)
+            stats = CallStats()
+            Q = self._encode(queries, stats)
+            columns, order = self._text_columns(query, docs, rows, stats)
+            reference = self.recipe.batch == "reference"
+            values = self._call(Q, queries, columns, None, reference, stats)[0]
+        scores = np.empty(len(docs), dtype=np.float32)
+        scores[order] = values
+        return TextScored(docs, scores, rows >= 0, stats)
 
     def search(
         self,
@@ -306,6 +493,85 @@ class Reranker:
             )
         return ordered
 
+    @staticmethod
+    def _text_documents(documents: Sequence[TextInput]) -> list[TextDocument]:
+        if isinstance(documents, str | Mapping):
+            raise TypeError("documents must be a sequence of documents, not a single one")
+        docs: list[TextDocument] = []
+        ids: set[str] = set()
+        for i, item in enumerate(documents):
+            doc = _text_document(item, i)
+            if doc.id is not None:
+                if doc.id in ids:
+                    raise CandidateError(f"document id {doc.id!r} is given twice", position=i)
+                ids.add(doc.id)
+            docs.append(doc)
+        if not docs:
+            raise CandidateError("the document list is empty")
+        return docs
+
+    def _held(self, docs: Sequence[TextDocument]) -> NDArray[np.intp]:
+        """Each document's index row if the index holds it (same id and text), else -1."""
+        if self._text_row is None:
+            self._text_row = {}
+            for j, text in enumerate(self.index.doc_texts):
+                self._text_row.setdefault(text, j)
+        rows = np.full(len(docs), -1, dtype=np.intp)
+        for p, doc in enumerate(docs):
+            if doc.id is None:
+                rows[p] = self._text_row.get(doc.text, -1)
+                continue
+            row = self._row.get(doc.id)
+            if row is not None and self.index.doc_texts[row] == doc.text:
+                rows[p] = row
+        return rows
+
+    def _text_columns(
+        self, query: str, docs: Sequence[TextDocument], rows: NDArray[np.intp], stats: CallStats
+    ) -> tuple[_Columns, NDArray[np.intp]]:
+        """The columns of a call over texts, and the document of each column.
+
+        Held documents come first in ascending row order (so a call of held documents only
+        has the columns of :meth:`score`'s call over their ids), then the live ones.
+        """
+        held = np.flatnonzero(rows >= 0)
+        held = held[np.argsort(rows[held], kind="stable")]
+        live = np.flatnonzero(rows < 0)
+        D = np.empty((len(docs), self.index.manifest.encoder.dim), dtype=np.float32)
+        D[: held.size] = self.index.documents[rows[held]]
+        recorded = None
+        texts = list(dict.fromkeys(docs[int(p)].text for p in live))
+        if texts:
+            embeddings, recorded = self._compute_live(query, texts, stats)
+            where = {t: i for i, t in enumerate(texts)}
+            D[held.size :] = embeddings[[where[docs[int(p)].text] for p in live]]
+        columns = _Columns(
+            D,
+            tuple(self.index.doc_texts[int(j)] for j in rows[held])
+            + tuple(docs[int(p)].text for p in live),
+            tuple(self.index.doc_ids[int(j)] for j in rows[held])
+            + tuple(f"live-{int(p)}" for p in live),
+            recorded,
+        )
+        return columns, np.concatenate([held, live])
+
+    def _compute_live(
+        self, query: str, texts: list[str], stats: CallStats
+    ) -> tuple[Embeddings, StoreBuilder]:
+        """The index-time work of documents the index lacks, as ``index build`` computes it.
+
+        Their ``D`` rows, then the build's recording pass over them (with this query as its
+        sample query), against the index's store: encodes the store already holds are served
+        from it, and a cached encoder serves texts it has seen before.
+        """
+        start = time.perf_counter()
+        D = encode_texts(self.encoder, texts, PASSAGE)
+        rec = record_encodes(self.program, self.encoder, texts, D, [query], self.index.store, None)
+        stats.live_documents += len(texts)
+        stats.live_document_encodes += len(texts) + rec.index_encodes
+        stats.live_document_seconds += time.perf_counter() - start
+        return D, rec.recorded
+
     def _encode(self, queries: list[str], stats: CallStats) -> Embeddings:
         start = time.perf_counter()
         Q = self.encoder.encode(queries, view=QUERY) if queries else self._empty()
@@ -351,14 +617,14 @@ class Reranker:
         reference = not joint and batch == "reference"
         scores: list[NDArray[np.float32]] = [np.zeros(0, np.float32)] * len(queries)
         for group in groups:
-            rows = self._call(
+            rows = self._call_rows(
                 Q[group], [queries[i] for i in group], [lists[i] for i in group], reference, stats
             )
             for i, values in zip(group, rows, strict=True):
                 scores[i] = values
         return Scored(lists, scores, stats)
 
-    def _call(
+    def _call_rows(
         self,
         Q: Embeddings,
         texts: list[str],
@@ -366,11 +632,35 @@ class Reranker:
         reference: bool,
         stats: CallStats,
     ) -> list[NDArray[np.float32]]:
-        """One program call: these queries (plus the reference rows) over their candidates."""
+        """One program call over index rows: the union of the queries' candidates."""
         cols = np.unique(np.concatenate(lists)) if len(lists) > 1 else lists[0]
         local = None
         if any(len(c) != len(cols) for c in lists):
             local = tuple(np.searchsorted(cols, c).astype(np.intp) for c in lists)
+        columns = _Columns(
+            np.asarray(self.index.documents[cols], dtype=np.float32),
+            tuple(self.index.doc_texts[int(j)] for j in cols),
+            tuple(self.index.doc_ids[int(j)] for j in cols),
+        )
+        values = self._call(Q, texts, columns, local, reference, stats)
+        if local is None:
+            return values[: len(lists)]
+        return [values[i][c] for i, c in enumerate(local)]
+
+    def _call(
+        self,
+        Q: Embeddings,
+        texts: list[str],
+        columns: _Columns,
+        local: tuple[NDArray[np.intp], ...] | None,
+        reference: bool,
+        stats: CallStats,
+    ) -> list[NDArray[np.float32]]:
+        """One program call: these queries (plus the reference rows) over ``columns``.
+
+        Returns each live query's row of scores over every column.
+        """
+        n = len(texts)
         query_ids = [f"query-{i}" for i in range(len(texts))]
         ref = self.index.reference
         scored_rows = None
@@ -380,15 +670,15 @@ class Reranker:
             Q = np.vstack([Q, ref.embeddings])
             texts = [*texts, *ref.texts]
             query_ids += [f"reference-{i}" for i in range(len(ref.texts))]
-        D = np.asarray(self.index.documents[cols], dtype=np.float32)
+        D = columns.D
         S = Q @ D.T
-        enc = StoreEncodeFn(self.index.store, self.encoder)
+        enc = StoreEncodeFn(self.index.store, self.encoder, columns.recorded)
         ctx = Context(
             encode_fn=enc,
             query_texts=tuple(texts),
-            doc_texts=tuple(self.index.doc_texts[int(j)] for j in cols),
+            doc_texts=columns.texts,
             query_ids=tuple(query_ids),
-            doc_ids=tuple(self.index.doc_ids[int(j)] for j in cols),
+            doc_ids=columns.ids,
             candidates=local,
             views_collapsed=self.encoder.info.collapsed,
             index_time=enc.index_time,
@@ -405,6 +695,4 @@ class Reranker:
         stats.index_misses += enc.stats.index_misses
         stats.encode_seconds += enc.stats.live_seconds
         stats.program_encode_seconds += enc.stats.live_seconds
-        if local is None:
-            return [values[i].copy() for i in range(len(lists))]
-        return [values[i, c] for i, c in enumerate(local)]
+        return [values[i].copy() for i in range(n)]
