@@ -15,8 +15,9 @@
   :mod:`~embedding_ttc.deploy.provenance`, and the recipe derived at build time
   (:mod:`~embedding_ttc.deploy.derive`, measured by :mod:`~embedding_ttc.deploy.probe`);
 * :mod:`~embedding_ttc.deploy.reranker`: :class:`Reranker` (``rerank``, ``search`` and their
-  batch forms);
-* :mod:`~embedding_ttc.deploy.service`: the FastAPI app (the ``serve`` extra).
+  batch forms; ``rerank_texts`` for documents given by their texts, held by the index or not);
+* :mod:`~embedding_ttc.deploy.service`: the FastAPI app (the ``serve`` extra), with the
+  ``/v1/rerank`` API Cohere's and Jina's clients speak.
 
     from embedding_ttc.deploy import Reranker
     reranker = Reranker.load("indexes/scifact-SoftCentroid")

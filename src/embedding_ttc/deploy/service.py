@@ -5,6 +5,8 @@ Endpoints:
 * ``POST /search {"query": str, "k": int}``: the built-in first stage, then the program;
 * ``POST /rerank {"query": str, "candidates": [str], "k": int}``: the caller's shortlist;
 * both answer ``{"results": [{"id": str, "score": float}]}``, best first;
+* ``POST /v1/rerank``: the rerank API Cohere's, Jina's and compatible clients speak,
+  documents given by their texts (:class:`V1RerankRequest`, :class:`V1RerankResponse`);
 * ``GET /health``: status and what is served; the OpenAPI schema at ``/openapi.json``.
 
 A bad request gets a 422 in FastAPI's validation-error shape (``{"detail": [{"loc", "msg",
@@ -26,9 +28,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+)
 
-from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST, CandidateError, Reranker
+from embedding_ttc.deploy.errors import DeployError
+from embedding_ttc.deploy.reranker import (
+    DEFAULT_SHORTLIST,
+    CandidateError,
+    Reranker,
+    TextInput,
+)
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.evaluation.batches import FirstStage
 from embedding_ttc.evaluation.outcome import CandidateError as ProgramFailure
@@ -42,6 +58,10 @@ MAX_K = 1000
 """Most results one request may ask for."""
 MAX_CANDIDATES = 10_000
 """Longest candidate list one /rerank request may send."""
+MAX_DOCUMENTS = 1000
+"""Most documents one /v1/rerank request may send (each one the index lacks is encoded)."""
+MAX_DOCUMENT_CHARS = 100_000
+"""Longest document text /v1/rerank accepts, in characters."""
 
 
 def require_serve_extra() -> None:
@@ -80,6 +100,59 @@ class RerankRequest(_Request):
     query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     candidates: list[StrictStr] = Field(min_length=1, max_length=MAX_CANDIDATES)
     k: Count = Field(default=10, ge=1, le=MAX_K)
+
+
+DocumentText = Annotated[StrictStr, Field(min_length=1, max_length=MAX_DOCUMENT_CHARS)]
+
+
+class V1Document(_Request):
+    """A document of ``/v1/rerank``, as a record."""
+
+    text: DocumentText
+
+
+class V1RerankRequest(_Request):
+    """``POST /v1/rerank``: Cohere's rerank request (v1), also Jina's.
+
+    ``model`` is checked, not ignored: omit it, or name the program or the encoder this
+    service serves (``GET /health``); any other name (another vendor's model) is a 422, so a
+    client pointed at the wrong server finds out. Fields this service has no use for
+    (Cohere's ``rank_fields``, ``max_chunks_per_doc``) are refused like any unknown field.
+    """
+
+    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    documents: list[DocumentText | V1Document] = Field(min_length=1, max_length=MAX_DOCUMENTS)
+    top_n: Count | None = Field(default=None, ge=1, le=MAX_DOCUMENTS)
+    return_documents: StrictBool = False
+    model: StrictStr | None = None
+
+
+class V1Result(BaseModel):
+    """One ranked document: its position in the request, its score, its text if asked."""
+
+    index: int
+    relevance_score: float = Field(
+        description="the program's score (not normalised to [0, 1]; compare within a request)"
+    )
+    document: V1Document | None = None
+
+
+class V1Meta(BaseModel):
+    """What served a ``/v1/rerank`` request."""
+
+    program: str
+    encoder: str
+    documents: int
+    live_documents: int = Field(
+        description="documents the index does not hold, their index-time work computed live"
+    )
+
+
+class V1RerankResponse(BaseModel):
+    """The documents ranked, best first (ties: earlier in the request first)."""
+
+    results: list[V1Result]
+    meta: V1Meta
 
 
 class Result(BaseModel):
@@ -145,6 +218,42 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _rerank_v1(reranker: Reranker, body: V1RerankRequest, models: tuple[str, str]) -> Any:
+    """Answer ``/v1/rerank`` (a 422 for an unknown model or a bad document)."""
+    if body.model is not None and body.model not in models:
+        return _problem(
+            ["body", "model"],
+            f"model {body.model!r} is not served here; this service serves program "
+            f"{models[0]!r} with encoder {models[1]!r} (name either, or omit model)",
+            "value_error",
+        )
+    texts = [d if isinstance(d, str) else d.text for d in body.documents]
+    documents: list[TextInput] = list(texts)
+    k = min(body.top_n or len(texts), len(texts))
+    try:
+        ranked = reranker.rerank_texts(body.query, documents, k)
+    except CandidateError as exc:
+        loc: list[str | int] = ["body", "documents"]
+        if exc.position is not None:
+            loc.append(exc.position)
+        return _problem(loc, str(exc), "value_error")
+    results = [
+        V1Result(
+            index=r.position,
+            relevance_score=r.score,
+            document=V1Document(text=texts[r.position]) if body.return_documents else None,
+        )
+        for r in ranked.results
+    ]
+    meta = V1Meta(
+        program=models[0],
+        encoder=models[1],
+        documents=len(texts),
+        live_documents=ranked.live,
+    )
+    return V1RerankResponse(results=results, meta=meta)
+
+
 def create_app(
     reranker: Reranker,
     *,
@@ -189,6 +298,12 @@ def create_app(
         error = _clean(f"program {manifest.program.name} failed ({exc.status.value}): {exc.reason}")
         return JSONResponse(status_code=500, content={"detail": error, "error": error})
 
+    @app.exception_handler(DeployError)
+    async def live_failed(request: Request, exc: DeployError) -> JSONResponse:
+        # The recording pass over documents the index lacks failed (/v1/rerank).
+        error = _clean(str(exc))
+        return JSONResponse(status_code=500, content={"detail": error, "error": error})
+
     @app.get("/health", response_model=Health)
     def health() -> Health:
         """Liveness, and what this service serves."""
@@ -219,6 +334,22 @@ def create_app(
                 loc.append(exc.position)
             return _problem(loc, str(exc), "value_error")
         return Results(results=[Result(id=d, score=s) for d, s in ranked])
+
+    models = (manifest.program.name, manifest.encoder.name)
+
+    @app.post(
+        "/v1/rerank",
+        response_model=V1RerankResponse,
+        response_model_exclude_none=True,
+        responses=_UNREADABLE,
+    )
+    def rerank_v1(body: V1RerankRequest) -> Any:
+        """Rank the given documents (texts) for the query; Cohere's and Jina's rerank API.
+
+        A document the index holds (the same text) is scored from its stored index-time
+        work; any other has it computed for this request.
+        """
+        return _rerank_v1(reranker, body, models)
 
     return app
 
