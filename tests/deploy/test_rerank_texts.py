@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from embedding_ttc.deploy.errors import CandidateError
 from embedding_ttc.deploy.index import Index
-from embedding_ttc.deploy.reranker import CandidateError, Reranker
+from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.programs.catalog import PROGRAMS
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from embedding_ttc.deploy.corpus import Document
+from embedding_ttc.deploy.errors import CandidateError
 from embedding_ttc.deploy.index import Index
-from embedding_ttc.deploy.reranker import CandidateError, Reranker
+from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import DEFAULT_ENCODER, load_encoder
 from embedding_ttc.evaluation.batches import shortlists

@@ -28,10 +28,15 @@
 """
 
 from embedding_ttc.deploy.corpus import Document, read_corpus
-from embedding_ttc.deploy.errors import DeployError, EncoderMismatchError, IndexCorruptError
+from embedding_ttc.deploy.errors import (
+    CandidateError,
+    DeployError,
+    EncoderMismatchError,
+    IndexCorruptError,
+)
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.program_file import ProgramFile, read_program_file
-from embedding_ttc.deploy.reranker import CandidateError, Reranker
+from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.programs.catalog import recipe_for
 from embedding_ttc.programs.recipe import Recipe
 

@@ -19,3 +19,18 @@ class EncoderMismatchError(DeployError):
 
 class ProgramVersionError(DeployError):
     """The installed program is another version than the one the index was built with."""
+
+
+class CandidateError(EmbeddingTTCError, ValueError):
+    """A candidate list is empty, names an unknown document, or names one twice.
+
+    Attributes:
+        query: the query's position in the batch.
+        position: the offending candidate's position in its list (``None`` for an empty list).
+
+    """
+
+    def __init__(self, message: str, *, query: int = 0, position: int | None = None) -> None:
+        super().__init__(message)
+        self.query = query
+        self.position = position

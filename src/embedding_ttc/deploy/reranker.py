@@ -37,44 +37,35 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
+from embedding_ttc.deploy.errors import CandidateError
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.record import record_encodes
 from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn
+from embedding_ttc.deploy.text_documents import (
+    RankedText,
+    TextDocument,
+    TextInput,
+    TextRanking,
+    text_documents,
+)
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
-from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.batches import SHORTLIST_BATCH, FirstStage
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
 from embedding_ttc.programs.base import Context, Program
 from embedding_ttc.programs.recipe import Recipe
-from embedding_ttc.tasks.task import join_title_text
 
 Ranking = list[tuple[str, float]]
 """``(document id, score)`` pairs, best first."""
 
 DEFAULT_SHORTLIST = 100
-
-
-class CandidateError(EmbeddingTTCError, ValueError):
-    """A candidate list is empty, names an unknown document, or names one twice.
-
-    Attributes:
-        query: the query's position in the batch.
-        position: the offending candidate's position in its list (``None`` for an empty list).
-
-    """
-
-    def __init__(self, message: str, *, query: int = 0, position: int | None = None) -> None:
-        super().__init__(message)
-        self.query = query
-        self.position = position
 
 
 @dataclass
@@ -138,24 +129,6 @@ class Scored:
     stats: CallStats = field(default_factory=CallStats)
 
 
-TextInput = str | Mapping[str, str]
-"""A document given by its text: a string, or ``{"text"}`` with optional ``"id"``, ``"title"``."""
-
-
-@dataclass(frozen=True)
-class TextDocument:
-    """A document a caller gives by its text.
-
-    Attributes:
-        id: the caller's id (``None`` for a bare text).
-        text: title and text joined, as the encoder sees it (as the index joins them).
-
-    """
-
-    id: str | None
-    text: str
-
-
 @dataclass(frozen=True)
 class TextScored:
     """Every given document's score for one query, in the order given.
@@ -180,36 +153,6 @@ class TextScored:
 
 
 @dataclass(frozen=True)
-class RankedText:
-    """One ranked document of :meth:`Reranker.rerank_texts`.
-
-    Attributes:
-        position: its position in the request.
-        id: the caller's id, if it gave one.
-        score: the program's score.
-
-    """
-
-    position: int
-    id: str | None
-    score: float
-
-
-@dataclass(frozen=True)
-class TextRanking:
-    """The best documents of a :meth:`Reranker.rerank_texts` call, best first.
-
-    Attributes:
-        results: the ranked documents (ties: earlier position first).
-        live: how many of the given documents were computed live (not held by the index).
-
-    """
-
-    results: list[RankedText]
-    live: int
-
-
-@dataclass(frozen=True)
 class _Columns:
     """What one program call ranks: ``D`` rows, texts and ids of its columns."""
 
@@ -223,43 +166,6 @@ def _check_k(k: int, name: str = "k") -> int:
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ValueError(f"{name} must be a positive integer, got {k!r}")
     return int(k)
-
-
-def _text_document(item: object, position: int) -> TextDocument:
-    """A document given as a string or a ``{"text", "id"?, "title"?}`` record."""
-    if isinstance(item, str):
-        doc = TextDocument(None, join_title_text("", item))
-    elif isinstance(item, Mapping):
-        unknown = sorted(str(key) for key in item if key not in ("id", "title", "text"))
-        if unknown:
-            raise CandidateError(
-                f"document {position} has unknown field(s) {unknown}; "
-                "give 'text', and optionally 'id' and 'title'",
-                position=position,
-            )
-        text, title, doc_id = item.get("text"), item.get("title", ""), item.get("id")
-        for name, value in (("text", text), ("title", title)):
-            if not isinstance(value, str):
-                kind = "missing" if value is None else type(value).__name__
-                raise CandidateError(
-                    f"document {position}: '{name}' must be a string, got {kind}",
-                    position=position,
-                )
-        if doc_id is not None and not isinstance(doc_id, str):
-            raise CandidateError(
-                f"document {position}: 'id' must be a string, got {type(doc_id).__name__}",
-                position=position,
-            )
-        doc = TextDocument(doc_id, join_title_text(str(title), str(text)))
-    else:
-        raise CandidateError(
-            f"document {position} must be a string or a record with 'text', "
-            f"got {type(item).__name__}",
-            position=position,
-        )
-    if not doc.text:
-        raise CandidateError(f"document {position} has an empty text", position=position)
-    return doc
 
 
 class Reranker:
@@ -361,7 +267,7 @@ class Reranker:
 
         """
         queries = self._check_queries([query])
-        docs = self._text_documents(documents)
+        docs = text_documents(documents)
         with self._lock:
             rows = self._held(docs)
             stats = CallStats()
@@ -492,23 +398,6 @@ class Reranker:
                 f"candidate id {doc_id!r} is given twice", query=query, position=position
             )
         return ordered
-
-    @staticmethod
-    def _text_documents(documents: Sequence[TextInput]) -> list[TextDocument]:
-        if isinstance(documents, str | Mapping):
-            raise TypeError("documents must be a sequence of documents, not a single one")
-        docs: list[TextDocument] = []
-        ids: set[str] = set()
-        for i, item in enumerate(documents):
-            doc = _text_document(item, i)
-            if doc.id is not None:
-                if doc.id in ids:
-                    raise CandidateError(f"document id {doc.id!r} is given twice", position=i)
-                ids.add(doc.id)
-            docs.append(doc)
-        if not docs:
-            raise CandidateError("the document list is empty")
-        return docs
 
     def _held(self, docs: Sequence[TextDocument]) -> NDArray[np.intp]:
         """Each document's index row if the index holds it (same id and text), else -1."""

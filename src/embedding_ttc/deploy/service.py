@@ -38,13 +38,9 @@ from pydantic import (
     StrictStr,
 )
 
-from embedding_ttc.deploy.errors import DeployError
-from embedding_ttc.deploy.reranker import (
-    DEFAULT_SHORTLIST,
-    CandidateError,
-    Reranker,
-    TextInput,
-)
+from embedding_ttc.deploy.errors import CandidateError, DeployError
+from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST, Reranker
+from embedding_ttc.deploy.text_documents import TextInput
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.evaluation.batches import FirstStage
 from embedding_ttc.evaluation.outcome import CandidateError as ProgramFailure
