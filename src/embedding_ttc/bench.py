@@ -89,15 +89,16 @@ def run_bench(
     encoder_name: str,
     data_dir: Path | None = None,
     tasks: list[str] | None = None,
+    device: str = "auto",
     log: Callable[[str], None] = print,
 ) -> BenchReport:
-    """Run the benchmark; ``log`` receives one line per task and pass."""
+    """Run the benchmark on ``device``; ``log`` receives one line per task and pass."""
     names = suite_tasks(suite)
     if tasks:
         names = [t for t in names if t in tasks] or tasks
     data_root = find_data_root(data_dir)
     start = time.perf_counter()
-    inner = load_encoder(encoder_name)
+    inner = load_encoder(encoder_name, device=device)
     with tempfile.TemporaryDirectory(prefix="ettc-bench-") as tmp:
         cold_enc = CachedEncoder(inner, tmp)
         cold_enc.encode(["warm-up"], view="retrieval.query")  # load weights outside the timing

@@ -122,8 +122,9 @@ def test_device_cpu_reaches_the_model() -> None:
         ["index", "build", "--task", "scifact", "--out", "x"],
         ["index", "add", "x", "--corpus", "c.jsonl"],
         ["serve", "x"],
+        ["bench", "--suite", "smoke"],
     ],
-    ids=["evaluate", "transfer", "search", "index-build", "index-add", "serve"],
+    ids=["evaluate", "transfer", "search", "index-build", "index-add", "serve", "bench"],
 )
 def test_every_encoding_command_takes_device(command: list[str]) -> None:
     from embedding_ttc.cli import build_parser

@@ -427,6 +427,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         encoder_name=with_backend(args.encoder, args.backend),
         data_dir=args.data_dir,
         tasks=args.task,
+        device=args.device,
         log=lambda line: print(line, flush=True),
     )
     print(report.last_line())
@@ -529,4 +530,5 @@ def add_evaluate_commands(sub: Any) -> None:
     )
     add_data_dir(be)
     add_backend(be)
+    add_device(be)
     be.set_defaults(func=cmd_bench)
