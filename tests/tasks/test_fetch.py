@@ -395,10 +395,18 @@ def test_the_registry_holds_published_md5s_and_the_default_url_is_beirs() -> Non
 
 
 def test_default_folders_follow_the_environment(tmp_path: Path, monkeypatch) -> None:
+    from embedding_ttc.tasks import catalog
+
     monkeypatch.delenv("EMBEDDING_TTC_DATA", raising=False)
+    monkeypatch.setattr(catalog, "_shared_candidates", lambda: [])
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert user_data_dir() == tmp_path / "xdg" / "embedding-ttc" / "datasets"
-    assert default_fetch_dir() == user_data_dir()
+    assert default_fetch_dir() == user_data_dir()  # no data root yet: the user data folder
+    # with a data root in effect, fetched datasets go under it, where every command reads
+    shared = tmp_path / "shared" / "datasets"
+    shared.mkdir(parents=True)
+    monkeypatch.setattr(catalog, "_shared_candidates", lambda: [shared])
+    assert default_fetch_dir() == shared
     monkeypatch.setenv("XDG_DATA_HOME", "relative/ignored")
     assert user_data_dir() == Path.home() / ".local" / "share" / "embedding-ttc" / "datasets"
     monkeypatch.setenv("EMBEDDING_TTC_DATA", str(tmp_path / "data"))

@@ -110,8 +110,8 @@ def add_data_commands(sub: Any) -> None:
     data = sub.add_parser("data", help="download datasets as task folders")
     group = data.add_subparsers(dest="data_command", required=True)
     to_help = (
-        "folder of task folders (default: $EMBEDDING_TTC_DATA, else "
-        "$XDG_DATA_HOME/embedding-ttc/datasets)"
+        "folder of task folders (default: the data root the other commands read: "
+        "$EMBEDDING_TTC_DATA, ../shared/datasets or $XDG_DATA_HOME/embedding-ttc/datasets)"
     )
 
     fetch = group.add_parser(

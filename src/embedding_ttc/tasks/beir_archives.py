@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from embedding_ttc.registry import Registry
-from embedding_ttc.tasks.catalog import DATA_ENV, user_data_dir
+from embedding_ttc.tasks.catalog import DATA_ENV, find_data_root, user_data_dir
 
 __all__ = [
     "ARCHIVES",
@@ -84,9 +84,17 @@ def archive_url(name: str, base_url: str | None = None) -> str:
 
 
 def default_fetch_dir() -> Path:
-    """Where fetched datasets go: ``$EMBEDDING_TTC_DATA`` if set, else :func:`user_data_dir`."""
+    """Where fetched datasets go: under the data root the other commands read.
+
+    ``$EMBEDDING_TTC_DATA`` if set (created if need be), else the data root in effect
+    (:func:`~embedding_ttc.tasks.catalog.find_data_root`), else :func:`user_data_dir`; so a
+    fetched dataset is a task without ``--data-dir``.
+    """
     env = os.environ.get(DATA_ENV)
-    return Path(env) if env else user_data_dir()
+    if env:
+        return Path(env)
+    root = find_data_root()
+    return root if root is not None else user_data_dir()
 
 
 def fetchable_names(data_root: Path | None) -> list[str]:
