@@ -81,11 +81,11 @@ def cmd_data_fetch(args: argparse.Namespace) -> int:
 def cmd_data_list(args: argparse.Namespace) -> int:
     """List the fetchable BEIR datasets, their archive sizes and whether each is installed."""
     from embedding_ttc.tasks.beir_archives import ARCHIVES
-    from embedding_ttc.tasks.fetch import is_task_folder
+    from embedding_ttc.tasks.fetch import is_complete_task_folder
 
     root = _target(args)
     archives = [ARCHIVES.get(n) for n in ARCHIVES.names()]
-    installed = {a.name: is_task_folder(root / a.name) for a in archives}
+    installed = {a.name: is_complete_task_folder(root / a.name) for a in archives}
     if args.json:
         rows = [
             {"name": a.name, "bytes": a.bytes, "md5": a.md5, "installed": installed[a.name]}

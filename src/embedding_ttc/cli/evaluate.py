@@ -140,27 +140,26 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from embedding_ttc.evaluation.output import RunDirectory, RunManifest
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import PROGRAMS, get_program, resolve_program_names
-    from embedding_ttc.tasks.catalog import find_data_root, load_task, locate_task
+    from embedding_ttc.tasks.catalog import find_data_root, load_task_in, locate_task
 
     program_names = resolve_program_names(args.program)
     tasks = _task_names(args)
     measures = parse_measures(args.metrics) if args.metrics else None
     run_file = _first_stage_file(args, tasks)
-    data_root = find_data_root(args.data_dir) if args.data_dir else None
-    found_root = data_root or find_data_root()
+    root = find_data_root(args.data_dir)  # found once: every task loads from it
     for name in tasks:  # a task that cannot be found fails before any encoding
         if not name.startswith(("mteb:", "irds:")):
-            locate_task(name, found_root)
+            locate_task(name, root)
     programs = [get_program(n) for n in (["P0"] + [p for p in program_names if p != "P0"])]
     files: list[Any] = []
     failures: list[Any] = []
     if args.program_file:
         from embedding_ttc.search.sandbox.limits import SandboxLimits
         from embedding_ttc.search.sandbox.program import load_program_files
-        from embedding_ttc.tasks.catalog import available_task_names, find_data_root
+        from embedding_ttc.tasks.catalog import available_task_names
 
         # The task-universal check refuses task names in a program, the ones named here too.
-        known = set(available_task_names(find_data_root(data_root))) | set(tasks)
+        known = set(available_task_names(root)) | set(tasks)
         files, rejected = load_program_files(
             args.program_file,
             limits=SandboxLimits(
@@ -184,7 +183,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 encoders=args.encoder,
                 tasks=tasks,
                 programs=program_names,
-                data_dir=str(data_root) if data_root else None,
+                data_dir=str(root) if args.data_dir else None,
                 embedding_ttc=__version__,
             )
         )
@@ -199,7 +198,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             )
             label = with_backend(enc_name, args.backend)
             for task_name in tasks:
-                task = load_task(task_name, data_root)
+                task = load_task_in(task_name, root)
                 candidates = None
                 if run_file is not None:
                     candidates = first_stage_candidates(run_file, task, args.depth)
@@ -343,7 +342,6 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 def _print_tasks(listing: Any, suites: dict[str, Any], fetchable: list[str], console: Any) -> None:
     from rich.markup import escape
 
-    where = listing.data_dir or "no data root: packaged tasks only"
     rows = []
     for e in listing.with_status("ok"):
         s = e.stats
@@ -362,7 +360,12 @@ def _print_tasks(listing: Any, suites: dict[str, Any], fetchable: list[str], con
         )
     columns = ("task", "docs", "queries", "qrels", "words/doc", "pool", "from", "suites")
     print_listing("tasks", columns, rows, whole=range(6))
-    console.print(f"data root: {where}" if listing.data_dir else where, soft_wrap=True)
+    where = (
+        f"data root: {listing.data_dir}"
+        if listing.data_dir
+        else "no data root: packaged tasks only"
+    )
+    console.print(where, soft_wrap=True)
     for status in ("malformed", "unavailable"):
         for bad in listing.with_status(status):
             detail = escape(f"{bad.task} ({bad.path or bad.origin}): {bad.error}")

@@ -151,14 +151,26 @@ def task_folders(data_root: Path | None) -> dict[str, Path]:
     return {p.name: p for p in sorted(data_root.iterdir()) if is_task_folder(p)}
 
 
-def available_task_names(data_root: Path | None) -> list[str]:
-    """Every task name that resolves with ``data_root`` (``None``: no data root).
+DATA_ROOT, PACKAGED, GENERATED = "data root", "packaged", "generated"
+"""Where a task name resolves from (:func:`resolvable_tasks`)."""
 
-    The folders under the data root, the packaged tasks they do not shadow, the generated tasks.
+
+def resolvable_tasks(data_root: Path | None) -> list[tuple[str, str, Path | None]]:
+    """``(name, origin, path)`` of every task that resolves with ``data_root`` (``None``: none).
+
+    The folders under the data root, the packaged tasks they do not shadow, the generated tasks
+    (whose path is the data root they are built from).
     """
-    folders = list(task_folders(data_root))
-    packaged = [n for n in PACKAGED_TASKS if n not in folders]
-    return folders + packaged + sorted(_generated())
+    folders = task_folders(data_root)
+    out: list[tuple[str, str, Path | None]] = [(n, DATA_ROOT, p) for n, p in folders.items()]
+    out += [(n, PACKAGED, packaged_folder(n)) for n in PACKAGED_TASKS if n not in folders]
+    out += [(n, GENERATED, data_root) for n in sorted(_generated())]
+    return out
+
+
+def available_task_names(data_root: Path | None) -> list[str]:
+    """Every task name that resolves with ``data_root`` (``None``: no data root)."""
+    return [name for name, _, _ in resolvable_tasks(data_root)]
 
 
 def load_task(name: str, data_root: Path | str | None = None) -> RetrievalTask:

@@ -40,7 +40,7 @@ from embedding_ttc.tasks.beir import find_file
 from embedding_ttc.tasks.beir_archives import ARCHIVES, BeirArchive, archive_url
 from embedding_ttc.tasks.download import Digests, UnreachableError, digests, download
 
-__all__ = ["RECORD_FILE", "FetchRecord", "FetchResult", "fetch_beir", "is_task_folder"]
+__all__ = ["RECORD_FILE", "FetchRecord", "FetchResult", "fetch_beir", "is_complete_task_folder"]
 
 Progress = Callable[[str, int, int], None]
 RECORD_FILE = "FETCH.json"
@@ -95,7 +95,7 @@ class FetchResult:
     warnings: tuple[str, ...] = ()
 
 
-def is_task_folder(folder: Path) -> bool:
+def is_complete_task_folder(folder: Path) -> bool:
     """Whether ``folder`` holds the BEIR files a task needs (corpus, queries, test qrels)."""
     try:
         find_file(folder, "corpus.jsonl")
@@ -149,10 +149,10 @@ def _extract(archive: Path, into: Path, progress: Progress | None, stage: str) -
 
 def _dataset_root(staging: Path, archive: Path) -> Path:
     """The folder of the extracted archive holding the BEIR layout: its top or its one folder."""
-    if is_task_folder(staging):
+    if is_complete_task_folder(staging):
         return staging
     folders = [p for p in staging.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))]
-    if len(folders) == 1 and is_task_folder(folders[0]):
+    if len(folders) == 1 and is_complete_task_folder(folders[0]):
         return folders[0]
     raise DatasetError(
         f"{archive} holds no BEIR task folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) "
@@ -241,7 +241,7 @@ def fetch_beir(
     root.mkdir(parents=True, exist_ok=True)
     with file_lock(root / f".{name}"):
         if out.exists() and not force:
-            if is_task_folder(out):
+            if is_complete_task_folder(out):
                 return FetchResult(name=name, folder=out, status="present", record=None)
             raise DatasetError(
                 f"{out} exists but is not a complete task folder; pass --force to replace it"

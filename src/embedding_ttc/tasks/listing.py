@@ -20,12 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from embedding_ttc.errors import DatasetError
-from embedding_ttc.tasks.catalog import load_task_in, task_folders
-from embedding_ttc.tasks.packaged import PACKAGED_TASKS, packaged_folder
-
-PACKAGED = "packaged"
-DATA_ROOT = "data root"
-GENERATED = "generated"
+from embedding_ttc.tasks.catalog import GENERATED, load_task_in, resolvable_tasks
 
 
 @dataclass(frozen=True)
@@ -93,14 +88,7 @@ def _entry(name: str, origin: str, path: Path | None, data_root: Path | None) ->
 
 def list_tasks(data_root: Path | None) -> TaskListing:
     """Load every task that resolves with ``data_root`` (``None``: no data root) and list it."""
-    from embedding_ttc.tasks.generated import GENERATED_TASKS
-
-    folders = task_folders(data_root)
-    entries = [_entry(name, DATA_ROOT, path, data_root) for name, path in folders.items()]
-    entries += [
-        _entry(name, PACKAGED, packaged_folder(name), data_root)
-        for name in PACKAGED_TASKS
-        if name not in folders
+    entries = [
+        _entry(name, origin, path, data_root) for name, origin, path in resolvable_tasks(data_root)
     ]
-    entries += [_entry(name, GENERATED, data_root, data_root) for name in sorted(GENERATED_TASKS)]
     return TaskListing(str(data_root) if data_root else None, tuple(entries))
