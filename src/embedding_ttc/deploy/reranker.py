@@ -533,8 +533,8 @@ class Reranker:
         )
         values = self._call(Q, texts, columns, local, reference, stats)
         if local is None:
-            return values[: len(lists)]
-        return [values[i][c] for i, c in enumerate(local)]
+            return [values[i].copy() for i in range(len(lists))]
+        return [values[i, c] for i, c in enumerate(local)]
 
     def _call(
         self,
@@ -544,12 +544,12 @@ class Reranker:
         local: tuple[NDArray[np.intp], ...] | None,
         reference: bool,
         stats: CallStats,
-    ) -> list[NDArray[np.float32]]:
+    ) -> NDArray[np.float32]:
         """One program call: these queries (plus the reference rows) over ``columns``.
 
-        Returns each live query's row of scores over every column.
+        Returns the scores over every column, one row per live query first (then the
+        reference rows, if any): callers take the rows and columns they need.
         """
-        n = len(texts)
         query_ids = [f"query-{i}" for i in range(len(texts))]
         ref = self.index.reference
         scored_rows = None
@@ -584,4 +584,4 @@ class Reranker:
         stats.index_misses += enc.stats.index_misses
         stats.encode_seconds += enc.stats.live_seconds
         stats.program_encode_seconds += enc.stats.live_seconds
-        return [values[i].copy() for i in range(n)]
+        return values

@@ -214,6 +214,14 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _candidate_problem(field: str, exc: CandidateError) -> Any:
+    """A 422 located at the request's list ``field``, at the offending item when known."""
+    loc: list[str | int] = ["body", field]
+    if exc.position is not None:
+        loc.append(exc.position)
+    return _problem(loc, str(exc), "value_error")
+
+
 def _rerank_v1(reranker: Reranker, body: V1RerankRequest, models: tuple[str, str]) -> Any:
     """Answer ``/v1/rerank`` (a 422 for an unknown model or a bad document)."""
     if body.model is not None and body.model not in models:
@@ -229,10 +237,7 @@ def _rerank_v1(reranker: Reranker, body: V1RerankRequest, models: tuple[str, str
     try:
         ranked = reranker.rerank_texts(body.query, documents, k)
     except CandidateError as exc:
-        loc: list[str | int] = ["body", "documents"]
-        if exc.position is not None:
-            loc.append(exc.position)
-        return _problem(loc, str(exc), "value_error")
+        return _candidate_problem("documents", exc)
     results = [
         V1Result(
             index=r.position,
@@ -325,10 +330,7 @@ def create_app(
         try:
             ranked = reranker.rerank(body.query, body.candidates, body.k)
         except CandidateError as exc:
-            loc: list[str | int] = ["body", "candidates"]
-            if exc.position is not None:
-                loc.append(exc.position)
-            return _problem(loc, str(exc), "value_error")
+            return _candidate_problem("candidates", exc)
         return Results(results=[Result(id=d, score=s) for d, s in ranked])
 
     models = (manifest.program.name, manifest.encoder.name)
