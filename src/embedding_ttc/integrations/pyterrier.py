@@ -121,8 +121,14 @@ class EmbeddingTTCReranker(pt.Transformer):
 
     @staticmethod
     def _record(docno: object, text: object, title: object) -> dict[str, Any]:
-        """A row as the reranker's ``{"id", "text", "title"?}`` record (checked there)."""
-        record: dict[str, Any] = {"id": docno, "text": text}
+        """A row as the reranker's ``{"text", "id"?, "title"?}`` record (checked there).
+
+        An empty docno cell (``None``, or the NaN pandas may turn it into) is a document
+        without id, matched by its text.
+        """
+        record: dict[str, Any] = {"text": text}
+        if not _missing(docno):
+            record["id"] = docno
         if not _missing(title):
             record["title"] = title
         return record
