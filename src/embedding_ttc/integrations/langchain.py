@@ -1,10 +1,11 @@
 """A deployed program as a LangChain document compressor (the ``langchain`` extra).
 
-    from langchain.retrievers import ContextualCompressionRetriever
     from embedding_ttc.integrations.langchain import EmbeddingTTCRerank
 
     compressor = EmbeddingTTCRerank.from_index("runs/scifact-sc", top_n=5)
-    retriever = ContextualCompressionRetriever(base_compressor=compressor, base_retriever=...)
+    best = compressor.compress_documents(retriever.invoke(query), query)
+    # or ContextualCompressionRetriever(base_compressor=compressor, base_retriever=retriever)
+    # (langchain_classic.retrievers in LangChain 1.x, langchain.retrievers before)
 
 :meth:`EmbeddingTTCRerank.compress_documents` returns the ``top_n`` best documents, best first,
 each a copy of the one given with the program's score in ``metadata["relevance_score"]`` (the
