@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +62,42 @@ def _program(args: argparse.Namespace) -> Any:
     return name
 
 
+def _check_executor(args: argparse.Namespace) -> None:
+    """Refuse an unknown executor, a missing ``ray`` extra or a stray Ray flag before loading."""
+    from embedding_ttc.encoders.sharded import PURPOSE
+    from embedding_ttc.ray_runtime import check_executor, import_ray
+
+    if check_executor(args.executor) == "ray":
+        import_ray(PURPOSE)
+        if args.shard_size < 1:
+            raise EmbeddingTTCError(f"--shard-size must be at least 1, got {args.shard_size}")
+    elif args.ray_address:
+        raise EmbeddingTTCError("index build: --ray-address is for --executor ray")
+
+
+@contextmanager
+def _build_encoder(args: argparse.Namespace) -> Iterator[Any]:
+    """The build's encoder: loaded here, or (``--executor ray``) sharded over Ray tasks."""
+    from embedding_ttc.encoders.named import NamedEncoder
+
+    named = NamedEncoder(args.encoder, "torch", args.cache_dir, not args.no_cache, args.device)
+    if args.executor == "inprocess":
+        yield named.load()
+        return
+    from embedding_ttc.encoders.sharded import sharded_encoder
+
+    with sharded_encoder(named, shard_size=args.shard_size, address=args.ray_address) as encoder:
+        yield encoder
+
+
 def cmd_index_build(args: argparse.Namespace) -> int:
     """Build an index of a task's corpus or a corpus file for one program and encoder."""
-    from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.deploy.corpus import Document, read_corpus, read_queries, sample_texts
     from embedding_ttc.deploy.index import Index
     from embedding_ttc.tasks.catalog import load_task
 
     program = _program(args)  # a bad program or program file fails before any loading
+    _check_executor(args)
     set_threads(args.threads)
     size = args.reference_size
     queries: list[str] = []
@@ -88,8 +117,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
     if args.reference_queries:
         queries = sample_texts(read_queries(args.reference_queries), size, args.seed)
         origin = f"{len(queries)} queries of {args.reference_queries} (seed {args.seed})"
-    encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache, device=args.device)
-    with stage_progress(not args.no_progress) as progress:
+    with _build_encoder(args) as encoder, stage_progress(not args.no_progress) as progress:
         index = Index.build(
             args.out,
             docs,
@@ -163,6 +191,7 @@ def add_deploy_commands(sub: Any) -> None:
     """Add ``index build``, ``index add`` and ``serve`` to the subcommand parser."""
     from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
+    from embedding_ttc.encoders.sharded import DEFAULT_SHARD_SIZE
 
     def encoder_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--cache-dir", type=Path, help="embedding cache (default: user cache)")
@@ -207,6 +236,24 @@ def add_deploy_commands(sub: Any) -> None:
     add_data_dir(bu)
     bu.add_argument("--no-progress", action="store_true", help="no progress bars")
     encoder_options(bu)
+    bu.add_argument(
+        "--executor",
+        default="inprocess",
+        help="where the corpus is encoded: inprocess (default) or ray (shards as Ray tasks, "
+        "the ray extra; the index is the same file for file)",
+    )
+    bu.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="the Ray cluster of --executor ray (default: RAY_ADDRESS, else a local Ray)",
+    )
+    bu.add_argument(
+        "--shard-size",
+        type=int,
+        default=DEFAULT_SHARD_SIZE,
+        metavar="N",
+        help=f"texts per Ray task of --executor ray (default {DEFAULT_SHARD_SIZE})",
+    )
     bu.set_defaults(func=cmd_index_build)
 
     ad = ixsub.add_parser("add", help="append documents to an index (no rebuild)")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -224,6 +224,22 @@ class SentenceTransformerEncoder(BaseEncoder):
             model.max_seq_length = self.info.max_length
         self._model = model
         return model
+
+    def forward_batches(self, texts: Sequence[str], view: str) -> list[list[int]]:
+        """The positions of ``texts`` grouped as :meth:`encode` batches them (no weights loaded).
+
+        ``SentenceTransformer.encode`` sorts its inputs by character length, longest first
+        (``np.argsort`` of the negated lengths), then runs ``batch_size`` at a time; the inputs
+        are the texts with the view's prompt prepended. (With flash attention on a GPU it
+        interleaves long and short inputs instead; rows then differ from a sharded run's in
+        their last float bits only.) A sharded encode (:mod:`embedding_ttc.encoders.sharded`)
+        cuts a call between these batches so that every row is computed as in-process.
+        """
+        spec = self.info.views[check_view(view)]
+        prefix = spec.value if spec.kind == "prompt" else ""
+        order = np.argsort([-len(prefix + t) for t in texts])
+        size = self.batch_size
+        return [order[lo : lo + size].tolist() for lo in range(0, len(order), size)]
 
     def _embed(
         self, texts: list[str], *, adapter: str | None, max_length: int | None

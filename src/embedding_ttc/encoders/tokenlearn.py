@@ -32,6 +32,10 @@ class TokenlearnStaticEncoder(BaseEncoder):
 
     """
 
+    independent_rows = True
+    """A text's row is its tokens' static vectors pooled, whatever else is in the batch (a
+    sharded encode, :mod:`embedding_ttc.encoders.sharded`, may cut a call anywhere)."""
+
     def __init__(self, *, batch_size: int = 1024) -> None:
         self.info = EncoderInfo(
             name="tokenlearn-static-64",
