@@ -57,6 +57,7 @@ def test_health_and_openapi(client):
         "documents": 8,
         "first_stage": "dense",
         "shortlist": 5,
+        "worker": os.getpid(),
     }
     paths = client.get("/openapi.json").json()["paths"]
     assert {"/search", "/rerank", "/health"} <= set(paths)

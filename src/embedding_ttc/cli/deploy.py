@@ -165,6 +165,29 @@ def cmd_index_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve_workers(args: argparse.Namespace, index: Any) -> int:
+    """``serve --workers N``: N processes, each loading the (checked) index and its encoder."""
+    from embedding_ttc.deploy.workers import ServeSettings, serve_workers
+    from embedding_ttc.encoders.catalog import get_spec
+
+    get_spec(index.manifest.encoder.name.partition("@")[0])  # unknown here: fails before workers
+    settings = ServeSettings(
+        directory=args.dir.resolve(),
+        first_stage=args.first_stage,
+        shortlist=args.shortlist,
+        cache_dir=args.cache_dir.resolve() if args.cache_dir else None,
+        use_cache=not args.no_cache,
+        device=args.device,
+        threads=args.threads,
+    )
+    _say(f"serving {index!r} on http://{args.host}:{args.port} with {args.workers} workers")
+    serve_workers(
+        settings, workers=args.workers, host=args.host, port=args.port, log_level=args.log_level
+    )
+    _say("stopped")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve an index over HTTP until SIGINT or SIGTERM."""
     from embedding_ttc.deploy.service import create_app, require_serve_extra, serve
@@ -174,8 +197,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from embedding_ttc.deploy.index import Index
     from embedding_ttc.deploy.reranker import Reranker
 
+    if args.workers < 1:
+        raise EmbeddingTTCError(f"--workers must be at least 1, got {args.workers}")
     set_threads(args.threads)
     index = Index.load(args.dir, verify=args.verify)
+    if args.workers > 1:
+        return _serve_workers(args, index)
     encoder = build_encoder(
         index.manifest.encoder.name, args.cache_dir, args.no_cache, device=args.device
     )
@@ -275,6 +302,14 @@ def add_deploy_commands(sub: Any) -> None:
     )
     se.add_argument("--shortlist", type=int, default=100, help="candidates /search reranks")
     se.add_argument("--verify", action="store_true", help="check every file's SHA-256 first")
+    se.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port and the memory-mapped index, each with its "
+        "own encoder (default 1: one process)",
+    )
     se.add_argument("--log-level", default="info", help="uvicorn log level")
     encoder_options(se)
     se.set_defaults(func=cmd_serve)

@@ -7,7 +7,9 @@ Endpoints:
 * both answer ``{"results": [{"id": str, "score": float}]}``, best first;
 * ``POST /v1/rerank``: the rerank API Cohere's, Jina's and compatible clients speak,
   documents given by their texts (:class:`V1RerankRequest`, :class:`V1RerankResponse`);
-* ``GET /health``: status and what is served; the OpenAPI schema at ``/openapi.json``.
+* ``GET /health``: status, what is served and the answering worker's process id (``serve
+  --workers N`` runs several, :mod:`embedding_ttc.deploy.workers`); the OpenAPI schema at
+  ``/openapi.json``.
 
 A bad request gets a 422 in FastAPI's validation-error shape (``{"detail": [{"loc", "msg",
 "type"}]}``, plus ``"error"``, one line naming the problem): malformed JSON, a missing or
@@ -26,6 +28,7 @@ service keeps serving.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
@@ -185,6 +188,7 @@ class Health(BaseModel):
     documents: int
     first_stage: str
     shortlist: int
+    worker: int = Field(description="the process id of the worker that answered")
 
 
 def _problem(loc: list[str | int], msg: str, kind: str) -> Any:
@@ -316,6 +320,7 @@ def create_app(
             documents=manifest.counts.documents,
             first_stage=first_stage,
             shortlist=shortlist,
+            worker=os.getpid(),
         )
 
     @app.post("/search", response_model=Results, responses=_UNREADABLE)
