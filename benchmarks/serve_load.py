@@ -4,8 +4,14 @@ For each program (default P0, SoftCentroid, LexicalHybridRRF) the index of one t
 by a child process (``python -m embedding_ttc.cli.deploy serve``, uncached query encoder,
 warning-level logs); after a short warm-up, a bounded number of ``POST /search`` requests (the
 task's queries, cycled; ``k`` = 10, the server's dense shortlist of 100) go out from
-``--concurrency`` client threads. Printed per program: requests, errors, p50 / p95 / max
-latency and throughput. The server is then stopped with SIGTERM and must exit with status 0.
+``--concurrency`` client threads. Printed per program and number of server workers
+(``--workers 1 2``: ``serve --workers N``, each worker its own process over the memory-mapped
+index): requests, errors, p50 / p95 / max latency and throughput. The server is then stopped
+with SIGTERM and must exit with status 0.
+
+``--endpoint v1`` sends the rerank shape instead, ``POST /v1/rerank {"query", "documents":
+[texts], "top_n": 10}``: each request carries ``--documents`` of the task's documents (a window
+moving through the corpus, texts as the index joins them, so their stored work is used).
 
 ``--schemathesis N`` also runs the schemathesis CLI (every check, N examples per operation)
 against the first program's server and reports whether it found a server error.
@@ -13,6 +19,8 @@ against the first program's server and reports whether it found a server error.
 Indexes are taken from (or built under) ``--work``, as in ``rerank_latency.py``.
 
     .venv/bin/python benchmarks/serve_load.py --work /tmp/deploy-bench --requests 200
+    .venv/bin/python benchmarks/serve_load.py --work /tmp/deploy-bench --programs SoftCentroid \
+        --endpoint v1 --workers 1 2
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from rerank_latency import ensure_index
 from embedding_ttc.cli.deploy import set_threads
 from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
 from embedding_ttc.tasks.catalog import load_task
+from embedding_ttc.tasks.task import join_title_text
 
 
 def free_port() -> int:
@@ -60,10 +69,10 @@ def post(url: str, body: dict[str, object], timeout: float = 300.0) -> tuple[int
     return status, time.perf_counter() - start
 
 
-def start_server(index: Path, port: int, threads: int) -> subprocess.Popen[bytes]:
+def start_server(index: Path, port: int, threads: int, workers: int = 1) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "embedding_ttc.cli.deploy", "serve", str(index)]
     cmd += ["--port", str(port), "--no-cache", "--log-level", "warning"]
-    cmd += ["--threads", str(threads)]
+    cmd += ["--threads", str(threads), "--workers", str(workers)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -99,42 +108,64 @@ def schemathesis_run(port: int, examples: int) -> None:
     print(f"schemathesis exit status {done.returncode}; server errors found: {server_errors}")
 
 
+def request_bodies(args: argparse.Namespace) -> tuple[str, list[dict[str, object]]]:
+    """The path and the ``--requests`` bodies of ``--endpoint``, the task's queries cycled."""
+    task = load_task(args.task)
+    queries = list(task.query_texts)
+    if args.endpoint == "search":
+        return "/search", [
+            {"query": queries[j % len(queries)], "k": 10} for j in range(args.requests)
+        ]
+    texts = [join_title_text(t, b) for t, b in zip(task.doc_titles, task.doc_bodies, strict=True)]
+    texts = texts[: args.docs] if args.docs else texts
+    n = min(args.documents, len(texts))
+    bodies: list[dict[str, object]] = []
+    for j in range(args.requests):
+        start = (j * n) % len(texts)
+        window = (texts[start:] + texts[:start])[:n]
+        bodies.append({"query": queries[j % len(queries)], "documents": window, "top_n": 10})
+    return "/v1/rerank", bodies
+
+
 def load(args: argparse.Namespace) -> None:
-    queries = list(load_task(args.task).query_texts)
+    path, bodies = request_bodies(args)
     header = (
-        f"{'program':18s} {'requests':>8s} {'errors':>6s} {'p50 ms':>8s} {'p95 ms':>8s} "
-        f"{'max ms':>8s} {'req/s':>6s} {'exit':>4s}"
+        f"{'program':18s} {'workers':>7s} {'requests':>8s} {'errors':>6s} {'p50 ms':>8s} "
+        f"{'p95 ms':>8s} {'max ms':>8s} {'req/s':>6s} {'exit':>4s}"
     )
-    print(f"\nPOST /search, k=10, concurrency {args.concurrency}, {args.task} queries")
+    shape = "k=10" if path == "/search" else f"{args.documents} documents, top_n=10"
+    print(f"\nPOST {path}, {shape}, concurrency {args.concurrency}, {args.task} queries")
     print(header)
     print("-" * len(header))
-    for i, program in enumerate(args.programs):
+    first = True
+    for program in args.programs:
         index = ensure_index(args.work, args.task, args.encoder, program, args.docs)
-        port = free_port()
-        proc = start_server(index, port, args.threads)
-        url = f"http://127.0.0.1:{port}/search"
-        try:
-            for q in queries[: args.concurrency]:  # warm-up
-                post(url, {"query": q, "k": 10})
-            bodies = [{"query": queries[j % len(queries)], "k": 10} for j in range(args.requests)]
-            start = time.perf_counter()
-            with ThreadPoolExecutor(args.concurrency) as pool:
-                results = list(pool.map(post, [url] * len(bodies), bodies))
-            wall = time.perf_counter() - start
-            if i == 0 and args.schemathesis:
-                schemathesis_run(port, args.schemathesis)
-        finally:
-            code, traceback = stop_server(proc)
-        times = sorted(t for _, t in results)
-        errors = sum(1 for s, _ in results if s != 200)
-        p50 = statistics.median(times)
-        p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
-        print(
-            f"{program:18s} {len(results):8d} {errors:6d} {1e3 * p50:8.1f} {1e3 * p95:8.1f} "
-            f"{1e3 * times[-1]:8.1f} {len(results) / wall:6.2f} "
-            f"{code:4d}{' traceback!' if traceback else ''}",
-            flush=True,
-        )
+        for workers in args.workers:
+            port = free_port()
+            proc = start_server(index, port, args.threads, workers)
+            url = f"http://127.0.0.1:{port}{path}"
+            try:
+                for body in bodies[: args.concurrency * workers]:  # warm-up
+                    post(url, body)
+                start = time.perf_counter()
+                with ThreadPoolExecutor(args.concurrency) as pool:
+                    results = list(pool.map(post, [url] * len(bodies), bodies))
+                wall = time.perf_counter() - start
+                if first and args.schemathesis:
+                    schemathesis_run(port, args.schemathesis)
+                first = False
+            finally:
+                code, traceback = stop_server(proc)
+            times = sorted(t for _, t in results)
+            errors = sum(1 for s, _ in results if s != 200)
+            p50 = statistics.median(times)
+            p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+            print(
+                f"{program:18s} {workers:7d} {len(results):8d} {errors:6d} {1e3 * p50:8.1f} "
+                f"{1e3 * p95:8.1f} {1e3 * times[-1]:8.1f} {len(results) / wall:6.2f} "
+                f"{code:4d}{' traceback!' if traceback else ''}",
+                flush=True,
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -147,7 +178,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--schemathesis", type=int, default=0, metavar="N")
-    parser.add_argument("--threads", type=int, default=1, help="the server's torch threads")
+    parser.add_argument("--threads", type=int, default=1, help="each worker's torch threads")
+    parser.add_argument(
+        "--workers", type=int, nargs="+", default=[1], metavar="N", help="server processes"
+    )
+    parser.add_argument(
+        "--endpoint",
+        choices=("search", "v1"),
+        default="search",
+        help="POST /search, or /v1/rerank with the rerank shape",
+    )
+    parser.add_argument("--documents", type=int, default=20, help="documents per v1 request")
     args = parser.parse_args(argv)
     set_threads(args.threads)  # for index builds in this process
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
