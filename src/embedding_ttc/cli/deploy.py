@@ -78,14 +78,15 @@ def _check_executor(args: argparse.Namespace) -> None:
 @contextmanager
 def _build_encoder(args: argparse.Namespace) -> Iterator[Any]:
     """The build's encoder: loaded here, or (``--executor ray``) sharded over Ray tasks."""
-    from embedding_ttc.encoders.named import NamedEncoder
-
-    named = NamedEncoder(args.encoder, "torch", args.cache_dir, not args.no_cache, args.device)
     if args.executor == "inprocess":
-        yield named.load()
+        from embedding_ttc.cli.common import build_encoder
+
+        yield build_encoder(args.encoder, args.cache_dir, args.no_cache, device=args.device)
         return
+    from embedding_ttc.encoders.named import NamedEncoder
     from embedding_ttc.encoders.sharded import sharded_encoder
 
+    named = NamedEncoder(args.encoder, "torch", args.cache_dir, not args.no_cache, args.device)
     with sharded_encoder(named, shard_size=args.shard_size, address=args.ray_address) as encoder:
         yield encoder
 
