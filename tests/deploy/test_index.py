@@ -40,6 +40,9 @@ def build(path: Path, program: str = "SentMaxSim", docs=None, encoder=None) -> I
     )
 
 
+SEG = "segments/000000"  # the segment a build writes
+
+
 def leftovers(parent: Path) -> list[str]:
     return [p.name for p in parent.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
 
@@ -91,7 +94,7 @@ def test_build_writes_a_versioned_checksummed_directory(tmp_path):
     index = build(tmp_path / "ix", "BidirZScore")
     root = tmp_path / "ix"
     manifest = json.loads((root / "manifest.json").read_text())
-    assert manifest["schema_version"] == 2
+    assert manifest["schema_version"] == 3
     assert manifest["embedding_ttc_version"]
     assert manifest["encoder"] == {
         "name": "fake-hashing",
@@ -105,20 +108,31 @@ def test_build_writes_a_versioned_checksummed_directory(tmp_path):
     assert manifest["program"]["split"]["batch"] == "reference"
     assert manifest["counts"]["documents"] == len(TEXTS)
     assert manifest["reference"] == {"source": "test queries", "count": len(QUERIES)}
-    # Every file but the manifest is listed with its size and SHA-256.
+    # Every file but the manifest is listed with its size and SHA-256: the reference sample
+    # by the manifest, the rest by the one segment a build writes.
     on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} - {
         "manifest.json"
     }
-    assert set(manifest["files"]) == on_disk
-    for rel, entry in manifest["files"].items():
+    (segment,) = manifest["segments"]
+    assert segment["name"] == "000000"
+    listed = set(manifest["files"]) | {f"segments/000000/{rel}" for rel in segment["files"]}
+    assert listed == on_disk
+    assert set(manifest["files"]) == {"reference.npy", "reference.jsonl"}
+    for rel in on_disk:
+        entry = manifest["files"].get(rel) or segment["files"][rel.removeprefix("segments/000000/")]
         data = (root / rel).read_bytes()
         assert entry == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    assert {"documents.npy", "docs.jsonl", "reference.npy", "store/00.npy"} <= on_disk
-    assert any(rel.startswith("bm25/") for rel in on_disk)
-    # Arrays are memory-mapped, the documents and ids round-trip.
-    assert isinstance(index.documents, np.memmap)
+    assert {"documents.npy", "docs.jsonl", "docs.offsets.npy", "ids.jsonl", "store/00.npy"} <= set(
+        segment["files"]
+    )
+    assert any(rel.startswith("bm25/") for rel in segment["files"])
+    assert segment["ann"] is None  # 8 documents: searched exactly
+    # Arrays are memory-mapped, the documents and ids round-trip, texts are read by row.
+    assert isinstance(index.segments[0].documents, np.memmap)
     assert index.doc_ids == tuple(f"d{i}" for i in range(len(TEXTS)))
-    assert index.docs[0] == Document("d0", *TEXTS[0])
+    assert index.document(0) == Document("d0", *TEXTS[0])
+    assert index.doc_texts[7] == corpus()[7].joined
+    assert list(index.doc_texts) == [d.joined for d in corpus()]
     assert leftovers(tmp_path) == []
 
 
@@ -133,10 +147,10 @@ def test_store_holds_the_documents_under_the_query_view_for_bidirzscore(tmp_path
 
 def test_chunk_tables_map_each_sentence_to_its_document_and_store_row(tmp_path):
     index = build(tmp_path / "ix", "SentMaxSim")
-    (chunk,) = index.manifest.chunks
+    (chunk,) = index.manifest.segments[0].chunks
     assert chunk.artifact == "sentence@retrieval.passage"
-    owner = np.load(tmp_path / "ix" / f"{chunk.file}.owner.npy")
-    rows = np.load(tmp_path / "ix" / f"{chunk.file}.rows.npy")
+    owner = np.load(index.segments[0].directory / f"{chunk.file}.owner.npy")
+    rows = np.load(index.segments[0].directory / f"{chunk.file}.rows.npy")
     texts = index.store.groups[("retrieval.passage", None, None)].texts
     assert owner.tolist() == [i for i in range(len(TEXTS)) for _ in range(2)]
     assert texts[rows[0]] == "Cats The cat sat on the mat."  # title joined to the text
@@ -166,7 +180,7 @@ def test_interrupted_build_leaves_nothing_that_loads(tmp_path, monkeypatch):
         raise RuntimeError("disk full")
 
     # BM25 is fitted after the arrays and store files are written: fail there.
-    monkeypatch.setattr(build_module.BM25, "fit", boom)
+    monkeypatch.setattr(BM25, "fit", boom)
     with pytest.raises(RuntimeError, match="disk full"):
         build(tmp_path / "ix", "SentMaxSim")
     assert not (tmp_path / "ix").exists()
@@ -196,7 +210,7 @@ def test_unsupported_schema_version_is_named(tmp_path):
 
 def test_truncated_array_is_named_on_load(tmp_path):
     build(tmp_path / "ix", "SentMaxSim")
-    path = tmp_path / "ix" / "store" / "00.npy"
+    path = tmp_path / "ix" / SEG / "store" / "00.npy"
     path.write_bytes(path.read_bytes()[:-8])
     with pytest.raises(IndexCorruptError, match=r"store/00\.npy is \d+ bytes"):
         Index.load(tmp_path / "ix")
@@ -204,7 +218,7 @@ def test_truncated_array_is_named_on_load(tmp_path):
 
 def test_same_size_corruption_is_caught_by_verify(tmp_path):
     build(tmp_path / "ix", "SentMaxSim")
-    path = tmp_path / "ix" / "documents.npy"
+    path = tmp_path / "ix" / SEG / "documents.npy"
     data = bytearray(path.read_bytes())
     data[-1] ^= 0xFF  # a flipped bit in the last float: same size, valid array
     path.write_bytes(bytes(data))
@@ -215,7 +229,7 @@ def test_same_size_corruption_is_caught_by_verify(tmp_path):
 
 def test_corrupted_array_header_is_named(tmp_path):
     build(tmp_path / "ix", "P0")
-    path = tmp_path / "ix" / "documents.npy"
+    path = tmp_path / "ix" / SEG / "documents.npy"
     data = bytearray(path.read_bytes())
     data[:6] = b"NOTNPY"
     path.write_bytes(bytes(data))
@@ -225,7 +239,7 @@ def test_corrupted_array_header_is_named(tmp_path):
 
 def test_missing_file_is_named(tmp_path):
     build(tmp_path / "ix", "P0")
-    (tmp_path / "ix" / "docs.jsonl").unlink()
+    (tmp_path / "ix" / SEG / "docs.jsonl").unlink()
     with pytest.raises(IndexCorruptError, match=r"docs\.jsonl is missing"):
         Index.load(tmp_path / "ix")
 
@@ -255,10 +269,15 @@ def test_an_index_of_another_program_version_is_refused(tmp_path):
 # --- add ---------------------------------------------------------------------------------------
 
 
-def test_add_encodes_only_the_new_documents_and_refits_bm25(tmp_path):
+def test_add_writes_one_segment_encoding_only_the_new_documents(tmp_path):
     encoder = HashingEncoder(two_views=True)
     build(tmp_path / "ix", "LexicalHybridRRF", docs=corpus(5), encoder=encoder)
     before = Index.load(tmp_path / "ix")
+    root = tmp_path / "ix"
+    old_files = {
+        p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()
+    }
+    old_files.pop(root / "manifest.json")
     encoder.calls.clear()
     new_docs = corpus(3, start=5)
     added = before.add(new_docs, encoder=encoder)
@@ -269,17 +288,30 @@ def test_add_encodes_only_the_new_documents_and_refits_bm25(tmp_path):
     assert added.manifest.counts.documents == 8
     assert added.doc_ids == tuple(f"d{i}" for i in range(8))
     assert [h.action for h in added.manifest.history] == ["build", "add"]
+    assert [s.name for s in added.manifest.segments] == ["000000", "000001"]
+    assert [s.size for s in added.segments] == [5, 3]
     assert added.manifest.counts.store_rows > before.manifest.counts.store_rows
-    # The stored rows of the old documents are unchanged; the new ones are in the store.
-    np.testing.assert_array_equal(added.documents[:5], before.documents)
-    # Corpus statistics cover every document.
+    # No file of the old version was rewritten (same inode, same mtime), none removed.
+    for path, (inode, mtime) in old_files.items():
+        assert (path.stat().st_ino, path.stat().st_mtime_ns) == (inode, mtime), path
+    # The stored rows of the old documents are unchanged.
+    np.testing.assert_array_equal(added.vectors(np.arange(5)), before.vectors(np.arange(5)))
+    # BM25 statistics are per segment until compaction; then they cover every document.
     texts = [d.joined for d in corpus(8)]
-    np.testing.assert_allclose(added.bm25.scores(QUERIES), BM25.fit(texts).scores(QUERIES))
+    np.testing.assert_allclose(
+        added.segments[1].bm25.scores(QUERIES), BM25.fit(texts[5:]).scores(QUERIES)
+    )
+    compacted = added.compact()
+    assert [s.size for s in compacted.segments] == [8]
+    np.testing.assert_allclose(
+        compacted.segments[0].bm25.scores(QUERIES), BM25.fit(texts).scores(QUERIES)
+    )
     # The new documents rerank with no live encode but the query's.
-    reranker = Reranker(added, encoder)
-    scored = reranker.score(["knight and bishop"], [["d6", "d1", "d7"]])
-    assert scored.stats.index_misses == 0
-    assert scored.stats.program_encodes == 0
+    for index in (added, compacted):
+        reranker = Reranker(index, encoder)
+        scored = reranker.score(["knight and bishop"], [["d6", "d1", "d7"]])
+        assert scored.stats.index_misses == 0
+        assert scored.stats.program_encodes == 0
     assert Index.load(tmp_path / "ix", verify=True).manifest.counts.documents == 8
     assert leftovers(tmp_path) == []
 
@@ -307,23 +339,34 @@ def test_add_rejects_known_or_repeated_ids_and_keeps_the_old_index(tmp_path):
     assert Index.load(tmp_path / "ix", verify=True).manifest.counts.documents == 4
 
 
-def test_failed_add_leaves_the_old_version(tmp_path, monkeypatch):
+@pytest.mark.parametrize("step", ["publish_segment", "publish_manifest"])
+def test_failed_add_leaves_the_old_version(tmp_path, monkeypatch, step):
     encoder = HashingEncoder()
     index = build(tmp_path / "ix", "SentMaxSim", docs=corpus(4), encoder=encoder)
-    monkeypatch.setattr(build_module, "publish_dir", _raise)
+    real = getattr(build_module, step)
+    monkeypatch.setattr(build_module, step, _raise)
     with pytest.raises(RuntimeError, match="interrupted"):
         index.add(corpus(2, start=4), encoder=encoder)
     assert Index.load(tmp_path / "ix", verify=True).manifest.counts.documents == 4
     assert leftovers(tmp_path) == []
-
-
-def test_add_swaps_without_renameat2_too(tmp_path, monkeypatch):
-    encoder = HashingEncoder()
-    index = build(tmp_path / "ix", "P0", docs=corpus(4), encoder=encoder)
-    monkeypatch.setattr(directories, "exchange", lambda a, b: False)  # two renames instead
+    # A segment published but never listed is ignored, and swept by the next addition.
+    on_disk = sorted(p.name for p in (tmp_path / "ix" / "segments").iterdir())
+    assert on_disk == (["000000", "000001"] if step == "publish_manifest" else ["000000"])
+    monkeypatch.setattr(build_module, step, real)
     added = index.add(corpus(2, start=4), encoder=encoder)
-    assert Index.load(tmp_path / "ix", verify=True).doc_ids == added.doc_ids
-    assert len(added.doc_ids) == 6
+    assert [s.name for s in added.manifest.segments] == ["000000", "000001"]
+    assert sorted(p.name for p in (tmp_path / "ix" / "segments").iterdir()) == on_disk[:1] + [
+        "000001"
+    ]
+
+
+def test_build_replaces_without_renameat2_too(tmp_path, monkeypatch):
+    encoder = HashingEncoder()
+    build(tmp_path / "ix", "P0", docs=corpus(4), encoder=encoder)
+    monkeypatch.setattr(directories, "exchange", lambda a, b: False)  # two renames instead
+    again = Index.build(tmp_path / "ix", corpus(6), encoder=encoder, program="P0", replace=True)
+    assert Index.load(tmp_path / "ix", verify=True).doc_ids == again.doc_ids
+    assert len(again.doc_ids) == 6
     assert leftovers(tmp_path) == []
 
 

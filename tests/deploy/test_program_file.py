@@ -131,7 +131,7 @@ def test_the_manifest_records_the_derived_recipe_source_sha256_and_provenance(bu
     assert program.split["batch"] == "candidates"  # the probes saw no change; never independent
     assert found.batch.own_lists_moved <= found.batch.tolerance
     assert index.recipe == found.recipe.recipe()
-    assert [c.artifact for c in index.manifest.chunks] == program.split["artifacts"][1:]
+    assert [c.artifact for c in index.manifest.segments[0].chunks] == program.split["artifacts"][1:]
     assert index.manifest.reference is None
     Index.load(index.directory, verify=True)
 

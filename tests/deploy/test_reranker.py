@@ -189,7 +189,7 @@ def test_recipe_matches_what_the_program_does(tmp_path, name):
         collapsed = encoder.info.collapsed
         expected = recipe.expected_query_encodes(collapsed)
         assert index.manifest.observed.query_encodes_per_query == expected
-        assert len(index.manifest.chunks) == len(recipe.active_artifacts(collapsed))
+        assert len(index.manifest.segments[0].chunks) == len(recipe.active_artifacts(collapsed))
         reranker = Reranker(index, encoder)
         ids = list(index.doc_ids)
         scored = reranker.score(QUERIES[:2], [ids[:6], ids[2:]])

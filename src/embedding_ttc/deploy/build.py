@@ -1,11 +1,15 @@
-"""Building a deployed index, and adding documents to one: each writes a whole new version.
+"""Building a deployed index, adding documents to one, compacting one: each writes segments.
 
 A build encodes the documents (``D``), runs the recording pass (:mod:`.record`) that keeps
 the program's index-time encodes, encodes the reference query sample of a batch-statistics
-program, and lays the result out as the files of :mod:`embedding_ttc.deploy.index`. An
-addition encodes the new documents only, runs the recording pass over them against the
-stored embeddings, and extends every store group, chunk table and ``docs.jsonl``; the BM25
-index is refitted over all documents.
+program, and writes it all as the index's first segment (:mod:`.segment`) in a folder staged
+beside the index and published whole (:mod:`embedding_ttc.durable.directories`). An addition
+encodes the new documents only, runs the recording pass over them against the stored
+embeddings, and writes them as ONE new segment (its own store rows, chunk tables, BM25 and ANN
+indexes); then a new manifest listing it is written atomically. No existing file is rewritten
+or re-read beyond its size. A compaction (:func:`compact_index`) merges every segment into one,
+restoring corpus-wide BM25 statistics, publishes the manifest listing only it, and removes the
+old segments.
 
 The program is a library program's name, whose recipe is the one it declares, or a program
 file (:class:`~embedding_ttc.deploy.program_file.ProgramFile`), run in the sandbox, whose
@@ -16,10 +20,8 @@ before anything is written, so a refused build leaves no directory behind. An ad
 index of a program file runs its stored source and checks that the new documents are encoded
 at index time as the derived recipe says.
 
-Either way the version is written into a staged folder beside the index and published whole
-(:mod:`embedding_ttc.durable.directories`); files an addition leaves unchanged are
-hard-linked from the old version. Builds and additions of one index hold its lock
-(``.NAME.lock`` beside it, :func:`index_lock`).
+Builds, additions and compactions of one index hold its lock (``.NAME.lock`` beside it,
+:func:`index_lock`); each starts by sweeping what an interrupted one left (:func:`sweep`).
 """
 
 from __future__ import annotations
@@ -37,15 +39,13 @@ from embedding_ttc import __version__
 from embedding_ttc.deploy.corpus import Document, check_new_documents, pseudo_queries
 from embedding_ttc.deploy.derive import check_addition, derived_program
 from embedding_ttc.deploy.errors import DeployError
+from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy
 from embedding_ttc.deploy.manifest import (
-    BM25_DIR,
-    DOCS,
-    DOCUMENTS,
     MANIFEST,
     REFERENCE,
     SCHEMA_VERSION,
-    Bm25Record,
-    ChunkRecord,
+    SEGMENTS,
+    Bm25Params,
     Counts,
     EncoderIdentity,
     HistoryEntry,
@@ -53,23 +53,31 @@ from embedding_ttc.deploy.manifest import (
     Observed,
     ProgramRecord,
     ReferenceRecord,
-    StoreRecord,
+    SegmentRecord,
 )
 from embedding_ttc.deploy.program_file import ProgramFile
-from embedding_ttc.deploy.record import ChunkTable, Progress, chunk_tables, record_encodes
+from embedding_ttc.deploy.record import Progress, chunk_tables, record_encodes
+from embedding_ttc.deploy.segment import (
+    SegmentContent,
+    next_segment_name,
+    publish_segment,
+    segment_name,
+    sweep,
+    write_segment,
+)
 from embedding_ttc.deploy.store import (
     EmbeddingStore,
     Reference,
+    SegmentedStore,
     StoreGroup,
     StoreKey,
 )
 from embedding_ttc.durable import (
-    checksums,
+    FileEntry,
     file_lock,
-    link_or_copy,
     publish_dir,
     save_array,
-    save_stacked,
+    sha256_file,
     staging_dir,
     write_atomic,
     write_lines,
@@ -78,7 +86,7 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, Enc
 from embedding_ttc.evaluation.evaluate import encode_texts
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
-from embedding_ttc.programs.primitives.lexical import BM25, BM25_B, BM25_K1, BM25_METHOD
+from embedding_ttc.programs.primitives.lexical import BM25_B, BM25_K1, BM25_METHOD
 from embedding_ttc.programs.recipe import Recipe
 
 DEFAULT_REFERENCE_SIZE = 64
@@ -106,18 +114,8 @@ class IndexVersion(Protocol):
         ...
 
     @property
-    def docs(self) -> tuple[Document, ...]:
-        """Its documents, in row order."""
-        ...
-
-    @property
-    def documents(self) -> Embeddings:
-        """``D``, rows aligned with ``docs``."""
-        ...
-
-    @property
-    def store(self) -> EmbeddingStore:
-        """Its index-time embeddings."""
+    def store(self) -> SegmentedStore:
+        """Its index-time embeddings, over its segments."""
         ...
 
     @property
@@ -130,99 +128,37 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-# --- a version's layout, written -------------------------------------------------------------
+# --- a manifest, written ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Group:
-    """A store group of the new version: its rows, and the old version's file it extends."""
-
-    key: StoreKey
-    texts: list[str]
-    parts: list[NDArray[np.float32]]  # row blocks of the embeddings
-    old_file: Path | None = None  # e.g. OLD/store/03 (suffixes .npy and .jsonl)
-    old_rows: int = 0
-
-
-@dataclass(frozen=True)
-class _Layout:
-    """What a new index version holds, before it is written."""
-
-    docs: Sequence[Document]
-    documents: Sequence[NDArray[np.float32]]  # row blocks of D
-    groups: list[_Group]
-    chunks: list[ChunkTable]
-    reference: tuple[list[str], NDArray[np.float32], str] | None
-    old_docs: int = 0  # documents already in old/docs.jsonl
-
-
-def _write_store(root: Path, groups: Sequence[_Group]) -> list[StoreRecord]:
-    records = []
-    for i, group in enumerate(groups):
-        rel = f"store/{i:02d}"
-        if group.old_file is not None and group.old_rows == len(group.texts):
-            link_or_copy(group.old_file.with_suffix(".npy"), root / f"{rel}.npy")
-            link_or_copy(group.old_file.with_suffix(".jsonl"), root / f"{rel}.jsonl")
-        else:
-            save_stacked(root / f"{rel}.npy", group.parts, group.parts[0].shape[1])
-            prior = group.old_file.with_suffix(".jsonl") if group.old_file is not None else None
-            write_lines(root / f"{rel}.jsonl", iter(group.texts[group.old_rows :]), prior)
-        view, dim, max_length = group.key
-        records.append(
-            StoreRecord(file=rel, view=view, dim=dim, max_length=max_length, rows=len(group.texts))
-        )
-    return records
-
-
-def _write(
-    root: Path, layout: _Layout, *, encoder: EncoderInfo, old: Path | None, fields: dict[str, Any]
+def _manifest(
+    encoder: EncoderIdentity,
+    segments: list[SegmentRecord],
+    files: dict[str, Any],
+    fields: dict[str, Any],
 ) -> Manifest:
-    """Write every file of ``layout`` into ``root`` (unchanged files of ``old`` are linked)."""
-    save_stacked(root / DOCUMENTS, layout.documents, encoder.dim)
-    new_docs = layout.docs[layout.old_docs :]
-    write_lines(
-        root / DOCS,
-        ({"id": d.id, "title": d.title, "text": d.text} for d in new_docs),
-        old / DOCS if old is not None else None,
-    )
-    store = _write_store(root, layout.groups)
-    keys = [g.key for g in layout.groups]
-    chunks = []
-    for i, (label, key, owner, rows) in enumerate(layout.chunks):
-        rel = f"chunks/{i:02d}"
-        save_array(root / f"{rel}.owner.npy", owner.astype(np.int64))
-        save_array(root / f"{rel}.rows.npy", rows.astype(np.int64))
-        chunks.append(
-            ChunkRecord(file=rel, artifact=label, group=keys.index(key), rows=int(owner.size))
-        )
-    reference = None
-    if layout.reference is not None:
-        texts, emb, source = layout.reference
-        if old is not None:
-            link_or_copy(old / f"{REFERENCE}.npy", root / f"{REFERENCE}.npy")
-            link_or_copy(old / f"{REFERENCE}.jsonl", root / f"{REFERENCE}.jsonl")
-        else:
-            save_array(root / f"{REFERENCE}.npy", emb.astype(np.float32))
-            write_lines(root / f"{REFERENCE}.jsonl", iter(texts))
-        reference = ReferenceRecord(source=source, count=len(texts))
-    # Corpus-level statistics: always refitted over every document. The BM25 wrapper keeps
-    # its bm25s index in ``_retriever`` (None for a corpus without a token).
-    bm25 = BM25.fit([d.joined for d in layout.docs])
-    if bm25._retriever is not None:
-        bm25._retriever.save(str(root / BM25_DIR), show_progress=False)
-    manifest = Manifest(
+    return Manifest(
         schema_version=SCHEMA_VERSION,
         embedding_ttc_version=__version__,
-        encoder=EncoderIdentity.of(encoder),
-        store=store,
-        chunks=chunks,
-        reference=reference,
-        bm25=Bm25Record(empty=bm25._retriever is None, k1=BM25_K1, b=BM25_B, method=BM25_METHOD),
-        files=checksums(root, skip={MANIFEST}),
+        encoder=encoder,
+        bm25=Bm25Params(k1=BM25_K1, b=BM25_B, method=BM25_METHOD),
+        segments=segments,
+        files=files,
         **fields,
     )
+
+
+def file_entries(root: Path, rels: Sequence[str]) -> dict[str, FileEntry]:
+    """The size and SHA-256 of each of ``rels`` (paths relative to ``root``)."""
+    return {
+        rel: FileEntry(bytes=(root / rel).stat().st_size, sha256=sha256_file(root / rel))
+        for rel in rels
+    }
+
+
+def publish_manifest(root: Path, manifest: Manifest) -> None:
+    """Replace the index's manifest atomically: the moment a new version becomes the index."""
     write_atomic(root / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
-    return manifest
 
 
 # --- build and extend ------------------------------------------------------------------------
@@ -242,28 +178,6 @@ def _encode_documents(
     return encode_texts(encoder, texts, PASSAGE, advance)
 
 
-def _publish(
-    out: Path,
-    layout: _Layout,
-    *,
-    encoder: EncoderInfo,
-    old: Path | None,
-    fields: dict[str, Any],
-    replace: bool,
-    progress: Progress | None,
-) -> None:
-    """Write ``layout`` into a staged folder beside ``out`` and publish it there whole."""
-    with staging_dir(out) as tmp:
-        if progress is not None:
-            progress("write", 0, 1)
-        _write(tmp, layout, encoder=encoder, old=old, fields=fields)
-        if out.exists() and not replace:  # checked under the index's lock, as late as can be
-            raise DeployError(f"{out} already exists (pass --force to replace it)")
-        publish_dir(tmp, out)
-        if progress is not None:
-            progress("write", 1, 1)
-
-
 def build_index(
     out: Path,
     docs: Sequence[Document],
@@ -275,6 +189,7 @@ def build_index(
     source: str,
     replace: bool,
     progress: Progress | None,
+    ann: AnnPolicy = DEFAULT_POLICY,
 ) -> None:
     """Build an index of ``docs`` at ``out`` (:meth:`~embedding_ttc.deploy.index.Index.build`)."""
     if isinstance(program, ProgramFile):
@@ -307,13 +222,13 @@ def build_index(
     if recipe.batch == "reference":
         ref_emb = encode_texts(encoder, list(reference_queries), QUERY)
         reference = (list(reference_queries), ref_emb, reference_source)
-    layout = _Layout(
+    content = SegmentContent(
         docs=docs,
         documents=[D],
-        groups=[_Group(k, t, [e]) for k, (t, e) in groups.items()],
+        groups={k: (t, [e]) for k, (t, e) in groups.items()},
         chunks=chunk_tables(recipe, encoder.info.collapsed, texts, store.rows, 0),
-        reference=reference,
     )
+    del texts
     fields = {
         "source": source,
         "program": record,
@@ -330,11 +245,27 @@ def build_index(
         ),
         "history": [HistoryEntry(action="build", documents=len(docs), at=_now())],
     }
-    with index_lock(out):
-        _publish(
-            out, layout, encoder=encoder.info, old=None, fields=fields, replace=replace,
-            progress=progress,
-        )  # fmt: skip
+    dim = encoder.info.dim
+    with index_lock(out), staging_dir(out) as tmp:
+        if progress is not None:
+            progress("write", 0, 1)
+        name = segment_name(0)
+        (tmp / SEGMENTS).mkdir()
+        segment = write_segment(tmp / SEGMENTS / name, name, content, dim, ann)
+        ref_record = None
+        if reference is not None:
+            ref_texts, ref_emb, ref_source = reference
+            save_array(tmp / f"{REFERENCE}.npy", ref_emb.astype(np.float32))
+            write_lines(tmp / f"{REFERENCE}.jsonl", iter(ref_texts))
+            ref_record = ReferenceRecord(source=ref_source, count=len(ref_texts))
+        files = file_entries(tmp, [f"{REFERENCE}.npy", f"{REFERENCE}.jsonl"] if reference else [])
+        manifest = _manifest(EncoderIdentity.of(encoder.info), [segment], files, {**fields, "reference": ref_record})
+        publish_manifest(tmp, manifest)
+        if out.exists() and not replace:  # checked under the index's lock, as late as can be
+            raise DeployError(f"{out} already exists (pass --force to replace it)")
+        publish_dir(tmp, out)
+        if progress is not None:
+            progress("write", 1, 1)
 
 
 def extend_index(
@@ -344,73 +275,63 @@ def extend_index(
     program: Program,
     recipe: Recipe,
     progress: Progress | None,
+    ann: AnnPolicy = DEFAULT_POLICY,
 ) -> None:
-    """Write ``current`` with ``docs`` appended in its place (the caller holds its lock).
+    """Add ``docs`` to ``current`` as one new segment (the caller holds the index's lock).
 
     ``program`` and ``recipe`` are the index's (:meth:`~embedding_ttc.deploy.index.Index.add`
-    builds them from the manifest).
+    builds them from the manifest). Index-time texts the earlier segments hold are served
+    from them in the recording pass and copied into the new segment (which is then
+    self-contained); only the others are encoded.
     """
     m = current.manifest
+    root = current.directory
+    sweep(root, m)
     texts = [d.joined for d in docs]
     D_new = _encode_documents(encoder, texts, progress)
     queries = list(current.reference.texts[:SAMPLE_QUERIES]) if current.reference else []
     queries = queries or pseudo_queries(docs, SAMPLE_QUERIES)
     rec = record_encodes(program, encoder, texts, D_new, queries, current.store, progress)
     fresh = rec.recorded.groups()
-    groups: list[_Group] = []
-    for record in m.store:
-        key = (record.view, record.dim, record.max_length)
-        old = current.store.groups[key]
-        t_new, e_new = fresh.pop(key, ([], old.embeddings[:0]))
-        groups.append(
-            _Group(
-                key,
-                [*old.texts, *t_new],
-                [old.embeddings, e_new],
-                current.directory / record.file,
-                len(old.texts),
-            )
-        )
-    groups += [_Group(key, t, [e]) for key, (t, e) in fresh.items()]
-    lookup = {g.key: {t: i for i, t in enumerate(g.texts)} for g in groups}
-
-    def rows_of(key: StoreKey, wanted: Sequence[str]) -> NDArray[np.intp]:
-        seen = lookup.get(key, {})
-        return np.array([seen.get(t, -1) for t in wanted], dtype=np.intp)
-
+    # The texts of the declared artifacts that earlier segments hold: copied, not re-encoded.
+    for artifact in recipe.active_artifacts(encoder.info.collapsed):
+        key = artifact.key
+        have, emb = fresh.get(key, ([], np.zeros((0, key[1] or encoder.info.dim), np.float32)))
+        seen = set(have)
+        wanted = [t for t in dict.fromkeys(artifact.texts(texts).texts) if t not in seen]
+        rows = current.store.rows(key, wanted)
+        held = rows >= 0
+        if held.any():
+            copied = current.store.take(key, rows[held])
+            fresh[key] = ([*have, *(t for t, h in zip(wanted, held, strict=True) if h)],
+                          np.concatenate([emb, copied]))  # fmt: skip
+    groups = {k: StoreGroup.of(t, e) for k, (t, e) in fresh.items()}
+    own = EmbeddingStore(groups)
     if m.program.discovered is not None:
-        check_addition(recipe, texts, rec, rows_of, current.directory)
-    chunks = []
-    for label, key, owner, rows in chunk_tables(
-        recipe, encoder.info.collapsed, texts, rows_of, len(current.docs)
-    ):
-        prior = next((c for c in m.chunks if c.artifact == label), None)
-        if prior is not None:
-            base = current.directory / prior.file
-            owner = np.concatenate([np.load(f"{base}.owner.npy"), owner])
-            rows = np.concatenate([np.load(f"{base}.rows.npy"), rows])
-        chunks.append((label, key, owner, rows))
-    reference = None
-    if current.reference is not None and m.reference is not None:
-        sample = current.reference
-        reference = (list(sample.texts), sample.embeddings, m.reference.source)
-    all_docs = [*current.docs, *docs]
-    layout = _Layout(
-        all_docs, [current.documents, D_new], groups, chunks, reference, len(current.docs)
+        check_addition(recipe, texts, rec, own.rows, root)
+    content = SegmentContent(
+        docs=docs,
+        documents=[D_new],
+        groups={k: (t, [e]) for k, (t, e) in fresh.items()},
+        chunks=chunk_tables(recipe, encoder.info.collapsed, texts, own.rows, 0),
     )
+    del texts
+    if progress is not None:
+        progress("write", 0, 1)
+    segment = publish_segment(root, next_segment_name(root, m), content, encoder.info.dim, ann)
     fields = {
         "source": m.source,
         "program": m.program,
         "counts": Counts(
-            documents=len(all_docs),
-            store_rows=sum(len(g.texts) for g in groups),
+            documents=m.counts.documents + len(docs),
+            store_rows=m.counts.store_rows + own.n_rows,
             index_encodes=m.counts.index_encodes + rec.index_encodes,
             reference_queries=m.counts.reference_queries,
         ),
         "observed": m.observed,
+        "reference": m.reference,
         "history": [*m.history, HistoryEntry(action="add", documents=len(docs), at=_now())],
     }
-    _publish(
-        current.directory, layout, encoder=encoder.info, old=current.directory, fields=fields,
-        replace=True, progress=progress,
-    )  # fmt: skip
+    publish_manifest(root, _manifest(m.encoder, [*m.segments, segment], m.files, fields))
+    if progress is not None:
+        progress("write", 1, 1)

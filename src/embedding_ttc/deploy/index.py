@@ -1,27 +1,28 @@
-"""A deployed index: a versioned directory built once per (corpus, encoder, program).
+"""A deployed index: a manifest and a list of immutable segments, built once per program.
 
-Layout (every file but the manifest is listed in it with its size and SHA-256)::
+Layout::
 
-    manifest.json        schema_version, encoder identity, program and its split (for a
-                         program file also its source, sha256, provenance and derived
-                         recipe), counts, files
-    documents.npy        D, the documents under retrieval.passage (float32, |D| x dim)
-    docs.jsonl           {"id", "title", "text"} per document, in row order
-    store/NN.npy         index-time embeddings recorded from the program, one group per
-    store/NN.jsonl         (view, dim, max_length); the texts of the rows, one JSON string a line
-    chunks/NN.owner.npy  per declared artifact (the recipe): the document of each of its texts
-    chunks/NN.rows.npy     and that text's row in its store group
-    reference.npy/.jsonl the reference query sample of batch-statistics programs
-    bm25/                the bm25s index of the corpus (its own save format), for the BM25
-                         first stage; rebuilt over all documents by :meth:`Index.add`
+    manifest.json          schema_version 3, encoder identity, program and its split (for a
+                           program file also its source, sha256, provenance and derived
+                           recipe), counts, the segments in order (each with its files' sizes
+                           and SHA-256s), history
+    reference.npy/.jsonl   the reference query sample of batch-statistics programs
+    segments/NNNNNN/       one segment per build, addition or compaction (:mod:`.segment`):
+                           its documents' D rows, texts, store groups, chunk tables, BM25 and
+                           ANN indexes
 
-Arrays are opened with ``mmap_mode="r"``. A build (:mod:`embedding_ttc.deploy.build`) writes
-into a temporary directory beside the target (``.NAME.tmp-*``) and renames it into place at
-the end, so an interrupted build leaves nothing that loads; :meth:`Index.add` writes a new
-directory the same way and swaps it with the old one (``renameat2(RENAME_EXCHANGE)`` where
-Linux offers it, else two renames). Loading checks the schema version
-(:mod:`embedding_ttc.deploy.manifest`) and every file's size; ``verify=True`` also checks the
-SHA-256s (a build computes them from the files it wrote).
+Loading presents the segments as one corpus: rows in segment order, ids and texts by row, the
+store looked up segment by segment (:class:`~embedding_ttc.deploy.store.SegmentedStore`).
+Arrays and texts are memory-mapped; only the ids (an id -> row table is built by the
+reranker) and each segment's store texts are held in memory. The first stages search each
+segment and merge by score (:mod:`.first_stage`).
+
+A build (:mod:`.build`) writes the whole directory beside the target and renames it into
+place; :meth:`Index.add` writes one new segment and then a new manifest (atomically), and
+:meth:`Index.compact` merges every segment into one (:mod:`.compact`). An interrupted writer
+leaves the old version loadable; what it left on disk is swept by the next writer. Loading
+checks the schema version (:mod:`.manifest`; an index of schema 1 or 2 is read as one
+segment) and every listed file's size; ``verify=True`` also checks the SHA-256s.
 
 The program an index serves is a library program, built from its name, or the source of a
 program file stored in the manifest, checked again on load and run in the search's sandbox
@@ -30,25 +31,26 @@ program file stored in the manifest, checked again on load and run in the search
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import overload
 
 import numpy as np
 from numpy.typing import NDArray
 
+from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy
+from embedding_ttc.deploy.arrays import load_array, read_lines
 from embedding_ttc.deploy.build import build_index, extend_index, index_lock
+from embedding_ttc.deploy.compact import compact_index
 from embedding_ttc.deploy.corpus import Document, check_new_documents
 from embedding_ttc.deploy.errors import (
+    DeployError,
     EncoderMismatchError,
     IndexCorruptError,
     ProgramVersionError,
 )
 from embedding_ttc.deploy.manifest import (
-    BM25_DIR,
-    DOCS,
-    DOCUMENTS,
     REFERENCE,
     EncoderIdentity,
     Manifest,
@@ -56,28 +58,54 @@ from embedding_ttc.deploy.manifest import (
 )
 from embedding_ttc.deploy.program_file import ProgramFile, stored_program
 from embedding_ttc.deploy.record import Progress
-from embedding_ttc.deploy.store import EmbeddingStore, Reference, StoreGroup
+from embedding_ttc.deploy.segment import Segment
+from embedding_ttc.deploy.store import Reference, SegmentedStore
 from embedding_ttc.durable import check_files
-from embedding_ttc.encoders.base import Embeddings, Encoder, EncoderInfo
+from embedding_ttc.encoders.base import Encoder, EncoderInfo
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
-from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.recipe import Recipe
 from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 
 
+class DocTexts(Sequence[str]):
+    """The documents' texts (title and text joined) by row, read from disk when asked."""
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+
+    def __len__(self) -> int:
+        return len(self._index.doc_ids)
+
+    @overload
+    def __getitem__(self, row: int) -> str: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[str]: ...
+    def __getitem__(self, row: int | slice) -> str | list[str]:
+        if isinstance(row, slice):
+            return self._index.texts(np.arange(len(self))[row])
+        n = len(self)
+        if not -n <= row < n:
+            raise IndexError(f"row {row} out of range for {n} documents")
+        return self._index.document(row % n).joined
+
+    def __iter__(self) -> Iterator[str]:
+        for segment in self._index.segments:
+            for doc in segment.documents_iter():
+                yield doc.joined
+
+
 class Index:
-    """A loaded index (read-only; :meth:`add` returns a new one).
+    """A loaded index (read-only; :meth:`add` and :meth:`compact` return a new one).
 
     Attributes:
         directory: where it lives.
         manifest: its manifest.
-        documents: ``D`` (memory-mapped), rows aligned with ``doc_ids``.
-        doc_ids: document ids, in row order.
-        doc_texts: title and text joined, in row order.
+        segments: its segments, in row order.
+        doc_ids: document ids, in row order (over every segment).
+        doc_texts: title and text joined, by row (read from disk when asked).
         store: the index-time embeddings the program's ``encode_fn`` is served from.
         reference: the reference query sample (batch-statistics programs), else ``None``.
-        bm25: the corpus BM25 index (the BM25 first stage).
 
     """
 
@@ -85,21 +113,45 @@ class Index:
         self,
         directory: Path,
         manifest: Manifest,
-        documents: Embeddings,
-        docs: Sequence[Document],
-        store: EmbeddingStore,
+        segments: Sequence[Segment],
         reference: Reference | None,
-        bm25: BM25,
     ) -> None:
         self.directory = directory
         self.manifest = manifest
-        self.documents = documents
-        self.docs = tuple(docs)
-        self.doc_ids = tuple(d.id for d in docs)
-        self.doc_texts = tuple(d.joined for d in docs)
-        self.store = store
+        self.segments = tuple(segments)
+        self.doc_ids: tuple[str, ...] = tuple(chain.from_iterable(s.table.ids for s in segments))
+        self.starts = np.cumsum([0, *(s.size for s in segments)]).astype(np.intp)
+        self.doc_texts = DocTexts(self)
+        self.store = SegmentedStore(tuple(s.store for s in segments))
         self.reference = reference
-        self.bm25 = bm25
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def locate(self, rows: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """Each row's segment and its row in that segment."""
+        rows = np.asarray(rows, dtype=np.intp)
+        which = np.searchsorted(self.starts, rows, side="right") - 1
+        return which, rows - self.starts[which]
+
+    def vectors(self, rows: NDArray[np.intp]) -> NDArray[np.float32]:
+        """The ``D`` rows of ``rows`` (float32, ``len(rows) x dim``), gathered from segments."""
+        rows = np.asarray(rows, dtype=np.intp)
+        out = np.empty((rows.size, self.manifest.encoder.dim), dtype=np.float32)
+        which, local = self.locate(rows)
+        for i in np.unique(which):
+            mask = which == i
+            out[mask] = self.segments[int(i)].documents[local[mask]]
+        return out
+
+    def document(self, row: int) -> Document:
+        """The document at ``row``, read from its segment."""
+        which, local = self.locate(np.array([row]))
+        return self.segments[int(which[0])].table.document(int(local[0]))
+
+    def texts(self, rows: Sequence[int] | NDArray[np.intp]) -> list[str]:
+        """The joined title and text of each of ``rows``, read from disk."""
+        return [self.document(int(r)).joined for r in rows]
 
     @property
     def program(self) -> str:
@@ -176,7 +228,7 @@ class Index:
 
     @classmethod
     def load(cls, directory: Path | str, *, verify: bool = False) -> Index:
-        """Open an index: check its manifest, files (sizes; SHA-256 with ``verify``), arrays.
+        """Open an index: its manifest, then each segment (file sizes; SHA-256 with ``verify``).
 
         Raises:
             DeployError: no index there, or an unsupported schema version.
@@ -193,43 +245,20 @@ class Index:
             what="index file",
             remedy="rebuild the index",
         )
-        n, dim = manifest.counts.documents, manifest.encoder.dim
-        documents = _load_array(root, DOCUMENTS, np.float32, (n, dim))
-        try:
-            docs = [Document(**row) for row in _read_lines(root, DOCS)]
-        except TypeError:
-            raise IndexCorruptError(f"index file {root / DOCS} has a malformed record") from None
-        if len(docs) != n:
-            raise IndexCorruptError(f"index file {root / DOCS} has {len(docs)} documents, not {n}")
-        groups = {}
-        for rec in manifest.store:
-            width = rec.dim or dim
-            emb = _load_array(root, f"{rec.file}.npy", np.float32, (rec.rows, width))
-            texts = _read_lines(root, f"{rec.file}.jsonl")
-            if len(texts) != rec.rows:
-                raise IndexCorruptError(f"index file {root / rec.file}.jsonl: wrong row count")
-            groups[(rec.view, rec.dim, rec.max_length)] = StoreGroup.of(texts, emb)
+        dim = manifest.encoder.dim
+        segments = [Segment.open(root, rec, dim, verify=verify) for rec in manifest.segments]
+        n = sum(s.size for s in segments)
+        if n != manifest.counts.documents:
+            raise IndexCorruptError(
+                f"index {root}: its segments hold {n} documents, the manifest counts "
+                f"{manifest.counts.documents}"
+            )
         reference = None
         if manifest.reference is not None:
             r = manifest.reference.count
-            emb = _load_array(root, f"{REFERENCE}.npy", np.float32, (r, dim))
-            reference = Reference(tuple(_read_lines(root, f"{REFERENCE}.jsonl")), emb)
-        return cls(
-            root, manifest, documents, docs, EmbeddingStore(groups), reference, cls._bm25(root, n)
-        )
-
-    @staticmethod
-    def _bm25(root: Path, n_docs: int) -> BM25:
-        if not (root / BM25_DIR).is_dir():
-            return BM25(n_docs=n_docs, _retriever=None)
-        import bm25s
-
-        try:
-            retriever = bm25s.BM25.load(str(root / BM25_DIR), mmap=True, show_progress=False)
-        except (ValueError, OSError, KeyError) as exc:
-            folder = root / BM25_DIR
-            raise IndexCorruptError(f"index folder {folder} is unreadable ({exc})") from None
-        return BM25(n_docs=n_docs, _retriever=retriever)
+            emb = load_array(root / f"{REFERENCE}.npy", np.float32, (r, dim))
+            reference = Reference(tuple(read_lines(root / f"{REFERENCE}.jsonl")), emb)
+        return cls(root, manifest, segments, reference)
 
     # --- building --------------------------------------------------------------------------
 
@@ -246,6 +275,7 @@ class Index:
         source: str = "",
         replace: bool = False,
         progress: Progress | None = None,
+        ann: AnnPolicy = DEFAULT_POLICY,
     ) -> Index:
         """Build an index of ``docs`` for ``program`` with ``encoder`` at ``out``.
 
@@ -263,6 +293,7 @@ class Index:
             source: where the corpus comes from (recorded in the manifest).
             replace: replace an existing index at ``out``.
             progress: called with ``(stage, done, total)``.
+            ann: when a segment gets an ANN index (:mod:`~embedding_ttc.deploy.ann`).
 
         Raises:
             DeployError: a program file crashed in the recording pass or the probes, or
@@ -273,7 +304,7 @@ class Index:
         build_index(
             out, docs, encoder=encoder, program=program, reference_queries=reference_queries,
             reference_source=reference_source, source=source, replace=replace,
-            progress=progress,
+            progress=progress, ann=ann,
         )  # fmt: skip
         return cls.load(out)
 
@@ -283,57 +314,56 @@ class Index:
         *,
         encoder: Encoder | None = None,
         progress: Progress | None = None,
+        ann: AnnPolicy = DEFAULT_POLICY,
     ) -> Index:
-        """Append documents without rebuilding; return the new index (same directory).
+        """Append documents as one new segment; return the new index (same directory).
 
         Only the new documents are encoded (their ``D`` rows and the program's index-time
-        encodes of them); corpus-level statistics (the BM25 index) are recomputed over all
-        documents. The new version is written beside the old one and swapped in atomically;
-        the old files are verified (SHA-256) first, and unchanged ones are hard-linked.
+        encodes of them that no segment holds yet); their BM25 and ANN indexes cover them
+        alone, so BM25 statistics are per segment until :meth:`compact`. No existing file is
+        rewritten or re-read: the version on disk is loaded (file sizes checked), the new
+        segment written beside it, and a new manifest listing it published atomically.
 
         Args:
             docs: the new documents.
             encoder: the index's encoder (default: :meth:`default_encoder`).
             progress: called with ``(stage, done, total)``.
+            ann: when the new segment gets an ANN index.
 
         Raises:
             EncoderMismatchError: ``encoder`` is not the index's.
             DatasetError: no documents, or an id already indexed or given twice.
-            DeployError: the index serves a program file whose derived recipe does not
-                describe what it encodes for the new documents (rebuild the index).
+            DeployError: the index is of schema 1 or 2 (compact it first), or it serves a
+                program file whose derived recipe does not describe what it encodes for the
+                new documents (rebuild the index).
 
         """
         program = self.load_program()
         encoder = encoder if encoder is not None else self.default_encoder()
         self.check_encoder(encoder.info)
         with index_lock(self.directory):
-            current = Index.load(self.directory, verify=True)  # the version on disk now
+            current = Index.load(self.directory)  # the version on disk now
+            if current.manifest.legacy:
+                raise DeployError(
+                    f"index {self.directory} has the schema-{current.manifest.schema_version} "
+                    "layout (one directory, no segments); run `embedding-ttc index compact "
+                    f"{self.directory}` once to rewrite it in segments, then add"
+                )
             check_new_documents(docs, set(current.doc_ids), "new documents")
-            extend_index(current, docs, encoder, program, current.recipe, progress)
-            return Index.load(self.directory)
+            extend_index(current, docs, encoder, program, current.recipe, progress, ann)
+        return Index.load(self.directory)
 
+    def compact(
+        self, *, progress: Progress | None = None, ann: AnnPolicy = DEFAULT_POLICY
+    ) -> Index:
+        """Merge every segment into one (corpus-wide BM25 statistics); return the new index.
 
-def _load_array(root: Path, rel: str, dtype: type, shape: tuple[int | None, ...]) -> NDArray[Any]:
-    path = root / rel
-    try:
-        arr: NDArray[Any] = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise IndexCorruptError(f"index file {path} is not a readable array ({exc})") from None
-    want = tuple(arr.shape[i] if s is None else s for i, s in enumerate(shape))
-    if arr.dtype != np.dtype(dtype) or arr.ndim != len(shape) or arr.shape != want:
-        raise IndexCorruptError(
-            f"index file {path} holds {arr.dtype} {arr.shape}, expected {np.dtype(dtype)} {want}"
-        )
-    return arr
-
-
-def _read_lines(root: Path, rel: str) -> list[Any]:
-    path = root / rel
-    out = []
-    with open(path, "rb") as fh:
-        for lineno, line in enumerate(fh, 1):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                raise IndexCorruptError(f"index file {path}:{lineno} is not JSON") from None
-    return out
+        Rows, ids and the program's scores of the documents do not change. An index of
+        schema 1 or 2 is rewritten in the segment layout.
+        """
+        with index_lock(self.directory):
+            current = Index.load(self.directory)
+            if len(current.segments) == 1 and not current.manifest.legacy:
+                return current  # nothing to merge
+            compact_index(current.directory, current.manifest, current.segments, progress, ann)
+        return Index.load(self.directory)

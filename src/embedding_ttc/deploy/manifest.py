@@ -3,11 +3,15 @@
 Every record forbids unknown fields and is frozen. The file names of the index layout
 (:mod:`embedding_ttc.deploy.index`) are here too, since the manifest lists every file.
 
-Schema 2 adds :class:`DiscoveredRecord` (a program deployed from a search's program file: its
-source, sha256, provenance and derived recipe) as ``program.discovered``; a schema-1 manifest
-is a schema-2 one without it and still loads (an addition to such an index writes schema 2).
-An embedding-ttc that reads schema 1 only refuses a schema-2 index with a message naming the
-version, rather than calling the new field malformed.
+Schema 2 added :class:`DiscoveredRecord` (a program deployed from a search's program file: its
+source, sha256, provenance and derived recipe) as ``program.discovered``. Schema 3 makes an
+index a list of immutable segments (:class:`SegmentRecord`, each with its own files, store
+groups, chunk tables, BM25 index and ANN index; :mod:`embedding_ttc.deploy.segment`). An index
+of schema 1 or 2 (one directory holding everything) is read as one segment rooted at the index
+directory (:class:`LegacyManifest`, converted on reading); it serves as before, and ``index
+compact`` rewrites it in the schema-3 layout, which ``index add`` asks for first. An
+embedding-ttc that reads older schemas only refuses a newer index with a message naming the
+version, rather than calling a new field malformed.
 """
 
 from __future__ import annotations
@@ -24,14 +28,12 @@ from embedding_ttc.durable import FileEntry
 from embedding_ttc.encoders.base import EncoderInfo
 from embedding_ttc.programs.recipe import Artifact, BatchKind, Recipe
 
-SCHEMA_VERSION: Literal[2] = 2
-READABLE_SCHEMAS = (1, 2)
-"""Manifest versions this embedding-ttc reads (schema 1: no discovered programs)."""
+SCHEMA_VERSION: Literal[3] = 3
+READABLE_SCHEMAS = (1, 2, 3)
+"""Manifest versions this embedding-ttc reads (1 and 2: one segment at the index's root)."""
 MANIFEST = "manifest.json"
-DOCUMENTS = "documents.npy"
-DOCS = "docs.jsonl"
+SEGMENTS = "segments"
 REFERENCE = "reference"
-BM25_DIR = "bm25"
 
 
 class _Record(BaseModel):
@@ -237,9 +239,17 @@ class ReferenceRecord(_Record):
 
 
 class Bm25Record(_Record):
-    """The stored BM25 index (``bm25/``); ``empty`` when the corpus has no token."""
+    """The stored BM25 index (``bm25/``) of a schema-1 or 2 index; ``empty``: no token."""
 
     empty: bool
+    k1: float
+    b: float
+    method: str
+
+
+class Bm25Params(_Record):
+    """The BM25 parameters every segment's ``bm25/`` index was fitted with."""
+
     k1: float
     b: float
     method: str
@@ -263,17 +273,85 @@ class Observed(_Record):
 
 
 class HistoryEntry(_Record):
-    """One build or add."""
+    """One build, addition or compaction (``documents``: added, or held after compacting)."""
 
-    action: Literal["build", "add"]
+    action: Literal["build", "add", "compact"]
     documents: int
     at: str
 
 
-class Manifest(_Record):
-    """``manifest.json``: everything needed to check and load an index."""
+class AnnRecord(_Record):
+    """A segment's approximate nearest-neighbour index (:mod:`embedding_ttc.deploy.ann`).
 
-    schema_version: Literal[1, 2] = SCHEMA_VERSION
+    Attributes:
+        kind: ``ivf-flat`` (FAISS ``IndexIVFFlat``, inner product).
+        file: its file in the segment.
+        nlist: inverted lists (k-means cells).
+        nprobe: cells searched per query, chosen at write time for ``recall``.
+        recall: recall@100 against the exact product, measured at write time on sampled
+            pseudo-queries (midpoints of two documents).
+
+    """
+
+    kind: Literal["ivf-flat"]
+    file: str
+    nlist: int
+    nprobe: int
+    recall: float
+
+
+class SegmentRecord(_Record):
+    """One immutable segment: ``segments/NAME/`` (``""``: the root of a schema-1 or 2 index).
+
+    Attributes:
+        name: its folder's name (six digits, rising with each segment written).
+        documents: its documents (rows of the index, in segment order).
+        store: its store groups (``store/NN.npy`` and ``.jsonl``).
+        chunks: its chunk tables (owners are rows of this segment).
+        bm25_empty: its documents have no token (no ``bm25/``).
+        ann: its ANN index, or ``None`` (searched exactly).
+        files: every file of the segment (paths relative to it), size and SHA-256.
+
+    """
+
+    name: str
+    documents: int
+    store: list[StoreRecord]
+    chunks: list[ChunkRecord]
+    bm25_empty: bool
+    ann: AnnRecord | None
+    files: dict[str, FileEntry]
+
+
+class Manifest(_Record):
+    """``manifest.json``: everything needed to check and load an index.
+
+    ``files`` lists the index-level files (the reference sample); each segment lists its own.
+    """
+
+    schema_version: Literal[1, 2, 3] = SCHEMA_VERSION
+    embedding_ttc_version: str
+    source: str
+    encoder: EncoderIdentity
+    program: ProgramRecord
+    counts: Counts
+    observed: Observed
+    reference: ReferenceRecord | None
+    bm25: Bm25Params
+    segments: list[SegmentRecord]
+    files: dict[str, FileEntry]
+    history: list[HistoryEntry]
+
+    @property
+    def legacy(self) -> bool:
+        """True for a schema-1 or 2 index (one segment at the root; compact to convert it)."""
+        return self.schema_version < 3
+
+
+class LegacyManifest(_Record):
+    """The manifest of schemas 1 and 2: one directory, every file listed at the top."""
+
+    schema_version: Literal[1, 2]
     embedding_ttc_version: str
     source: str
     encoder: EncoderIdentity
@@ -286,6 +364,33 @@ class Manifest(_Record):
     bm25: Bm25Record
     files: dict[str, FileEntry]
     history: list[HistoryEntry]
+
+    def upgraded(self) -> Manifest:
+        """The same index as a :class:`Manifest` of one segment rooted at the index directory."""
+        is_reference = [rel for rel in self.files if rel.startswith(f"{REFERENCE}.")]
+        segment = SegmentRecord(
+            name="",
+            documents=self.counts.documents,
+            store=self.store,
+            chunks=self.chunks,
+            bm25_empty=self.bm25.empty,
+            ann=None,
+            files={k: v for k, v in self.files.items() if k not in is_reference},
+        )
+        return Manifest(
+            schema_version=self.schema_version,
+            embedding_ttc_version=self.embedding_ttc_version,
+            source=self.source,
+            encoder=self.encoder,
+            program=self.program,
+            counts=self.counts,
+            observed=self.observed,
+            reference=self.reference,
+            bm25=Bm25Params(k1=self.bm25.k1, b=self.bm25.b, method=self.bm25.method),
+            segments=[segment],
+            files={k: self.files[k] for k in is_reference},
+            history=self.history,
+        )
 
 
 def read_manifest(root: Path) -> Manifest:
@@ -314,6 +419,8 @@ def read_manifest(root: Path) -> Manifest:
             f"{__version__} reads versions {readable}); rebuild the index"
         )
     try:
+        if version in (1, 2):
+            return LegacyManifest.model_validate(raw).upgraded()
         return Manifest.model_validate(raw)
     except ValidationError as exc:
         raise IndexCorruptError(f"index file {path} is malformed: {exc}") from None

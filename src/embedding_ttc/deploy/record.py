@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.deploy.errors import DeployError
-from embedding_ttc.deploy.store import EmbeddingStore, StoreBuilder, StoreEncodeFn, StoreKey
+from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn, StoreKey, StoreLookup
 from embedding_ttc.encoders.base import QUERY, Encoder
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.evaluation.outcome import CandidateError
@@ -52,7 +52,7 @@ def record_encodes(
     doc_texts: Sequence[str],
     D: Matrix,
     queries: Sequence[str],
-    store: EmbeddingStore,
+    store: StoreLookup,
     progress: Progress | None,
 ) -> Recording:
     """Run the program over ``doc_texts`` in blocks and record its index-time encodes.

@@ -44,6 +44,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from embedding_ttc.deploy import first_stage
+from embedding_ttc.deploy.doc_table import text_hash
 from embedding_ttc.deploy.errors import CandidateError
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.record import record_encodes
@@ -187,9 +189,13 @@ class Reranker:
         self.encoder = encoder
         self.program: Program = program
         self.recipe: Recipe = index.recipe
+        # id -> row: at a million documents about 100 MB of dict entries (the id strings
+        # themselves are the index's, shared).
         self._row = {doc_id: i for i, doc_id in enumerate(index.doc_ids)}
         self._tiebreak = descending_id_rank(index.doc_ids)
-        self._text_row: dict[str, int] | None = None  # built on the first call with texts
+        # Text hashes, sorted, with their rows (16 bytes a document): built on the first call
+        # with texts; a bare text is found by its hash and confirmed by reading the row.
+        self._hash_order: tuple[NDArray[np.uint64], NDArray[np.intp]] | None = None
         self._lock = threading.RLock()
 
     @classmethod
@@ -400,20 +406,32 @@ class Reranker:
         return ordered
 
     def _held(self, docs: Sequence[TextDocument]) -> NDArray[np.intp]:
-        """Each document's index row if the index holds it (same id and text), else -1."""
-        if self._text_row is None:
-            self._text_row = {}
-            for j, text in enumerate(self.index.doc_texts):
-                self._text_row.setdefault(text, j)
+        """Each document's index row if the index holds it (same id and text), else -1.
+
+        A bare text is the first row (in index order) holding that text.
+        """
         rows = np.full(len(docs), -1, dtype=np.intp)
         for p, doc in enumerate(docs):
             if doc.id is None:
-                rows[p] = self._text_row.get(doc.text, -1)
+                rows[p] = self._row_of_text(doc.text)
                 continue
             row = self._row.get(doc.id)
-            if row is not None and self.index.doc_texts[row] == doc.text:
+            if row is not None and self.index.document(row).joined == doc.text:
                 rows[p] = row
         return rows
+
+    def _row_of_text(self, text: str) -> int:
+        if self._hash_order is None:
+            hashes = np.concatenate([s.table.hashes for s in self.index.segments])
+            order = np.argsort(hashes, kind="stable").astype(np.intp)  # equal hashes: row order
+            self._hash_order = (hashes[order], order)
+        hashes, order = self._hash_order
+        h = np.uint64(text_hash(text))
+        lo, hi = np.searchsorted(hashes, h, "left"), np.searchsorted(hashes, h, "right")
+        for row in order[lo:hi]:
+            if self.index.document(int(row)).joined == text:
+                return int(row)
+        return -1
 
     def _text_columns(
         self, query: str, docs: Sequence[TextDocument], rows: NDArray[np.intp], stats: CallStats
@@ -427,7 +445,7 @@ class Reranker:
         held = held[np.argsort(rows[held], kind="stable")]
         live = np.flatnonzero(rows < 0)
         D = np.empty((len(docs), self.index.manifest.encoder.dim), dtype=np.float32)
-        D[: held.size] = self.index.documents[rows[held]]
+        D[: held.size] = self.index.vectors(rows[held])
         recorded = None
         texts = list(dict.fromkeys(docs[int(p)].text for p in live))
         if texts:
@@ -436,8 +454,7 @@ class Reranker:
             D[held.size :] = embeddings[[where[docs[int(p)].text] for p in live]]
         columns = _Columns(
             D,
-            tuple(self.index.doc_texts[int(j)] for j in rows[held])
-            + tuple(docs[int(p)].text for p in live),
+            tuple(self.index.texts(rows[held])) + tuple(docs[int(p)].text for p in live),
             tuple(self.index.doc_ids[int(j)] for j in rows[held])
             + tuple(f"live-{int(p)}" for p in live),
             recorded,
@@ -476,13 +493,12 @@ class Reranker:
     def _first_stage(
         self, queries: list[str], Q: Embeddings, n: int, kind: FirstStage
     ) -> list[NDArray[np.intp]]:
+        index = self.index
         if kind == "dense":
-            scores = Q @ np.asarray(self.index.documents).T
-        elif kind == "bm25":
-            scores = self.index.bm25.scores(queries)
-        else:
-            raise ValueError(f"unknown first stage {kind!r}; choose 'dense' or 'bm25'")
-        return [top_k(row, self._tiebreak, n).astype(np.intp) for row in scores]
+            return first_stage.dense(index.segments, index.starts, Q, n, self._tiebreak)
+        if kind == "bm25":
+            return first_stage.bm25(index.segments, index.starts, queries, n, self._tiebreak)
+        raise ValueError(f"unknown first stage {kind!r}; choose 'dense' or 'bm25'")
 
     def _score(
         self,
@@ -527,8 +543,8 @@ class Reranker:
         if any(len(c) != len(cols) for c in lists):
             local = tuple(np.searchsorted(cols, c).astype(np.intp) for c in lists)
         columns = _Columns(
-            np.asarray(self.index.documents[cols], dtype=np.float32),
-            tuple(self.index.doc_texts[int(j)] for j in cols),
+            self.index.vectors(cols),
+            tuple(self.index.texts(cols)),
             tuple(self.index.doc_ids[int(j)] for j in cols),
         )
         values = self._call(Q, texts, columns, local, reference, stats)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -71,10 +72,78 @@ class EmbeddingStore:
         get = group.rows.get
         return np.fromiter((get(t, -1) for t in texts), dtype=np.intp, count=len(texts))
 
+    def take(self, key: StoreKey, rows: NDArray[np.intp]) -> Embeddings:
+        """The embeddings of ``rows`` (from :meth:`rows`, none ``-1``) of the group of ``key``."""
+        return np.asarray(self.groups[key].embeddings[rows], dtype=np.float32)
+
     @property
     def n_rows(self) -> int:
         """Total stored embeddings."""
         return sum(g.embeddings.shape[0] for g in self.groups.values())
+
+
+class StoreLookup(Protocol):
+    """What an ``encode_fn`` served from an index asks of its store."""
+
+    def rows(self, key: StoreKey, texts: Sequence[str]) -> NDArray[np.intp]:
+        """The row of each text under ``key`` (``-1`` where it is absent)."""
+        ...
+
+    def take(self, key: StoreKey, rows: NDArray[np.intp]) -> Embeddings:
+        """The embeddings of ``rows`` under ``key``."""
+        ...
+
+
+@dataclass(frozen=True)
+class SegmentedStore:
+    """The stores of an index's segments, looked up in segment order (the first holder wins).
+
+    Rows are numbered across the segments: the rows of a key in the first segment, then in
+    the second, and so on. A segment holds every index-time text its own documents need, so
+    a text held by several segments has one row in each; the earliest serves it.
+    """
+
+    parts: tuple[EmbeddingStore, ...]
+
+    def _starts(self, key: StoreKey) -> NDArray[np.intp]:
+        sizes = [len(p.groups[key].texts) if key in p.groups else 0 for p in self.parts]
+        return np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+
+    def rows(self, key: StoreKey, texts: Sequence[str]) -> NDArray[np.intp]:
+        """The row of each text in the first segment holding it (``-1`` where none does)."""
+        out = np.full(len(texts), -1, dtype=np.intp)
+        starts = self._starts(key)
+        for part, start in zip(self.parts, starts, strict=False):
+            todo = np.flatnonzero(out < 0)
+            if todo.size == 0:
+                break
+            found = part.rows(key, [texts[i] for i in todo])
+            hit = found >= 0
+            out[todo[hit]] = found[hit] + start
+        return out
+
+    def take(self, key: StoreKey, rows: NDArray[np.intp]) -> Embeddings:
+        """The embeddings of rows numbered across the segments."""
+        starts = self._starts(key)
+        part_of = np.searchsorted(starts, rows, side="right") - 1
+        width = next(p.groups[key].embeddings.shape[1] for p in self.parts if key in p.groups)
+        out = np.empty((len(rows), width), dtype=np.float32)
+        for i in np.unique(part_of):
+            mask = part_of == i
+            out[mask] = self.parts[int(i)].take(key, rows[mask] - starts[i])
+        return out
+
+    @property
+    def groups(self) -> Mapping[StoreKey, StoreGroup]:
+        """The groups of a store of one segment (tests and tools; several: an error)."""
+        if len(self.parts) != 1:
+            raise ValueError("a store of several segments has no single group per key")
+        return self.parts[0].groups
+
+    @property
+    def n_rows(self) -> int:
+        """Total stored embeddings, over every segment."""
+        return sum(p.n_rows for p in self.parts)
 
 
 @dataclass(frozen=True)
@@ -164,7 +233,7 @@ class StoreEncodeFn:
 
     def __init__(
         self,
-        store: EmbeddingStore,
+        store: StoreLookup,
         live: Encoder,
         recorder: StoreBuilder | None = None,
         progress: Callable[[int], None] | None = None,
@@ -207,7 +276,7 @@ class StoreEncodeFn:
         rows = self.store.rows(key, texts)
         hit = rows >= 0
         if hit.any():
-            out[hit] = self.store.groups[key].embeddings[rows[hit]]
+            out[hit] = self.store.take(key, rows[hit])
         self.stats.store_texts += int(hit.sum())
         missing = np.flatnonzero(~hit)
         if missing.size and self.recorder is not None:

@@ -462,23 +462,30 @@ class BM25:
     _retriever: Any = field(repr=False)
 
     @classmethod
-    def fit(cls, doc_texts: Sequence[str]) -> BM25:
+    def fit(cls, doc_texts: Iterable[str]) -> BM25:
         """Index a corpus.
 
+        The texts are tokenised one at a time into token ids (a corpus of a million documents
+        never holds its token strings at once) and handed to ``bm25s`` with the vocabulary.
+
         Args:
-            doc_texts: the documents.
+            doc_texts: the documents (any iterable, read once).
 
         Returns:
             The fitted scorer.
 
         """
-        corpus_tokens = [tokenize(text) for text in doc_texts]
-        if not any(corpus_tokens):
+        vocabulary: dict[str, int] = {}
+        token_ids: list[list[int]] = []
+        for text in doc_texts:
+            token_ids.append([vocabulary.setdefault(t, len(vocabulary)) for t in _tokens(text)])
+        if not vocabulary:
             # bm25s cannot index an empty vocabulary; every score is 0 anyway.
-            return cls(n_docs=len(corpus_tokens), _retriever=None)
+            return cls(n_docs=len(token_ids), _retriever=None)
+        vocabulary.setdefault("", len(vocabulary))  # bm25s's empty token, as it adds it itself
         retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B, method=BM25_METHOD)
-        retriever.index(corpus_tokens, show_progress=False)
-        return cls(n_docs=len(corpus_tokens), _retriever=retriever)
+        retriever.index((token_ids, vocabulary), show_progress=False)
+        return cls(n_docs=len(token_ids), _retriever=retriever)
 
     def scores(self, query_texts: Sequence[str]) -> NDArray[np.float32]:
         """BM25 score of every document for every query.
@@ -498,4 +505,59 @@ class BM25:
             tokens = tokenize(text)
             if tokens:  # bm25s.get_scores rejects an empty token list
                 out[row] = self._retriever.get_scores(tokens)
+        return out
+
+    def top_k(
+        self, query_texts: Sequence[str], k: int, tiebreak: NDArray[np.integer]
+    ) -> list[tuple[NDArray[np.intp], NDArray[np.float32]]]:
+        """The best ``k`` documents of each query, through ``bm25s``'s own top-k retrieval.
+
+        The order is :func:`~embedding_ttc.evaluation.metrics.top_k`'s (score descending, then
+        ``tiebreak`` ascending), so the result is exactly ``top_k`` over :meth:`scores`:
+        ``bm25s`` is asked for ``k + 1`` documents, and when the last two tie (a tie may cross
+        the cut, and ``bm25s`` breaks ties its own way) the query is scored over every document
+        instead. When the ``k + 1``-th score is 0, every matching document is in hand and the
+        non-matching ones (all at 0) are taken by ``tiebreak`` without scoring them.
+
+        Args:
+            query_texts: the queries.
+            k: documents per query (fewer if the corpus is smaller).
+            tiebreak: per document, its rank in the tie order (smaller wins).
+
+        Returns:
+            Per query, its documents (best first) and their scores.
+
+        """
+        from embedding_ttc.evaluation.metrics import top_k
+
+        k = min(k, self.n_docs)
+        vocabulary = self._retriever.vocab_dict if self._retriever is not None else {}
+        out = []
+        for text in query_texts:
+            tokens = [t for t in tokenize(text) if t in vocabulary]
+            if not tokens:  # nothing matches: every score is 0
+                rows = top_k(np.zeros(self.n_docs, np.float32), tiebreak, k).astype(np.intp)
+                out.append((rows, np.zeros(rows.size, np.float32)))
+                continue
+            want = min(k + 1, self.n_docs)
+            found, values = self._retriever.retrieve(
+                [tokens], k=want, show_progress=False, n_threads=1, backend_selection="numpy"
+            )
+            found, values = found[0].astype(np.intp), values[0].astype(np.float32)
+            if want > k and values[k] > 0 and values[k] == values[k - 1]:
+                scores = self._retriever.get_scores(tokens).astype(np.float32)
+                rows = top_k(scores, tiebreak, k).astype(np.intp)
+                out.append((rows, scores[rows]))
+                continue
+            if want > k and values[k] == 0:  # at most k documents match: the rest tie at 0
+                positive = values > 0
+                found, values = found[positive], values[positive]
+                m = min(k + found.size, self.n_docs)
+                zero = np.argpartition(tiebreak, m - 1)[:m] if m < self.n_docs else None
+                zero = np.arange(self.n_docs) if zero is None else zero
+                zero = np.setdiff1d(zero, found).astype(np.intp)
+                found = np.concatenate([found, zero])
+                values = np.concatenate([values, np.zeros(zero.size, np.float32)])
+            pos = top_k(values, tiebreak[found], k)
+            out.append((found[pos], values[pos]))
         return out
