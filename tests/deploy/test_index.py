@@ -274,9 +274,7 @@ def test_add_writes_one_segment_encoding_only_the_new_documents(tmp_path):
     build(tmp_path / "ix", "LexicalHybridRRF", docs=corpus(5), encoder=encoder)
     before = Index.load(tmp_path / "ix")
     root = tmp_path / "ix"
-    old_files = {
-        p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()
-    }
+    old_files = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
     old_files.pop(root / "manifest.json")
     encoder.calls.clear()
     new_docs = corpus(3, start=5)
@@ -355,9 +353,8 @@ def test_failed_add_leaves_the_old_version(tmp_path, monkeypatch, step):
     monkeypatch.setattr(build_module, step, real)
     added = index.add(corpus(2, start=4), encoder=encoder)
     assert [s.name for s in added.manifest.segments] == ["000000", "000001"]
-    assert sorted(p.name for p in (tmp_path / "ix" / "segments").iterdir()) == on_disk[:1] + [
-        "000001"
-    ]
+    left = sorted(p.name for p in (tmp_path / "ix" / "segments").iterdir())
+    assert left == ["000000", "000001"]
 
 
 def test_build_replaces_without_renameat2_too(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""The ``index build``, ``index add`` and ``serve`` commands: thin wiring of ``deploy``.
+"""The ``index build``, ``add`` and ``compact`` commands and ``serve``: thin wiring of ``deploy``.
 
 ``index build`` deploys a library program (``--program NAME``) or a program file found by the
 search (``--program-file F``: checked statically, its recipe derived at build time, its source
@@ -189,6 +189,21 @@ def _serve_workers(args: argparse.Namespace, index: Any) -> int:
     return 0
 
 
+def cmd_index_compact(args: argparse.Namespace) -> int:
+    """Merge an index's segments into one (corpus-wide BM25 statistics)."""
+    from embedding_ttc.deploy.index import Index
+
+    index = Index.load(args.dir)
+    before = len(index.segments)
+    with stage_progress(not args.no_progress) as progress:
+        new = index.compact(progress=progress)
+    _say(
+        f"compacted {args.dir}: {before} segment(s) into {len(new.segments)}, "
+        f"{new.manifest.counts.documents} documents"
+    )
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve an index over HTTP until SIGINT or SIGTERM."""
     from embedding_ttc.deploy.service import create_app, require_serve_extra, serve
@@ -216,7 +231,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def add_deploy_commands(sub: Any) -> None:
-    """Add ``index build``, ``index add`` and ``serve`` to the subcommand parser."""
+    """Add ``index build``, ``index add``, ``index compact`` and ``serve`` to the parser."""
     from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
     from embedding_ttc.encoders.sharded import DEFAULT_SHARD_SIZE
@@ -290,6 +305,13 @@ def add_deploy_commands(sub: Any) -> None:
     ad.add_argument("--no-progress", action="store_true", help="no progress bars")
     encoder_options(ad)
     ad.set_defaults(func=cmd_index_add)
+
+    co = ixsub.add_parser(
+        "compact", help="merge an index's segments into one (exact corpus-wide BM25 statistics)"
+    )
+    co.add_argument("dir", type=Path, help="the index directory")
+    co.add_argument("--no-progress", action="store_true", help="no progress bars")
+    co.set_defaults(func=cmd_index_compact)
 
     se = sub.add_parser("serve", help="serve an index over HTTP (needs the serve extra)")
     se.add_argument("dir", type=Path, help="the index directory")

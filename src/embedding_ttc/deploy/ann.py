@@ -88,7 +88,9 @@ def exact_top(D: NDArray[np.float32], Q: NDArray[np.float32], k: int) -> NDArray
     for start in range(0, D.shape[0], BLOCK):
         S = Q @ np.asarray(D[start : start + BLOCK], dtype=np.float32).T
         best_s = np.concatenate([best_s, S], axis=1)
-        best_i = np.concatenate([best_i, np.broadcast_to(start + np.arange(S.shape[1]), S.shape)], 1)
+        best_i = np.concatenate(
+            [best_i, np.broadcast_to(start + np.arange(S.shape[1]), S.shape)], 1
+        )
         if best_s.shape[1] > k:
             keep = np.argpartition(-best_s, k - 1, axis=1)[:, :k]
             best_s = np.take_along_axis(best_s, keep, 1)
@@ -126,7 +128,9 @@ def build_ann(
     for probe in (*[p for p in NPROBE_LADDER if p < nlist], nlist):
         index.nprobe = probe
         _, found = index.search(Q, k)
-        recall = float(np.mean([len(set(f) & set(t)) / k for f, t in zip(found, truth, strict=True)]))
+        recall = float(
+            np.mean([len(set(f) & set(t)) / k for f, t in zip(found, truth, strict=True)])
+        )
         if recall >= policy.target_recall:
             nprobe = probe
             break

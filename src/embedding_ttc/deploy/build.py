@@ -27,19 +27,17 @@ Builds, additions and compactions of one index hold its lock (``.NAME.lock`` bes
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from numpy.typing import NDArray
 
 from embedding_ttc import __version__
+from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy
 from embedding_ttc.deploy.corpus import Document, check_new_documents, pseudo_queries
 from embedding_ttc.deploy.derive import check_addition, derived_program
 from embedding_ttc.deploy.errors import DeployError
-from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy
 from embedding_ttc.deploy.manifest import (
     MANIFEST,
     REFERENCE,
@@ -70,7 +68,6 @@ from embedding_ttc.deploy.store import (
     Reference,
     SegmentedStore,
     StoreGroup,
-    StoreKey,
 )
 from embedding_ttc.durable import (
     FileEntry,
@@ -82,7 +79,7 @@ from embedding_ttc.durable import (
     write_atomic,
     write_lines,
 )
-from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder, EncoderInfo
+from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
 from embedding_ttc.evaluation.evaluate import encode_texts
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
@@ -259,7 +256,9 @@ def build_index(
             write_lines(tmp / f"{REFERENCE}.jsonl", iter(ref_texts))
             ref_record = ReferenceRecord(source=ref_source, count=len(ref_texts))
         files = file_entries(tmp, [f"{REFERENCE}.npy", f"{REFERENCE}.jsonl"] if reference else [])
-        manifest = _manifest(EncoderIdentity.of(encoder.info), [segment], files, {**fields, "reference": ref_record})
+        manifest = _manifest(
+            EncoderIdentity.of(encoder.info), [segment], files, {**fields, "reference": ref_record}
+        )
         publish_manifest(tmp, manifest)
         if out.exists() and not replace:  # checked under the index's lock, as late as can be
             raise DeployError(f"{out} already exists (pass --force to replace it)")

@@ -38,7 +38,10 @@ from embedding_ttc.deploy.store import StoreKey
 
 def _merged_groups(
     segments: Sequence[Segment],
-) -> tuple[dict[StoreKey, tuple[list[str], list[NDArray[np.float32]]]], list[dict[StoreKey, NDArray[np.intp]]]]:
+) -> tuple[
+    dict[StoreKey, tuple[list[str], list[NDArray[np.float32]]]],
+    list[dict[StoreKey, NDArray[np.intp]]],
+]:
     """Every store key's texts (first holder wins) and, per segment, its rows' merged rows."""
     groups: dict[StoreKey, tuple[list[str], list[NDArray[np.float32]]]] = {}
     where: dict[StoreKey, dict[str, int]] = {}

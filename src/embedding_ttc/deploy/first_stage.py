@@ -7,8 +7,9 @@ segment with one (:mod:`.ann`) answers its FAISS top ``n``. The union is cut to 
 under the same order, so an index whose segments are all exact ranks exactly as the product
 over the whole matrix did.
 
-BM25: each segment's own ``bm25s`` top-k (:meth:`~embedding_ttc.programs.primitives.lexical.BM25.top_k`,
-exact under the same order within the segment), merged by score. Each segment's IDF and
+BM25: each segment's own ``bm25s`` top-k (``BM25.top_k`` of
+:mod:`embedding_ttc.programs.primitives.lexical`, exact under the same order within the
+segment), merged by score. Each segment's IDF and
 average length are its own documents' until the index is compacted, as in the shards of Lucene
 or Elasticsearch: a term frequent in one segment and rare in another weighs differently in
 each, so the merged ranking of a multi-segment index can differ from the ranking of one index

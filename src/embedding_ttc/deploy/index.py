@@ -338,20 +338,24 @@ class Index:
                 new documents (rebuild the index).
 
         """
+        self._check_segmented()
         program = self.load_program()
         encoder = encoder if encoder is not None else self.default_encoder()
         self.check_encoder(encoder.info)
         with index_lock(self.directory):
             current = Index.load(self.directory)  # the version on disk now
-            if current.manifest.legacy:
-                raise DeployError(
-                    f"index {self.directory} has the schema-{current.manifest.schema_version} "
-                    "layout (one directory, no segments); run `embedding-ttc index compact "
-                    f"{self.directory}` once to rewrite it in segments, then add"
-                )
+            current._check_segmented()
             check_new_documents(docs, set(current.doc_ids), "new documents")
             extend_index(current, docs, encoder, program, current.recipe, progress, ann)
         return Index.load(self.directory)
+
+    def _check_segmented(self) -> None:
+        if self.manifest.legacy:
+            raise DeployError(
+                f"index {self.directory} has the schema-{self.manifest.schema_version} layout "
+                "(one directory, no segments); run `embedding-ttc index compact "
+                f"{self.directory}` once to rewrite it in segments, then add"
+            )
 
     def compact(
         self, *, progress: Progress | None = None, ann: AnnPolicy = DEFAULT_POLICY

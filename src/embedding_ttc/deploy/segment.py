@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy, build_ann, load_ann
+from embedding_ttc.deploy.ann import AnnPolicy, build_ann, load_ann
 from embedding_ttc.deploy.arrays import load_array, read_lines
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.doc_table import DocTable, write_doc_table
@@ -270,4 +270,3 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     else:
         path.unlink(missing_ok=True)
-

@@ -117,7 +117,7 @@ class SegmentedStore:
             todo = np.flatnonzero(out < 0)
             if todo.size == 0:
                 break
-            found = part.rows(key, [texts[i] for i in todo])
+            found = part.rows(key, [texts[int(i)] for i in todo])
             hit = found >= 0
             out[todo[hit]] = found[hit] + start
         return out

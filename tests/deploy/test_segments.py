@@ -1,0 +1,332 @@
+"""Segments: first stages over them (exact, FAISS IVF, BM25 top-k), compaction, kills, schema 1."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embedding_ttc.cli.deploy import main as deploy_main
+from embedding_ttc.deploy.ann import AnnPolicy, build_ann, exact_top, load_ann
+from embedding_ttc.deploy.corpus import Document
+from embedding_ttc.deploy.errors import DeployError
+from embedding_ttc.deploy.index import Index
+from embedding_ttc.deploy.reranker import Reranker
+from embedding_ttc.deploy.text_documents import text_documents
+from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
+from embedding_ttc.programs.primitives.lexical import BM25
+
+from . import QUERIES, corpus
+from fakes import HashingEncoder
+
+TESTS = Path(__file__).resolve().parents[1]
+PRECHANGE = Path(__file__).parent / "fixtures" / "prechange"
+MORE_QUERIES = [*QUERIES, "the", "cat", "postman", "zebra unicorn", "bank rates rose"]
+
+
+def build(path: Path, program: str = "SentMaxSim", docs=None, **kwargs) -> Index:
+    return Index.build(
+        path,
+        docs if docs is not None else corpus(),
+        encoder=HashingEncoder(),
+        program=program,
+        reference_queries=QUERIES,
+        **kwargs,
+    )
+
+
+def grown(path: Path, program: str = "SentMaxSim", sizes=(12, 7, 9)) -> Index:
+    """An index built from the first ``sizes[0]`` documents, then one addition per size."""
+    start = sizes[0]
+    index = build(path, program, corpus(start))
+    for n in sizes[1:]:
+        index = index.add(corpus(n, start=start), encoder=HashingEncoder())
+        start += n
+    return index
+
+
+def expected_dense(index: Index, queries: list[str], n: int) -> list[list[str]]:
+    """Today's dense first stage: the product over the whole matrix, trec_eval's ties."""
+    encoder = HashingEncoder()
+    D = index.vectors(np.arange(len(index)))
+    S = encoder.encode(queries, view="retrieval.query") @ D.T
+    rank = descending_id_rank(index.doc_ids)
+    return [[index.doc_ids[j] for j in top_k(row, rank, n)] for row in S]
+
+
+# --- BM25 top-k ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [1, 3, 8, 15, 40, 41, 100])
+def test_bm25_top_k_is_top_k_over_every_score(k):
+    # 40 documents cycling through 8 texts: every score is tied five ways, and many are 0.
+    texts = [d.joined for d in corpus(40)]
+    bm25 = BM25.fit(texts)
+    rank = descending_id_rank([f"d{i}" for i in range(40)])
+    got = bm25.top_k(MORE_QUERIES, k, rank)
+    for (rows, scores), full in zip(got, bm25.scores(MORE_QUERIES), strict=True):
+        want = top_k(full, rank, k)
+        assert rows.tolist() == want.tolist()
+        np.testing.assert_array_equal(scores, full[want])
+
+
+def test_bm25_fit_streams_and_scores_as_bm25s_does():
+    import bm25s
+
+    from embedding_ttc.programs.primitives.lexical import tokenize
+
+    texts = [d.joined for d in corpus(16)]
+    ours = BM25.fit(iter(texts)).scores(QUERIES)
+    ref = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+    ref.index([tokenize(t) for t in texts], show_progress=False)
+    want = np.stack([ref.get_scores(tokenize(q)) for q in QUERIES])
+    np.testing.assert_allclose(ours, want, rtol=1e-6)
+
+
+def test_a_one_segment_index_ranks_bm25_as_before(tmp_path):
+    index = build(tmp_path / "ix", "P0", corpus(40))
+    reranker = Reranker(index, HashingEncoder())
+    rank = descending_id_rank(index.doc_ids)
+    full = BM25.fit(index.doc_texts).scores(MORE_QUERIES)
+    want = [[index.doc_ids[j] for j in top_k(row, rank, 10)] for row in full]
+    assert reranker.first_stage(MORE_QUERIES, 10, "bm25") == want
+
+
+def test_bm25_of_several_segments_is_per_segment_until_compacted(tmp_path):
+    index = grown(tmp_path / "ix", "P0", (20, 10, 10))
+    reranker = Reranker(index, HashingEncoder())
+    rank = descending_id_rank(index.doc_ids)
+    # Merged by score, each segment scoring with its own statistics.
+    per_segment = np.concatenate([s.bm25.scores(MORE_QUERIES) for s in index.segments], axis=1)
+    want = [[index.doc_ids[j] for j in top_k(row, rank, 10)] for row in per_segment]
+    assert reranker.first_stage(MORE_QUERIES, 10, "bm25") == want
+    compacted = Reranker(index.compact(), HashingEncoder())
+    full = BM25.fit(index.doc_texts).scores(MORE_QUERIES)
+    want = [[index.doc_ids[j] for j in top_k(row, rank, 10)] for row in full]
+    assert compacted.first_stage(MORE_QUERIES, 10, "bm25") == want
+
+
+# --- the dense first stage ----------------------------------------------------------------------
+
+
+def test_one_exact_segment_ranks_as_the_whole_matrix_did(tmp_path):
+    index = build(tmp_path / "ix", "P0", corpus(28))
+    reranker = Reranker(index, HashingEncoder())
+    for n in (1, 5, 10, 28, 50):
+        assert reranker.first_stage(MORE_QUERIES, n) == expected_dense(index, MORE_QUERIES, n)
+
+
+def test_exact_segments_merge_to_the_whole_matrix_ranking_up_to_float_ties(tmp_path):
+    # The corpus repeats its 8 texts: equal documents in different segments tie, and the
+    # products over matrices of different sizes may differ in the last bit, so which of two
+    # tied documents comes first may differ; the scores down the ranking may not.
+    index = grown(tmp_path / "ix", "P0")
+    assert len(index.segments) == 3
+    reranker = Reranker(index, HashingEncoder())
+    Q = HashingEncoder().encode(MORE_QUERIES, view="retrieval.query")
+    D = index.vectors(np.arange(len(index)))
+    row = {d: i for i, d in enumerate(index.doc_ids)}
+    for n in (1, 5, 10, 28, 50):
+        got = reranker.first_stage(MORE_QUERIES, n)
+        want = expected_dense(index, MORE_QUERIES, n)
+        for q, (g, w) in enumerate(zip(got, want, strict=True)):
+            score = lambda ids, q=q: [float(Q[q] @ D[row[d]]) for d in ids]  # noqa: E731
+            np.testing.assert_allclose(score(g), score(w), atol=1e-6)
+
+
+def test_ivf_recall_at_100_on_random_vectors(tmp_path):
+    rng = np.random.default_rng(7)
+    D = rng.standard_normal((4000, 32)).astype(np.float32)
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    record = build_ann(D, tmp_path, AnnPolicy(exact_below=1000))
+    assert record is not None and record.kind == "ivf-flat"
+    assert record.nlist == int(4 * np.sqrt(4000))
+    assert record.recall >= 0.95
+    index = load_ann(tmp_path, record)
+    assert index.nprobe == record.nprobe
+    Q = rng.standard_normal((100, 32)).astype(np.float32)
+    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+    truth = exact_top(D, Q, 100)
+    _, found = index.search(Q, 100)
+    recall = np.mean([len(set(f) & set(t)) / 100 for f, t in zip(found, truth, strict=True)])
+    assert recall >= 0.95
+    # Below the threshold: no ANN index, the segment is searched exactly.
+    assert build_ann(D[:999], tmp_path / "small", AnnPolicy(exact_below=1000)) is None
+
+
+def test_segments_above_the_threshold_get_an_ivf_index_that_is_searched(tmp_path):
+    encoder = HashingEncoder()
+    policy = AnnPolicy(exact_below=150)
+    docs = [
+        Document(f"r{i}", "", f"text number {i} about {i % 17} and {i % 5}") for i in range(300)
+    ]
+    index = Index.build(tmp_path / "ix", docs, encoder=encoder, program="P0", ann=policy)
+    (segment,) = index.manifest.segments
+    assert segment.ann is not None and "ann.faiss" in segment.files
+    more = [Document(f"s{i}", "", f"another text {i} of {i % 11}") for i in range(40)]
+    index = index.add(more, encoder=encoder, ann=policy)
+    assert index.manifest.segments[1].ann is None  # 40 documents: exact
+    reranker = Reranker(index, encoder)
+    queries = ["text about 3 and 4", "another text of 7", "number 12"]
+    got = reranker.first_stage(queries, 20)
+    want = expected_dense(index, queries, 20)
+    overlap = np.mean([len(set(g) & set(w)) / 20 for g, w in zip(got, want, strict=True)])
+    assert overlap >= 0.9
+    assert all(len(g) == 20 for g in got)
+
+
+# --- compaction ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program", ["SentMaxSim", "BidirZScore", "LexicalHybridRRF"])
+def test_scores_are_the_same_before_an_add_after_it_and_after_compacting(tmp_path, program):
+    encoder = HashingEncoder()
+    grown_index = grown(tmp_path / "ix", program, (10, 6, 8))
+    fresh = build(tmp_path / "fresh", program, corpus(24))
+    lists = [list(fresh.doc_ids)] * len(QUERIES)
+    want = Reranker(fresh, encoder).score(QUERIES, lists)
+    compacted = grown_index.compact()
+    assert [h.action for h in compacted.manifest.history] == ["build", "add", "add", "compact"]
+    assert sorted(p.name for p in (tmp_path / "ix" / "segments").iterdir()) == ["000003"]
+    for index in (grown_index, compacted):
+        got = Reranker(index, encoder).score(QUERIES, lists)
+        assert got.stats.index_misses == 0
+        for x, y in zip(got.scores, want.scores, strict=True):
+            np.testing.assert_allclose(x, y, atol=1e-6)
+    (segment,) = compacted.manifest.segments
+    for chunk in segment.chunks:  # chunk tables renumbered into the one segment
+        owner = np.load(compacted.segments[0].directory / f"{chunk.file}.owner.npy")
+        assert owner.max() == 23 and np.all(np.diff(owner) >= 0)
+    assert Index.load(tmp_path / "ix", verify=True).doc_ids == fresh.doc_ids
+
+
+def test_rerank_texts_finds_held_texts_in_every_segment(tmp_path):
+    index = grown(tmp_path / "ix", "P0")
+    reranker = Reranker(index, HashingEncoder())
+    texts = [index.doc_texts[20], index.doc_texts[3], "a text the index lacks entirely"]
+    scored = reranker.score_texts(QUERIES[0], texts)
+    assert scored.held.tolist() == [True, True, False]
+    # A bare text held by several rows is the first of them (d4, d12, d20 share a text).
+    held = reranker._held(text_documents(texts))
+    assert held.tolist() == [4, 3, -1]
+    records = [{"id": "d20", "text": texts[0]}, {"id": "d21", "text": "changed"}]
+    assert reranker._held(text_documents(records)).tolist() == [20, -1]
+
+
+def test_cli_compact(tmp_path, capsys):
+    grown(tmp_path / "ix", "P0")
+    assert deploy_main(["index", "compact", str(tmp_path / "ix"), "--no-progress"]) == 0
+    assert "3 segment(s) into 1, 28 documents" in capsys.readouterr().err
+    assert len(Index.load(tmp_path / "ix").segments) == 1
+
+
+# --- an index of the previous schema ------------------------------------------------------------
+
+
+def test_an_index_of_schema_1_is_read_as_one_segment_and_compacted_into_the_new_layout(tmp_path):
+    shutil.copytree(PRECHANGE / "SentMaxSim", tmp_path / "ix")
+    old = Index.load(tmp_path / "ix", verify=True)
+    assert old.manifest.legacy and old.segments[0].directory == tmp_path / "ix"
+    with pytest.raises(DeployError, match=r"schema-1 layout .* index compact"):
+        old.add([Document("new", "", "a new document")], encoder=HashingEncoder())
+    new = old.compact()
+    assert new.manifest.schema_version == 3 and not new.manifest.legacy
+    assert new.doc_ids == old.doc_ids
+    assert list(new.doc_texts) == list(old.doc_texts)
+    np.testing.assert_array_equal(
+        new.vectors(np.arange(len(new))), old.vectors(np.arange(len(old)))
+    )
+    left = sorted(p.name for p in (tmp_path / "ix").iterdir())
+    assert left == ["manifest.json", "segments"]
+    Index.load(tmp_path / "ix", verify=True)
+
+
+# --- kills --------------------------------------------------------------------------------------
+
+KILLER = """
+import os, signal, sys
+sys.path.insert(0, {tests!r})
+import numpy as np
+from fakes import HashingEncoder
+from embedding_ttc.deploy import build, compact, segment
+from embedding_ttc.deploy.index import Index
+from embedding_ttc.deploy.corpus import Document
+
+module, name, when = {module!r}, {name!r}, {when!r}
+target = {{"build": build, "compact": compact, "segment": segment}}[module]
+real = getattr(target, name)
+calls = []
+
+def killing(*args, **kwargs):
+    calls.append(1)
+    if when == "before":
+        os.kill(os.getpid(), signal.SIGKILL)
+    out = real(*args, **kwargs)
+    if when == "after" or (when == "second" and len(calls) == 2):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return out
+
+setattr(target, name, killing)
+index = Index.load({root!r})
+if {action!r} == "add":
+    docs = [Document(f"new{{i}}", "", f"a new document number {{i}}. It is new.") for i in range(5)]
+    index.add(docs, encoder=HashingEncoder())
+else:
+    index.compact()
+print("finished")
+"""
+
+KILL_POINTS = [
+    ("add", "segment", "write_doc_table", "after"),  # inside the staged segment
+    ("add", "segment", "publish_dir", "after"),  # segment in place, not listed
+    ("add", "build", "publish_manifest", "before"),
+    ("add", "build", "publish_manifest", "after"),  # the new version, whole
+    ("compact", "segment", "write_doc_table", "after"),
+    ("compact", "compact", "publish_manifest", "before"),
+    ("compact", "compact", "publish_manifest", "after"),  # old segments not yet removed
+    ("compact", "segment", "_remove", "second"),  # half of the old segments removed
+]
+
+
+@pytest.mark.parametrize(("action", "module", "name", "when"), KILL_POINTS)
+def test_a_killed_add_or_compact_leaves_the_old_version_or_the_new_one(
+    tmp_path, action, module, name, when
+):
+    root = tmp_path / "ix"
+    before = grown(root, "SentMaxSim", (8, 4, 4))
+    encoder = HashingEncoder()
+    ids_before = before.doc_ids
+    lists = [list(ids_before)] * 2
+    scores_before = Reranker(before, encoder).score(QUERIES[:2], lists).scores
+    script = KILLER.format(
+        tests=str(TESTS), module=module, name=name, when=when, root=str(root), action=action
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    after = Index.load(root, verify=True)
+    n_new = len(ids_before) + (5 if action == "add" else 0)
+    assert len(after) in (len(ids_before), n_new)
+    assert after.doc_ids[: len(ids_before)] == ids_before
+    expect_segments = {3, 4} if action == "add" else {3, 1}
+    assert len(after.segments) in expect_segments
+    got = Reranker(after, encoder).score(QUERIES[:2], lists).scores
+    for x, y in zip(got, scores_before, strict=True):
+        np.testing.assert_allclose(x, y, atol=1e-6)
+    # The next writer works, and sweeps what the killed one left.
+    more = after.add([Document("late", "", "A late document. About cats.")], encoder=encoder)
+    final = more.compact()
+    assert final.doc_ids[-1] == "late"
+    assert len(final) == len(after) + 1
+    listed = [s.name for s in final.manifest.segments]
+    assert sorted(p.name for p in (root / "segments").iterdir()) == listed
+    allowed = {"manifest.json", "reference.jsonl", "reference.npy", "segments"}
+    assert {p.name for p in root.iterdir()} <= allowed
+    leftovers = [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
+    assert leftovers == []
