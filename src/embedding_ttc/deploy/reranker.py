@@ -44,9 +44,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from embedding_ttc.deploy import first_stage
 from embedding_ttc.deploy.doc_table import text_hash
 from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.first_stage import bm25 as bm25_first_stage
+from embedding_ttc.deploy.first_stage import dense as dense_first_stage
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.record import record_encodes
 from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn
@@ -495,9 +496,9 @@ class Reranker:
     ) -> list[NDArray[np.intp]]:
         index = self.index
         if kind == "dense":
-            return first_stage.dense(index.segments, index.starts, Q, n, self._tiebreak)
+            return dense_first_stage(index.segments, index.starts, Q, n, self._tiebreak)
         if kind == "bm25":
-            return first_stage.bm25(index.segments, index.starts, queries, n, self._tiebreak)
+            return bm25_first_stage(index.segments, index.starts, queries, n, self._tiebreak)
         raise ValueError(f"unknown first stage {kind!r}; choose 'dense' or 'bm25'")
 
     def _score(
