@@ -110,7 +110,7 @@ def test_the_manifest_records_the_derived_recipe_source_sha256_and_provenance(bu
     index = built("sentence_view")
     text = (PROGRAMS / "sentence_view.py").read_text()
     raw = json.loads((index.directory / "manifest.json").read_text())
-    assert raw["schema_version"] == 2
+    assert raw["schema_version"] == 3
     program = index.manifest.program
     assert program.name == "sentence_view"
     found = program.discovered
