@@ -1,10 +1,13 @@
 import multiprocessing as mp
+import pickle
+import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from embedding_ttc.encoders.cache import CachedEncoder
+from embedding_ttc.encoders.cache_store import STORE_NAME, EmbeddingStore
 from embedding_ttc.encoders.meter import Meter, MeteredEncoder
 
 from fakes import HashingEncoder
@@ -49,22 +52,36 @@ def test_dim_is_applied_after_lookup(tmp_path: Path):
     np.testing.assert_allclose(small, inner.encode(TEXTS, view="retrieval.query", dim=4), atol=1e-6)
 
 
-def test_corrupted_and_partial_entries_are_recomputed(tmp_path: Path):
+def test_corrupted_and_partial_rows_are_recomputed(tmp_path: Path):
     inner = HashingEncoder(dim=16)
     cache = CachedEncoder(inner, tmp_path)
     good = cache.encode(TEXTS[:3], view="retrieval.query")
-    files = sorted(cache.dir.rglob("*.emb"))
-    assert len(files) == 3
-    blob = bytearray(files[0].read_bytes())
-    blob[20] ^= 0xFF  # flip a payload byte
-    files[0].write_bytes(bytes(blob))
-    files[1].write_bytes(files[1].read_bytes()[:30])  # truncated write
-    files[2].write_bytes(files[2].read_bytes() + b"\0")  # a whole entry and a byte more
+    db = cache.dir / STORE_NAME
+    with sqlite3.connect(db) as conn:
+        keys = [k for (k,) in conn.execute("SELECT key FROM entries ORDER BY key")]
+        assert len(keys) == 3
+        vec = conn.execute("SELECT vec FROM entries WHERE key = ?", (keys[0],)).fetchone()[0]
+        flipped = bytes([vec[0] ^ 0xFF]) + vec[1:]  # a flipped payload byte: digest mismatch
+        conn.execute("UPDATE entries SET vec = ? WHERE key = ?", (flipped, keys[0]))
+        conn.execute("UPDATE entries SET vec = substr(vec, 1, 30) WHERE key = ?", (keys[1],))
+        conn.execute("UPDATE entries SET vec = vec || x'00000000' WHERE key = ?", (keys[2],))
     again = CachedEncoder(inner, tmp_path)
     out = again.encode(TEXTS[:3], view="retrieval.query")
     np.testing.assert_array_equal(out, good)
     assert again.stats.corrupt == 3 and again.stats.misses == 3 and again.stats.hits == 0
-    assert CachedEncoder(inner, tmp_path).encode(TEXTS[:3], view="retrieval.query").shape == (3, 16)
+    final = CachedEncoder(inner, tmp_path)  # the rows were overwritten: whole hits now
+    np.testing.assert_array_equal(final.encode(TEXTS[:3], view="retrieval.query"), good)
+    assert final.stats.hits == 3 and final.stats.corrupt == 0
+    assert len(final.store) == 3
+
+
+def test_a_row_of_another_dimension_is_a_miss(tmp_path: Path):
+    wide = CachedEncoder(HashingEncoder(dim=16), tmp_path)
+    wide.encode(TEXTS[:2], view="retrieval.query")
+    narrow = CachedEncoder(HashingEncoder(dim=8), tmp_path)  # same model id and revision
+    out = narrow.encode(TEXTS[:2], view="retrieval.query")
+    assert out.shape == (2, 8) and narrow.stats.corrupt == 2 and narrow.stats.misses == 2
+    assert narrow.store.meta()["dim"] == "8"
 
 
 def _worker(root: str) -> bytes:
@@ -77,10 +94,77 @@ def test_two_processes_share_a_cache(tmp_path: Path):
     with ctx.Pool(2) as pool:
         outs = pool.map(_worker, [str(tmp_path)] * 4)
     assert len(set(outs)) == 1
-    assert {p.suffix for p in tmp_path.rglob("*") if p.is_file()} == {".emb"}  # no temporary
     final = CachedEncoder(HashingEncoder(dim=16), tmp_path)
     assert final.encode(TEXTS, view="retrieval.query").tobytes() == outs[0]
     assert final.stats.hits == 20
+    assert {p.name for p in final.dir.iterdir()} <= {
+        STORE_NAME,
+        f"{STORE_NAME}-wal",
+        f"{STORE_NAME}-shm",
+    }
+
+
+MANY = [f"document {i} on subject {i % 17} and {i % 5}" for i in range(600)]
+
+
+def _writer(root: str, offset: int, rounds: int) -> int:
+    """Encode overlapping slices one small block per transaction, re-reading as it goes."""
+    inner = HashingEncoder(dim=32)
+    enc = CachedEncoder(inner, root, block_size=3)
+    for r in range(rounds):
+        lo = (offset + 37 * r) % len(MANY)
+        texts = (MANY + MANY)[lo : lo + 60]
+        out = enc.encode(texts, view="retrieval.passage")
+        if not np.array_equal(out, inner.encode(texts, view="retrieval.passage")):
+            return -1
+    return enc.stats.misses
+
+
+def test_processes_writing_and_reading_one_database_at_once(tmp_path: Path):
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(3) as pool:
+        misses = pool.starmap(_writer, [(str(tmp_path), o, 12) for o in (0, 200, 400)])
+    assert -1 not in misses  # every process read back exactly what was encoded
+    written = set()
+    for offset in (0, 200, 400):
+        for r in range(12):
+            lo = (offset + 37 * r) % len(MANY)
+            written.update((MANY + MANY)[lo : lo + 60])
+    final = CachedEncoder(HashingEncoder(dim=32), tmp_path)
+    assert len(final.store) == len(written)  # one row per text: no duplicate, none lost
+    assert sum(misses) >= len(written)  # overlapping misses in two processes both count
+    texts = sorted(written)
+    out = final.encode(texts, view="retrieval.passage")
+    assert final.stats.hits == len(texts) and final.stats.misses == 0
+    np.testing.assert_array_equal(
+        out, HashingEncoder(dim=32).encode(texts, view="retrieval.passage")
+    )
+
+
+def _encode_with(enc: CachedEncoder) -> tuple[bytes, int]:
+    return enc.encode(TEXTS, view="retrieval.query").tobytes(), enc.stats.hits
+
+
+def test_an_encoder_in_use_can_be_sent_to_another_process(tmp_path: Path):
+    enc = CachedEncoder(HashingEncoder(dim=16), tmp_path)
+    first = enc.encode(TEXTS, view="retrieval.query")  # the connection is open now
+    sent = pickle.loads(pickle.dumps(enc))
+    assert sent.store.path == enc.store.path
+    with mp.get_context("spawn").Pool(1) as pool:
+        out, hits = pool.apply(_encode_with, (enc,))
+    assert out == first.tobytes() and hits >= 20
+
+
+def test_the_database_takes_little_more_than_its_vectors(tmp_path: Path):
+    store = EmbeddingStore(tmp_path / STORE_NAME)
+    rng = np.random.default_rng(0)
+    for _ in range(4):  # random keys, written a block per transaction as encoders do
+        keys = [rng.bytes(32) for _ in range(1000)]
+        store.put(keys, rng.standard_normal((1000, 384)).astype(np.float32), "retrieval.passage")
+    store.checkpoint()
+    summary = store.summary()
+    assert summary.entries == 4000 and summary.vector_bytes == 4000 * 384 * 4
+    assert summary.ratio < 1.2, summary
 
 
 def test_views_with_the_same_realisation_share_entries(tmp_path: Path):

@@ -1,9 +1,9 @@
 """The ``embedding-ttc`` command line: thin commands over library calls.
 
 One module per command group (:mod:`.evaluate`, :mod:`.programs`, :mod:`.search`,
-:mod:`.analysis`, :mod:`.deploy`, :mod:`.data`), each adding its subcommands to the root parser
-built here; what they share (running a command, consoles and progress, building an encoder) is
-in :mod:`.common`.
+:mod:`.analysis`, :mod:`.deploy`, :mod:`.data`, :mod:`.cache`), each adding its subcommands to
+the root parser built here; what they share (running a command, consoles and progress,
+building an encoder) is in :mod:`.common`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     # The groups are imported here, not at the top, so that ``python -m
     # embedding_ttc.cli.deploy`` (a group run on its own) does not find itself already imported.
     from embedding_ttc.cli.analysis import add_analysis_commands
+    from embedding_ttc.cli.cache import add_cache_commands
     from embedding_ttc.cli.data import add_data_commands
     from embedding_ttc.cli.deploy import add_deploy_commands
     from embedding_ttc.cli.evaluate import add_evaluate_commands
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_analysis_commands(sub)
     add_deploy_commands(sub)
     add_data_commands(sub)
+    add_cache_commands(sub)
     return parser
 
 

@@ -4,20 +4,22 @@ Each entry holds the full-dimension, L2-normalised embedding of one text under o
 ``sha256(model id, revision, view, max_length, text)``. ``dim`` is applied after lookup
 (truncate, then re-normalise), so one entry serves every Matryoshka dimension.
 
-Entry format (little-endian): the 8-byte magic ``ETTCEMB1``, a uint32 dimension, ``dim`` float32
-values, then a 16-byte BLAKE2b digest of ``key + payload``. An entry is written to a temporary
-file in the same directory and renamed into place (:func:`~embedding_ttc.durable.write_atomic`),
-so a reader in another process sees either no entry or a whole one. A truncated or corrupted
-entry (wrong size, wrong digest, another key) is treated as a miss: it is recomputed and
-overwritten, never returned. That is also why entries are not fsynced.
+The entries of one model live in one SQLite database, ``<root>/<model>-<revision>/
+embeddings.sqlite`` (:class:`~embedding_ttc.encoders.cache_store.EmbeddingStore`), shared by
+every process that encodes with that model. A call looks all its texts up in batched queries,
+then encodes the misses a block at a time and stores each block in one transaction. A row that
+does not verify (wrong length, wrong digest) is treated as a miss: it is recomputed and
+overwritten, never returned. A folder still in the older file-per-entry layout is moved into the
+database the first time an encoder opens it
+(:func:`~embedding_ttc.encoders.cache_migration.migrate_folder`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
-import struct
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-from embedding_ttc.durable import write_atomic
 from embedding_ttc.encoders.base import (
     Embeddings,
     Encoder,
@@ -35,11 +36,10 @@ from embedding_ttc.encoders.base import (
     check_view,
     finish,
 )
+from embedding_ttc.encoders.cache_migration import has_legacy_layout, migrate_folder
+from embedding_ttc.encoders.cache_store import STORE_NAME, EmbeddingStore
 
-_MAGIC = b"ETTCEMB1"
-_HEADER = struct.Struct("<8sI")
-_DIGEST = 16
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: Windows only
+log = logging.getLogger(__name__)
 
 
 def default_cache_dir() -> Path:
@@ -91,9 +91,22 @@ class CachedEncoder:
         info = inner.info
         self.root = Path(root) if root is not None else default_cache_dir()
         self.dir = self.root / f"{_slug(info.model_id)}-{_slug(info.revision)}"
-        self._dir_str = os.fspath(self.dir)
         self.stats = CacheStats()
-        self._entry_size = _HEADER.size + 4 * info.dim + _DIGEST
+        self.store = EmbeddingStore(self.dir / STORE_NAME)
+        self._opened = False  # nothing touches the disk before the first encode
+
+    def _open(self) -> EmbeddingStore:
+        """The store, recorded as this model's and with any file-per-entry folder moved in."""
+        if not self._opened:
+            info = self.inner.info
+            self.store.record(model_id=info.model_id, revision=info.revision, dim=info.dim)
+            if has_legacy_layout(self.dir):
+                log.warning("moving the embedding cache %s into %s (once)", self.dir, STORE_NAME)
+                report = migrate_folder(self.dir, self.store)
+                if report.corrupt:
+                    log.warning("%d corrupt entries of %s were dropped", report.corrupt, self.dir)
+            self._opened = True
+        return self.store
 
     @property
     def info(self) -> EncoderInfo:
@@ -127,48 +140,10 @@ class CachedEncoder:
         spec = views.get(view)
         return [v for v, s in views.items() if v != view and s == spec]
 
-    def _path(self, key: bytes) -> str:
-        hexkey = key.hex()
-        return f"{self._dir_str}{os.sep}{hexkey[:2]}{os.sep}{hexkey}.emb"
-
-    def _read(self, key: bytes) -> np.ndarray | None:
-        # A warm re-run reads every entry of a corpus, sentence by sentence: one open and one
-        # read system call per entry (Path.read_bytes adds a stat and buffering, ~3x slower).
-        try:
-            fd = os.open(self._path(key), _READ_FLAGS)
-        except FileNotFoundError:
-            return None
-        except OSError:
-            self.stats.corrupt += 1
-            return None
-        try:
-            blob = os.read(fd, self._entry_size + 1)  # one byte more: a longer file is corrupt
-        except OSError:
-            self.stats.corrupt += 1
-            return None
-        finally:
-            os.close(fd)
-        dim = self.inner.info.dim
-        if len(blob) != self._entry_size:
-            self.stats.corrupt += 1
-            return None
-        magic, stored_dim = _HEADER.unpack_from(blob)
-        payload = blob[_HEADER.size : -_DIGEST]
-        digest = hashlib.blake2b(key + payload, digest_size=_DIGEST).digest()
-        if magic != _MAGIC or stored_dim != dim or digest != blob[-_DIGEST:]:
-            self.stats.corrupt += 1
-            return None
-        return np.frombuffer(payload, dtype="<f4")
-
-    def _write(self, key: bytes, vec: np.ndarray) -> None:
-        path = Path(self._path(key))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = np.ascontiguousarray(vec, dtype="<f4").tobytes()
-        digest = hashlib.blake2b(key + payload, digest_size=_DIGEST).digest()
-        blob = _HEADER.pack(_MAGIC, vec.shape[0]) + payload + digest
-        # Not fsynced: an entry carries its digest, so one torn by a crash reads as a miss and
-        # is recomputed, and a corpus pass writes hundreds of thousands of entries.
-        write_atomic(path, blob, sync=False)
+    def _lookup(self, keys: Sequence[bytes], dim: int) -> dict[bytes, np.ndarray]:
+        found, corrupt = self._open().get(keys, dim)
+        self.stats.corrupt += corrupt
+        return found
 
     def encode(
         self,
@@ -178,28 +153,31 @@ class CachedEncoder:
         dim: int | None = None,
         max_length: int | None = None,
     ) -> Embeddings:
-        """Look every text up; encode the misses in one call; store them; apply ``dim``."""
+        """Look every text up; encode and store the misses a block at a time; apply ``dim``."""
         check_view(view)
         full = self.inner.info.dim
         dim = check_dim(dim, full)
         max_length = check_max_length(max_length)
         out = np.empty((len(texts), full), dtype=np.float32)
         keys = [self.key(t, view, max_length) for t in texts]
-        twins = self._twin_views(view)
-        missing: dict[bytes, list[int]] = {}
+        found = self._lookup(keys, full)
+        first: dict[bytes, int] = {}  # the first text of each key not found under its view
+        for i, k in enumerate(keys):
+            if k not in found:
+                first.setdefault(k, i)
+        for twin in self._twin_views(view):
+            if not first:
+                break
+            twin_keys = {self.key(texts[i], twin, max_length): k for k, i in first.items()}
+            for tk, vec in self._lookup(list(twin_keys), full).items():
+                found[twin_keys[tk]] = vec
+                del first[twin_keys[tk]]
+        missing: dict[bytes, list[int]] = {k: [] for k in first}
         for i, k in enumerate(keys):
             if k in missing:
                 missing[k].append(i)
-                continue
-            vec = self._read(k)
-            for twin in twins:
-                if vec is not None:
-                    break
-                vec = self._read(self.key(texts[i], twin, max_length))
-            if vec is None:
-                missing[k] = [i]
             else:
-                out[i] = vec
+                out[i] = found[k]
         self.stats.hits += len(texts) - sum(len(v) for v in missing.values())
         order = list(missing)
         # Misses are encoded and stored a block at a time, so an interrupted call (Ctrl-C, a
@@ -212,7 +190,7 @@ class CachedEncoder:
             )
             self.stats.forward_seconds += time.perf_counter() - start
             self.stats.misses += len(block)
+            self.store.put(block, fresh, view)
             for k, vec in zip(block, fresh, strict=True):
-                self._write(k, vec)
                 out[missing[k]] = vec
         return out if dim == full else finish(out, dim)
