@@ -59,7 +59,9 @@ def _summary(db: Path) -> StoreSummary:
 
 
 def select(root: Path, model: str | None) -> list[Path]:
-    """The databases of ``root``: all of them, or the one whose folder or model id is ``model``.
+    """The databases of ``root``: all, or those whose folder name or model id is ``model``.
+
+    A model id selects every revision of the model cached under ``root``.
 
     Raises:
         UnknownNameError: no folder or recorded model id is ``model`` (the closest are named).
@@ -68,18 +70,18 @@ def select(root: Path, model: str | None) -> list[Path]:
     folders = model_stores(root)
     if model is None:
         return [f / STORE_NAME for f in folders]
-    names: dict[str, Path] = {}
+    names: dict[str, list[Path]] = {}
     for folder in folders:
-        names[folder.name] = folder
+        names.setdefault(folder.name, []).append(folder)
         store = EmbeddingStore(folder / STORE_NAME)
         try:
             model_id = store.meta().get("model_id")
         finally:
             store.close()
-        if model_id:
-            names.setdefault(model_id, folder)
+        if model_id and model_id != folder.name:
+            names.setdefault(model_id, []).append(folder)
     if model in names:
-        return [names[model] / STORE_NAME]
+        return [f / STORE_NAME for f in names[model]]
     near = closest(model, list(names))
     hint = f" Did you mean: {', '.join(near)}?" if near else ""
     known = ", ".join(sorted(names)) or "none"

@@ -167,8 +167,11 @@ def _migrate_subdir(
     sub: Path, store: EmbeddingStore, dim: int | None, batch: int
 ) -> tuple[MigrationReport, int | None]:
     report = MigrationReport()
-    with os.scandir(sub) as it:
-        names = sorted(e.name for e in it)
+    try:
+        with os.scandir(sub) as it:
+            names = sorted(e.name for e in it)
+    except FileNotFoundError:  # removed meanwhile (by hand; migrators hold the lock)
+        return report, dim
     entries = [sub / n for n in names if _ENTRY.fullmatch(n)]
     for lo in range(0, len(entries), batch):
         part, dim = _migrate_batch(entries[lo : lo + batch], store, dim)
