@@ -107,30 +107,26 @@ MIGRATE_SLOWLY = """
 import sys, time
 from pathlib import Path
 from embedding_ttc.encoders.cache_migration import migrate_folder
-# A pause after each sub-folder, so that the parent's SIGKILL lands in the middle.
+# A pause after each transaction, so that the parent's SIGKILL lands in the middle.
 migrate_folder(Path(sys.argv[1]), batch=5, progress=lambda done, total: time.sleep(0.01))
 """
-
-
-def _subdir_count(folder: Path) -> int:
-    return sum(1 for p in folder.iterdir() if p.is_dir())
 
 
 def test_sigkill_mid_migration_loses_and_duplicates_nothing(tmp_path: Path):
     texts = [f"entry {i} of the killed migration" for i in range(1500)]
     enc = legacy_cache(tmp_path, texts)
-    total = _subdir_count(enc.dir)
-    assert total > 200
+    total = len(entry_files(enc.dir))
+    assert total == len(texts)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     cut_at = []
     for fraction in (0.2, 0.5, 0.8):  # three kills, each once the migration is under way
         child = subprocess.Popen([sys.executable, "-c", MIGRATE_SLOWLY, str(enc.dir)], env=env)
         deadline = time.monotonic() + 60
-        while _subdir_count(enc.dir) > total * (1 - fraction) and time.monotonic() < deadline:
+        while len(entry_files(enc.dir)) > total * (1 - fraction) and time.monotonic() < deadline:
             time.sleep(0.002)
         child.send_signal(signal.SIGKILL)
         assert child.wait() == -signal.SIGKILL
-        cut_at.append(_subdir_count(enc.dir))
+        cut_at.append(len(entry_files(enc.dir)))
     assert all(0 < left < total for left in cut_at), cut_at  # every kill landed mid-way
     report = migrate_folder(enc.dir)
     assert report.corrupt == 0

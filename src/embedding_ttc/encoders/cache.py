@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -94,6 +95,7 @@ class CachedEncoder:
         self.stats = CacheStats()
         self.store = EmbeddingStore(self.dir / STORE_NAME)
         self._opened = False  # nothing touches the disk before the first encode
+        self._prefixes: dict[tuple[str, int | None], Any] = {}
 
     def _open(self) -> EmbeddingStore:
         """The store, recorded as this model's and with any file-per-entry folder moved in."""
@@ -108,6 +110,10 @@ class CachedEncoder:
             self._opened = True
         return self.store
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Hash objects do not pickle; the store re-opens its connection in the new process.
+        return {**self.__dict__, "_prefixes": {}}
+
     @property
     def info(self) -> EncoderInfo:
         """The wrapped encoder's info."""
@@ -121,11 +127,15 @@ class CachedEncoder:
         # instruction sets or thread counts, which are not keyed either), not what is computed;
         # and a corpus encoded once on a GPU is meant to serve later runs on a laptop. Runtimes
         # whose outputs differ by more (int8 ONNX) are other encoders with another model id.
-        info = self.inner.info
-        h = hashlib.sha256()
-        for part in (info.model_id, info.revision, view, str(max_length)):
-            h.update(part.encode("utf-8"))
-            h.update(b"\0")
+        prefix = self._prefixes.get((view, max_length))
+        if prefix is None:  # the hash of the parts shared by every text: computed once
+            info = self.inner.info
+            prefix = hashlib.sha256()
+            for part in (info.model_id, info.revision, view, str(max_length)):
+                prefix.update(part.encode("utf-8"))
+                prefix.update(b"\0")
+            self._prefixes[(view, max_length)] = prefix
+        h = prefix.copy()
         h.update(text.encode("utf-8", "surrogatepass"))
         return h.digest()
 

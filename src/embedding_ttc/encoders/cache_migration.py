@@ -50,7 +50,7 @@ BATCH = 1024
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
-"""Called with (sub-folders done, sub-folders in all) after each sub-folder."""
+"""Called with (entries done, entries in all) after each commit."""
 
 
 @dataclass
@@ -163,29 +163,30 @@ def _migrate_batch(
     return report, dim
 
 
-def _migrate_subdir(
-    sub: Path, store: EmbeddingStore, dim: int | None, batch: int
-) -> tuple[MigrationReport, int | None]:
-    report = MigrationReport()
+def _entries_of(sub: Path, report: MigrationReport) -> list[tuple[int, Path]]:
+    """A sub-folder's entry files with their mtimes; killed writers' temporary files go."""
+    out = []
     try:
         with os.scandir(sub) as it:
-            names = sorted(e.name for e in it)
+            for e in it:
+                if _ENTRY.fullmatch(e.name):
+                    out.append((e.stat().st_mtime_ns, Path(e.path)))
+                elif e.name.startswith(".") and e.name.endswith(".tmp"):
+                    # ``.<name>.<pid>-<n>.tmp``: a writer killed mid-entry; never an entry.
+                    os.unlink(e.path)
+                    report.removed += 1
     except FileNotFoundError:  # removed meanwhile (by hand; migrators hold the lock)
-        return report, dim
-    entries = [sub / n for n in names if _ENTRY.fullmatch(n)]
-    for lo in range(0, len(entries), batch):
-        part, dim = _migrate_batch(entries[lo : lo + batch], store, dim)
-        report.add(part)
-    # Temporary files of writers killed mid-entry (``.<name>.<pid>-<n>.tmp``): never entries.
-    for name in names:
-        if name.startswith(".") and name.endswith(".tmp"):
-            (sub / name).unlink(missing_ok=True)
-            report.removed += 1
+        pass
+    return out
+
+
+def _remove_folder(sub: Path) -> None:
     try:
         sub.rmdir()
+    except FileNotFoundError:
+        pass
     except OSError:  # a file that is not an entry: left where it is, with its folder
         log.warning("kept %s: it holds files that are not cache entries", sub)
-    return report, dim
 
 
 def migrate_folder(
@@ -201,7 +202,7 @@ def migrate_folder(
         folder: the model's cache folder (``<root>/<model>-<revision>``).
         store: its database (default: ``folder / embeddings.sqlite``).
         batch: entries per transaction.
-        progress: called after each sub-folder with (done, total).
+        progress: called with (entries done, entries in all) after each commit.
 
     Returns:
         What was moved, kept, found corrupt and removed (all zero when nothing was left).
@@ -217,11 +218,19 @@ def migrate_folder(
         subdirs = _subdirs(folder)  # again: another process may have migrated meanwhile
         recorded = store.meta().get("dim")
         dim = int(recorded) if recorded else None
-        for done, sub in enumerate(subdirs, 1):
-            part, dim = _migrate_subdir(sub, store, dim, batch)
+        files = [f for sub in subdirs for f in _entries_of(sub, report)]
+        # In the order they were written: the entries of one corpus pass were written
+        # together and stay together in the table's pages, so a later pass over that corpus
+        # reads few pages (key order would scatter them over the whole file).
+        files.sort()
+        for lo in range(0, len(files), batch):
+            paths = [p for _, p in files[lo : lo + batch]]
+            part, dim = _migrate_batch(paths, store, dim)
             report.add(part)
             if progress is not None:
-                progress(done, len(subdirs))
+                progress(min(lo + batch, len(files)), len(files))
+        for sub in subdirs:
+            _remove_folder(sub)
     return report
 
 
