@@ -142,10 +142,11 @@ def main(argv: list[str] | None = None) -> int:
             if cell.n == 0:
                 continue
             old_du = du(cache.dir)
-            old_s, old = best_of(
-                args.repeat,
-                lambda c=cache, cl=cell: {v: old_pass(c, c.dir, t, v) for v, t in cl.texts.items()},
-            )
+
+            def old_passes(c: CachedEncoder = cache, cl: Cell = cell) -> Passes:
+                return {v: old_pass(c, c.dir, t, v) for v, t in cl.texts.items()}
+
+            old_s, old = best_of(args.repeat, old_passes)
             start = time.perf_counter()
             report = migrate_folder(cache.dir)
             migrate_s = time.perf_counter() - start
