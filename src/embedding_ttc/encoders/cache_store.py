@@ -299,28 +299,23 @@ class EmbeddingStore:
         Returns the number of rows inserted (with ``replace=False``, those not there before).
         """
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        rows = list(rows)
         with self._session(write=True) as conn:
+            ids = {v: self._view_id(conn, v) for v in {r.view for r in rows} if v is not None}
             before = conn.total_changes
             conn.executemany(
                 f"{verb} INTO entries (key, view, created, vec, digest) VALUES (?, ?, ?, ?, ?)",
-                [
-                    (
-                        r.key,
-                        None if r.view is None else self._view_id(conn, r.view),
-                        r.created,
-                        r.payload,
-                        r.digest,
-                    )
-                    for r in rows
-                ],
+                [(r.key, ids.get(r.view or ""), r.created, r.payload, r.digest) for r in rows],
             )
-            return conn.total_changes - before
+            inserted = conn.total_changes - before
+        self._view_ids.update(ids)  # only once committed: a rolled-back id is no id
+        return inserted
 
     def _view_id(self, conn: sqlite3.Connection, name: str) -> int:
         if name not in self._view_ids:
             conn.execute("INSERT OR IGNORE INTO views (name) VALUES (?)", (name,))
             (vid,) = conn.execute("SELECT id FROM views WHERE name = ?", (name,)).fetchone()
-            self._view_ids[name] = int(vid)
+            return int(vid)
         return self._view_ids[name]
 
     def __len__(self) -> int:
