@@ -93,6 +93,14 @@ def test_each_outcome_of_a_generation_becomes_its_record(tmp_path):
     assert timed_out.reason == "alpha: ran longer than 1 s"
     assert duplicate.reason.startswith("novel: near-duplicate of g0001 (similarity 1.000)")
     assert empty.reason == "parse: the reply contains no program" and empty.source_path is None
+    # Each record's lesson: what changed and what it did, or why it failed.
+    assert ok.lesson == "g0001: fake 1; mean Δ +0.0200 vs P0"
+    assert (
+        refused.lesson
+        == "g0002 tried: fake 2; rejected: no-external-model: refused by the fake checker"
+    )
+    assert timed_out.lesson == "g0004 tried: fake 4; timeout: alpha: ran longer than 1 s"
+    assert failed.lesson == ""  # no proposal, nothing tried
     # Only what passed the checks reached the sandbox and the evaluator.
     assert sandbox.built == ["g0001", "g0004"] and evaluator.evaluated == ["g0001", "g0004"]
     assert len(checker.seen) == 4  # every source but the proposer error's and the empty one

@@ -23,8 +23,9 @@ from embedding_ttc.search.drafting.options import (
     DraftingOptions,
     resolve_drafting,
 )
+from embedding_ttc.search.editing.options import LLM_MODES, EditOptions, resolve_editing
 from embedding_ttc.search.frontier import RULES
-from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS
+from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.records import OBJECTIVES
 from embedding_ttc.search.run_config import RunConfig
 from embedding_ttc.search.split import VALIDATION_SHARE, SplitSettings
@@ -47,6 +48,7 @@ def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
         seed=args.seed,
         shortlist=args.shortlist,
         drafting=_drafting(args),
+        editing=_editing(args),
         split=(
             SplitSettings(validation_share=args.validation_share)
             if args.validation_share > 0
@@ -59,11 +61,28 @@ def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
 
 def _drafting(args: argparse.Namespace) -> DraftingOptions | None:
     """The drafting settings (:func:`~embedding_ttc.search.drafting.options.resolve_drafting`)."""
+    if args.llm_mode == "edit":
+        if args.drafts is not None or args.prompt is not None:
+            raise EmbeddingTTCError(
+                "--drafts and --prompt are drafting options, not --llm-mode edit's"
+            )
+        return None
     return resolve_drafting(
         args.proposer,
         drafts=args.drafts,
         repair_rounds=args.repair_rounds,
         prompt=args.prompt,
+        context_tokens=args.context_tokens or DEFAULT_CONTEXT_TOKENS,
+        precheck=args.precheck,
+    )
+
+
+def _editing(args: argparse.Namespace) -> EditOptions | None:
+    """The edit settings (:func:`~embedding_ttc.search.editing.options.resolve_editing`)."""
+    return resolve_editing(
+        args.proposer,
+        args.llm_mode,
+        repair_rounds=args.repair_rounds,
         context_tokens=args.context_tokens,
         precheck=args.precheck,
     )
@@ -85,11 +104,14 @@ def _proposer(args: argparse.Namespace, precheck: Precheck) -> Any:
         # One thread: on a busy two-core machine llama.cpp generates faster with 1 than 2.
         options["n_threads"] = args.llm_threads or 1
     proposer = make_proposer(args.proposer, **options)
-    drafting = _drafting(args)
-    if drafting is None:
+    drafting, editing = _drafting(args), _editing(args)
+    if drafting is None and editing is None:
         return proposer
     if not isinstance(proposer, ChatBackend):
         raise EmbeddingTTCError(f"the {args.proposer} proposer has no chat seam to draft with")
+    if editing is not None:
+        return editing.wrap(proposer, precheck, args.seed)
+    assert drafting is not None
     return drafting.wrap(proposer, precheck)
 
 
@@ -271,6 +293,13 @@ def add_search_commands(sub: Any) -> None:
         help="CPU threads of llama-cpp (default 1: faster than 2 on a busy two-core machine)",
     )
     se.add_argument(
+        "--llm-mode",
+        choices=LLM_MODES,
+        default="draft",
+        help="how an LLM proposer writes a program: draft it whole from a directive (default), "
+        "or edit one parent with search/replace blocks, reading its lineage's lessons",
+    )
+    se.add_argument(
         "--drafts",
         type=int,
         metavar="N",
@@ -293,9 +322,9 @@ def add_search_commands(sub: Any) -> None:
     se.add_argument(
         "--context-tokens",
         type=int,
-        default=DEFAULT_CONTEXT_TOKENS,
         metavar="N",
-        help=f"token budget of the compact prompt (default {DEFAULT_CONTEXT_TOKENS})",
+        help=f"token budget of the compact prompt (default {DEFAULT_CONTEXT_TOKENS}) or of "
+        f"the edit prompt (default {DEFAULT_EDIT_CONTEXT_TOKENS})",
     )
     se.add_argument(
         "--precheck",

@@ -3,8 +3,9 @@
 For g = 1..G: the proposer reads the state derived from the ledger (history and the top-k
 frontier with sources) and writes one program; the program is saved, checked statically
 (constraints 1, 2 and 4), compared with every registered program (constraint 5), run in the
-sandbox on every discovery task (constraints 3 and 6), and its record is appended to the
-ledger. Generation 0 is P0, so the registry and the frontier start at ``{P0}`` as in the paper.
+sandbox on every discovery task (constraints 3 and 6), and its record, with its lesson
+(:mod:`~embedding_ttc.search.lessons`), is appended to the ledger. Generation 0 is P0, so
+the registry and the frontier start at ``{P0}`` as in the paper.
 
 The loop builds none of its collaborators: the proposer, the static checker, the sandbox
 factory, the evaluator (the seams of :mod:`~embedding_ttc.search.seams`), the ledger and the
@@ -27,6 +28,7 @@ from embedding_ttc.evaluation.comparison import WTL
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.search.frontier import Frontier, frontier
 from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.lessons import lesson
 from embedding_ttc.search.novelty import (
     closest,
     fingerprint,
@@ -131,6 +133,7 @@ class SearchLoop:
             tasks=self.evaluator.task_names,
             seed=self.seed,
             views_collapsed=self.evaluator.views_collapsed,
+            read_source=self.ledger.source,
         )
 
     def _p0(self) -> LedgerRecord:
@@ -202,8 +205,15 @@ class SearchLoop:
             ],
             **fields,
         )
+        record = record.model_copy(update={"lesson": self._lesson(record)})
         self.ledger.append(record)
         return record
+
+    def _lesson(self, record: LedgerRecord) -> str:
+        """``record``'s lesson, from its and its parent's search-part numbers only."""
+        parent = next((r for r in self.ledger.records if r.program_id == record.parent_id), None)
+        seen = parent.seen_by_proposer(self.objective) if parent is not None else None
+        return lesson(record.seen_by_proposer(self.objective), seen, self.objective)
 
     def _judge(self, proposal: Proposal, program_id: str) -> dict[str, Any]:
         """Checks and evaluation of one proposal: the record's status and metric fields."""

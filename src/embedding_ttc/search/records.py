@@ -12,14 +12,17 @@ run's reference program, and each part of the run's validation split
 :meth:`LedgerRecord.deltas`, :meth:`LedgerRecord.mean` and :meth:`LedgerRecord.worst_query`
 read any of them by objective (``p0`` or ``reference``) and scope (``all``, ``search`` or
 ``validation``); :meth:`LedgerRecord.seen_by_proposer` is the search part alone, the only view
-a proposer is given. Older lines are read by :meth:`LedgerRecord._read_older`: schema 2 lacks
-only the new optional fields; schema 1 (flat per-task fields, a ``per_task_delta`` copy,
-``wins``/``ties``/``losses``, zeros on a failure) is lifted into the current shape, so a ledger
-written before still loads, resumes and reports.
+a proposer is given. A record also carries its ``lesson``
+(:mod:`~embedding_ttc.search.lessons`), written from that view alone. Older lines are read
+by :meth:`LedgerRecord._read_older`: schema 2 lacks only the new optional fields; schema 1
+(flat per-task fields, a ``per_task_delta`` copy, ``wins``/``ties``/``losses``, zeros on a
+failure) is lifted into the current shape, so a ledger written before still loads, resumes
+and reports.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -235,6 +238,7 @@ class LedgerRecord(BaseModel):
     source_path: str | None = None
     fingerprint: str | None = None
     attempts: list[dict[str, object]] = Field(default_factory=list)
+    lesson: str = ""
 
     @model_validator(mode="before")
     @classmethod
@@ -367,6 +371,8 @@ class SearchState:
         seed: the run's seed (proposers derive their choices from it and the history).
         views_collapsed: the encoder has one realisation for every view name, so a program
             that scores under another view sees S again.
+        read_source: a record's program source (``None`` when it has none), for proposers
+            that start from a program off the frontier; ``None`` when the state has no ledger.
 
     """
 
@@ -376,3 +382,4 @@ class SearchState:
     tasks: tuple[str, ...]
     seed: int = 0
     views_collapsed: bool = False
+    read_source: Callable[[LedgerRecord], str | None] | None = None

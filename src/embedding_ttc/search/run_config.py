@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.drafting.options import DraftingOptions
+from embedding_ttc.search.editing.options import EditOptions
 from embedding_ttc.search.records import Objective
 from embedding_ttc.search.split import SplitSettings
 
@@ -48,6 +49,7 @@ class RunConfig(BaseModel):
         seed: the run's seed.
         shortlist: rerank each query's first-stage top K only (``None``: full ranking).
         drafting: how the LLM proposer drafts (``None``: it does not).
+        editing: how the LLM proposer edits a parent instead (``None``: it does not).
         split: how each task's queries are split into search and validation parts
             (``None``: no split; the cut itself is ``split.json``).
         reference: the library program every candidate is also compared with (``None``: none).
@@ -66,6 +68,7 @@ class RunConfig(BaseModel):
     seed: int
     shortlist: int | None
     drafting: DraftingOptions | None = None
+    editing: EditOptions | None = None
     split: SplitSettings | None = None
     reference: str | None = None
     objective: Objective = "p0"

@@ -1,0 +1,84 @@
+"""How a search edits: the edit proposer's settings, resolved from the command line's options.
+
+``--llm-mode edit`` turns an LLM backend into an
+:class:`~embedding_ttc.search.editing.proposer.EditProposer` instead of the drafting proposer.
+The settings are recorded in the run's configuration, so a resumed run edits as it began.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.search.editing.parents import EXPLORE
+from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
+
+if TYPE_CHECKING:  # the pre-check imports the evaluator; the command line's parser need not
+    from embedding_ttc.search.drafting.proposer import Precheck
+    from embedding_ttc.search.editing.proposer import EditProposer
+    from embedding_ttc.search.proposers.base import ChatBackend
+
+LlmMode = Literal["draft", "edit"]
+"""How an LLM proposer writes a program: drafts it whole, or edits a parent."""
+
+LLM_MODES: tuple[LlmMode, ...] = ("draft", "edit")
+
+EDIT_REPAIR_ROUNDS = 1
+"""Repair turns of an edit by default (the issue's "one repair turn")."""
+
+
+@dataclass(frozen=True)
+class EditOptions:
+    """How the edit proposer runs (see :mod:`embedding_ttc.search.editing.proposer`)."""
+
+    repair_rounds: int = EDIT_REPAIR_ROUNDS
+    explore: float = EXPLORE
+    context_tokens: int = DEFAULT_EDIT_CONTEXT_TOKENS
+    precheck: bool = True
+
+    def wrap(self, inner: ChatBackend, precheck: Precheck, seed: int) -> EditProposer:
+        """An edit proposer around ``inner``, with ``precheck`` when the options use one."""
+        from embedding_ttc.search.editing.proposer import EditProposer
+
+        return EditProposer(
+            inner,
+            explore=self.explore,
+            repair_rounds=self.repair_rounds,
+            precheck=precheck if self.precheck else None,
+            context_tokens=self.context_tokens,
+            seed=seed,
+        )
+
+
+def resolve_editing(
+    proposer: str,
+    mode: LlmMode,
+    *,
+    repair_rounds: int | None,
+    context_tokens: int | None,
+    precheck: bool | None,
+) -> EditOptions | None:
+    """The edit settings for ``mode``, or ``None`` when the run drafts.
+
+    Raises:
+        EmbeddingTTCError: an unknown mode, editing asked of the structural proposer, or an
+            option out of range.
+
+    """
+    if mode not in LLM_MODES:
+        raise EmbeddingTTCError(f"unknown --llm-mode {mode!r}; choose from {', '.join(LLM_MODES)}")
+    if mode == "draft":
+        return None
+    if proposer == "structural":
+        raise EmbeddingTTCError(
+            "--llm-mode edit needs an LLM proposer (openai, anthropic or llama-cpp), not structural"
+        )
+    repairs = EDIT_REPAIR_ROUNDS if repair_rounds is None else repair_rounds
+    if repairs < 0:
+        raise EmbeddingTTCError("--repair-rounds must be at least 0")
+    return EditOptions(
+        repair_rounds=repairs,
+        context_tokens=context_tokens or DEFAULT_EDIT_CONTEXT_TOKENS,
+        precheck=precheck is not False,
+    )

@@ -1,0 +1,75 @@
+"""Choosing the program an edit starts from: mostly the frontier, now and then off it.
+
+:func:`choose_parent` draws from a generator seeded by the run's seed and the generation, so a
+run (and its resumption) chooses the same parents. With probability :data:`EXPLORE` the parent
+is an evaluated program off the frontier, drawn uniformly; otherwise it is a frontier program
+drawn with weight ``1 / rank`` (the best most often), as evolutionary program searches mix
+exploitation of the elite with exploration of the rest. The frontier is the one the state
+shows (the search part only, :meth:`~embedding_ttc.search.loop.SearchLoop.state`), so a
+choice never reads a validation number.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.records import LedgerRecord, SearchState
+
+EXPLORE = 0.2
+"""Share of generations whose parent is drawn from the evaluated programs off the frontier."""
+
+SEED_MIX = 1_000_003
+"""Multiplier that separates the generators of two runs' seeds (a prime above any generation)."""
+
+
+@dataclass(frozen=True)
+class Parent:
+    """The program an edit starts from.
+
+    Attributes:
+        record: its ledger record, as the proposer sees it.
+        source: its program source.
+        on_frontier: drawn from the frontier (else an exploration draw).
+
+    """
+
+    record: LedgerRecord
+    source: str
+    on_frontier: bool
+
+
+def choose_parent(state: SearchState, *, seed: int, explore: float = EXPLORE) -> Parent:
+    """The parent of ``state.generation``'s edit (see the module docstring).
+
+    Args:
+        state: what the proposer sees.
+        seed: the proposer's seed.
+        explore: the probability of an off-frontier parent, in ``[0, 1]``.
+
+    Raises:
+        ValueError: ``explore`` outside ``[0, 1]``, or no program to start from.
+
+    """
+    if not 0.0 <= explore <= 1.0:
+        raise ValueError(f"explore is a probability, got {explore}")
+    rng = random.Random(seed * SEED_MIX + state.generation)
+    draw = rng.random()
+    if draw < explore and state.read_source is not None:
+        on_front = {p.record.program_id for p in state.frontier}
+        others = [
+            r
+            for r in state.history
+            if r.status is Status.OK and r.program_id not in on_front and r.source_path
+        ]
+        if others:
+            record = others[rng.randrange(len(others))]
+            source = state.read_source(record)
+            if source is not None:
+                return Parent(record, source, on_frontier=False)
+    if not state.frontier:
+        raise ValueError("the state has no frontier program to edit")
+    weights = [1.0 / (rank + 1) for rank in range(len(state.frontier))]
+    chosen = rng.choices(state.frontier, weights=weights)[0]
+    return Parent(chosen.record, chosen.source, on_frontier=True)

@@ -1,0 +1,151 @@
+"""What the edit proposer's model reads: one parent program, its results, its lineage's lessons.
+
+:func:`render_edit_prompt` writes, in this order:
+
+1. the task in two sentences and the discovery tasks' names;
+2. the program interface and the six constraints, short (as the compact prompt has them);
+3. the helper functions a program may import, as many as the budget allows;
+4. the parent program, whole, with its mean Δ on the search part;
+5. the parent's result on each task against its own parent (the search part, the run's
+   objective): where the last change helped and where it hurt;
+6. the lessons of its lineage (:func:`~embedding_ttc.search.lessons.lineage`), newest first;
+7. what to return: search/replace blocks (:mod:`.blocks`) changing one idea, then a
+   ``Novelty:`` and a ``Hypothesis:`` line.
+
+Sections 1 to 3 depend only on the run, so llama.cpp keeps them in its KV cache from one
+generation to the next.
+"""
+
+from __future__ import annotations
+
+from embedding_ttc.search.editing.parents import Parent
+from embedding_ttc.search.lessons import lineage
+from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
+from embedding_ttc.search.prompts.common import (
+    TokenCounter,
+    fenced,
+    numbered_constraints,
+    section,
+    task_list,
+)
+from embedding_ttc.search.prompts.compact import INTERFACE, SHORT_CONSTRAINTS
+from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
+from embedding_ttc.search.proposers.base import estimate_tokens
+from embedding_ttc.search.records import LedgerRecord, SearchState
+
+HELPER_TOKENS = 900
+"""Tokens the helper list may take beyond its minimum."""
+
+LESSONS = 8
+"""Lessons shown at most."""
+
+FORMAT = """\
+<<<<<<< SEARCH
+    lines copied EXACTLY from the program above (a few lines around the change)
+=======
+    the lines that replace them
+>>>>>>> REPLACE"""
+
+
+def render_edit_prompt(
+    state: SearchState,
+    parent: Parent,
+    *,
+    context_tokens: int = DEFAULT_EDIT_CONTEXT_TOKENS,
+    count_tokens: TokenCounter | None = None,
+) -> str:
+    """The prompt of one edit of ``parent`` (see the module docstring); deterministic.
+
+    Raises:
+        ValueError: if the budget cannot hold the fixed sections and the parent program.
+
+    """
+    count = count_tokens or estimate_tokens
+    head = [
+        _task(state),
+        section("Interface", fenced(INTERFACE, "text"), spaced=False),
+        section(
+            "Constraints (a program that breaks one is rejected)",
+            numbered_constraints(SHORT_CONSTRAINTS),
+            spaced=False,
+        ),
+    ]
+    body = [
+        _parent_section(parent),
+        _results_section(state, parent.record),
+        _lessons_section(state, parent.record),
+        _reply_section(state),
+    ]
+    minimum = _join([*head, helper_section(MIN_HELPERS), *body])
+    if count(minimum) > context_tokens:
+        raise ValueError(
+            f"an edit prompt of {parent.record.program_id} needs {count(minimum)} tokens; "
+            f"the budget of {context_tokens} is too small"
+        )
+    spare = min(HELPER_TOKENS, context_tokens - count(minimum))
+    helpers = fit_helpers(count, count(helper_section(MIN_HELPERS)) + spare)
+    return _join([*head, helpers, *body]) + "\n"
+
+
+def _join(parts: list[str]) -> str:
+    return "\n\n".join(p for p in parts if p)
+
+
+def _task(state: SearchState) -> str:
+    return (
+        "# Improve one retrieval program by editing it\n"
+        "A frozen text encoder embedded the queries and documents of several retrieval tasks; "
+        "a program rescores their cosine matrix S so that nDCG@10 rises on every task. You "
+        "change ONE idea of the program below with a small edit.\n"
+        f"Tasks: {task_list(state)}."
+    )
+
+
+def _parent_section(parent: Parent) -> str:
+    r = parent.record
+    mean = f"{r.mean_delta:+.4f}" if r.mean_delta is not None else "n/a"
+    cost = f", c = {r.cost_ratio:.2f}" if r.cost_ratio is not None else ""
+    return section(
+        f"The program to edit: {r.program_id} (mean Δ {mean}{cost})",
+        fenced(parent.source.rstrip()),
+        spaced=False,
+    )
+
+
+def _results_section(state: SearchState, record: LedgerRecord) -> str:
+    mine = record.per_task_delta
+    if not mine:
+        return ""
+    grand = next((r for r in state.history if r.program_id == record.parent_id), None)
+    theirs = grand.per_task_delta if grand is not None else {}
+    if grand is not None and theirs:
+        rows = [f"| {t} | {d:+.4f} | {theirs[t]:+.4f} | {d - theirs[t]:+.4f} |"
+                for t, d in mine.items() if t in theirs]  # fmt: skip
+        header = f"| task | {record.program_id} Δ | {grand.program_id} Δ | change |"
+        title = f"{record.program_id} task by task, against its parent {grand.program_id}"
+        return section(title, "\n".join([header, "|---|---|---|---|", *rows]), spaced=False)
+    rows = [f"| {t} | {d:+.4f} |" for t, d in mine.items()]
+    body = "\n".join([f"| task | {record.program_id} Δ |", "|---|---|", *rows])
+    return section(f"{record.program_id} task by task", body, spaced=False)
+
+
+def _lessons_section(state: SearchState, record: LedgerRecord) -> str:
+    rows = lineage(state.history, record.program_id, LESSONS)
+    if not rows:
+        return ""
+    body = "\n".join(f"- {r.lesson}" for r in rows)
+    return section("Lessons of this program's lineage (newest first)", body, spaced=False)
+
+
+def _reply_section(state: SearchState) -> str:
+    return section(
+        f"Your edit (generation {state.generation})",
+        "Change ONE idea: add, drop or swap one channel, normalisation, fusion or feedback "
+        "step, guided by the results and lessons above. Reply with one or more blocks of "
+        "this form, each SEARCH part copied exactly from the program:\n"
+        f"{fenced(FORMAT, 'text')}\n"
+        "Then one line `Novelty: ...` (what you changed) and one line `Hypothesis: ...` "
+        "(why it should raise nDCG@10). Do not repeat the whole program; use only the "
+        "helpers listed above.",
+        spaced=False,
+    )

@@ -1,0 +1,246 @@
+"""The edit proposer: the model edits one parent program instead of writing one from scratch.
+
+The paper uses its proposer "purely as a mutation function". :class:`EditProposer` wraps any
+:class:`~embedding_ttc.search.proposers.base.ChatBackend`; per generation it
+
+1. chooses a parent (:func:`~embedding_ttc.search.editing.parents.choose_parent`);
+2. sends the edit prompt (:func:`~embedding_ttc.search.editing.prompt.render_edit_prompt`):
+   the parent's source, its per-task results against its own parent, its lineage's lessons;
+3. applies the search/replace blocks of the reply mechanically
+   (:func:`~embedding_ttc.search.editing.blocks.apply_blocks`) and pre-checks the result when
+   given a pre-check;
+4. when the edit cannot be applied or the result fails the pre-check, continues the
+   conversation with up to ``repair_rounds`` repair turns naming what went wrong (an edit
+   that applied is kept: the repair's blocks apply to the edited program, shown again).
+
+The program's module docstring is rewritten to the reply's ``Novelty:``, ``Hypothesis:`` and
+``Parent:`` lines, so the archived file says what it is. Every failed call becomes an
+:class:`~embedding_ttc.search.records.Attempt` (the ledger keeps every reply); accounting is the
+drafting proposer's (the proposal's usage is its own call's, the attempts carry the rest, and
+``cost_usd`` sums all calls). When nothing passes, the last edited program (else the parent
+unchanged is not proposed: ``source=None``) goes to the loop, which records the rejection.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.drafting.precheck import PrecheckResult
+from embedding_ttc.search.editing.blocks import EditError, apply_blocks, parse_blocks
+from embedding_ttc.search.editing.parents import EXPLORE, Parent, choose_parent
+from embedding_ttc.search.editing.prompt import render_edit_prompt
+from embedding_ttc.search.parse import parse_reply
+from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
+from embedding_ttc.search.prompts.common import TokenCounter, fenced
+from embedding_ttc.search.proposers.base import ChatBackend, ChatReply, ProposerError
+from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
+
+Precheck = Callable[[str], PrecheckResult]
+
+SEED_STRIDE = 100_003
+"""Seed offset between the calls of one generation (as the drafting proposer's)."""
+
+REASON_CHARS = 600
+"""Longest failure reason sent back in a repair turn and kept in an attempt."""
+
+
+@dataclass(frozen=True)
+class _Call:
+    reply: ChatReply
+    ok: bool
+    status: Status
+    reason: str
+    source: str | None = None
+
+
+class EditProposer:
+    """A language model editing one parent program per generation.
+
+    Args:
+        inner: the chat backend.
+        explore: probability of a parent off the frontier (:data:`~.parents.EXPLORE`).
+        repair_rounds: repair turns after a failed application or pre-check, ``>= 0``.
+        precheck: ``source -> PrecheckResult``; ``None`` accepts any edit that parses.
+        context_tokens: the prompt's budget.
+        count_tokens: a tokenizer's counter (default the backend's ``count_tokens``, else an
+            estimate of four characters a token).
+        seed: the base seed of the parent choice and the calls (default the backend's, else
+            the run's).
+
+    """
+
+    def __init__(
+        self,
+        inner: ChatBackend,
+        *,
+        explore: float = EXPLORE,
+        repair_rounds: int = 1,
+        precheck: Precheck | None = None,
+        context_tokens: int = DEFAULT_EDIT_CONTEXT_TOKENS,
+        count_tokens: TokenCounter | None = None,
+        seed: int | None = None,
+    ) -> None:
+        if repair_rounds < 0:
+            raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
+        if not 0.0 <= explore <= 1.0:
+            raise ValueError(f"explore is a probability, got {explore}")
+        self.inner = inner
+        self.name = f"{inner.name}-edit"
+        self.explore = explore
+        self.repair_rounds = repair_rounds
+        self.precheck = precheck
+        self.context_tokens = context_tokens
+        self.count_tokens = count_tokens or getattr(inner, "count_tokens", None)
+        self.seed = seed
+
+    def _seed(self, state: SearchState) -> int:
+        if self.seed is not None:
+            return self.seed
+        seed = getattr(self.inner, "seed", None)
+        return seed if isinstance(seed, int) else state.seed
+
+    def propose(self, state: SearchState) -> Proposal:
+        """Edit one parent (see the module docstring)."""
+        base_seed = self._seed(state)
+        parent = choose_parent(state, seed=base_seed, explore=self.explore)
+        prompt = render_edit_prompt(
+            state, parent, context_tokens=self.context_tokens, count_tokens=self.count_tokens
+        )
+        messages = [{"role": "user", "content": prompt}]
+        current = parent.source
+        calls: list[_Call] = []
+        for r in range(self.repair_rounds + 1):
+            seed = base_seed + state.generation + SEED_STRIDE * r
+            try:
+                reply = self.inner.chat(messages, seed=seed)
+            except ProposerError as exc:
+                calls.append(
+                    _Call(ChatReply("", exc.usage or Usage(model="")), False,
+                          Status.PROPOSER_ERROR, str(exc))
+                )  # fmt: skip
+                break
+            call = self._judge(reply, current, parent)
+            calls.append(call)
+            if call.ok:
+                return self._proposal(call, calls, parent)
+            if call.source is not None:
+                current = call.source  # the edit applied; the repair edits what it made
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply.text},
+                {"role": "user", "content": _repair_message(call, current)},
+            ]
+        answered = [c for c in calls if c.status is not Status.PROPOSER_ERROR]
+        if not answered:
+            detail = "; ".join(c.reason for c in calls)
+            raise ProposerError(
+                f"every call failed ({detail})"[:2000], _sum([c.reply.usage for c in calls])
+            )
+        edited = [c for c in answered if c.source is not None]
+        return self._proposal((edited or answered)[-1], calls, parent)
+
+    def _judge(self, reply: ChatReply, current: str, parent: Parent) -> _Call:
+        if not reply.text.strip():
+            return _Call(reply, False, Status.PROPOSER_ERROR, "the model returned an empty reply")
+        try:
+            applied = apply_blocks(current, parse_blocks(reply.text))
+        except EditError as exc:
+            return _Call(reply, False, Status.REJECTED, f"edit: {exc}")
+        meta = parse_reply(reply.text)
+        source = _with_docstring(
+            applied.source, meta.novelty, meta.hypothesis, parent.record.program_id
+        )
+        check = self.precheck(source) if self.precheck is not None else _parses(source)
+        return _Call(reply, check.ok, check.status, check.reason, source)
+
+    def _proposal(self, chosen: _Call, calls: list[_Call], parent: Parent) -> Proposal:
+        meta = parse_reply(chosen.reply.text)
+        attempts = tuple(
+            Attempt(
+                status=c.status,
+                reason=c.reason[:REASON_CHARS],
+                tokens_in=c.reply.usage.tokens_in,
+                tokens_out=c.reply.usage.tokens_out,
+                seconds=c.reply.usage.seconds,
+                reply=c.reply.text,
+            )
+            for c in calls
+            if c is not chosen
+        )
+        own = chosen.reply.usage
+        return Proposal(
+            source=chosen.source,
+            novelty=meta.novelty,
+            hypothesis=meta.hypothesis,
+            usage=Usage(
+                model=own.model,
+                tokens_in=own.tokens_in,
+                tokens_out=own.tokens_out,
+                seconds=own.seconds,
+                cost_usd=sum(c.reply.usage.cost_usd for c in calls),
+            ),
+            proposer=self.name,
+            parent_id=parent.record.program_id,
+            raw_reply=chosen.reply.text,
+            attempts=attempts,
+        )
+
+
+def _parses(source: str) -> PrecheckResult:
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        line = f" (line {exc.lineno})" if exc.lineno else ""
+        return PrecheckResult(False, Status.REJECTED, f"parse: {exc.msg}{line}")
+    return PrecheckResult(True, Status.OK)
+
+
+def _repair_message(call: _Call, current: str) -> str:
+    reason = (
+        call.reason if len(call.reason) <= REASON_CHARS else call.reason[: REASON_CHARS - 1] + "…"
+    )
+    if call.source is None:
+        what = "Your edit could not be applied"
+    else:
+        what = "Your edit applied, but the program it made failed the check"
+    return (
+        f"{what}: {reason}\n\nThe program as it is now:\n{fenced(current.rstrip())}\n\n"
+        "Reply with search/replace blocks against THIS program (each SEARCH part copied "
+        "exactly from it), then the Novelty: and Hypothesis: lines."
+    )
+
+
+def _with_docstring(source: str, novelty: str, hypothesis: str, parent_id: str) -> str:
+    """``source`` with its module docstring saying what the edit is (when it can be found)."""
+    if not novelty and not hypothesis:
+        return source
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return source  # the check reports it
+    lines = [novelty or "An edit of " + parent_id, ""]
+    lines += [f"Novelty: {novelty}", f"Hypothesis: {hypothesis}", f"Parent: {parent_id}"]
+    doc = '"""' + "\n".join(lines).replace('"""', "'''") + '\n"""\n'
+    first = module.body[0] if module.body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+        and first.end_lineno is not None
+    ):
+        kept = source.splitlines(keepends=True)
+        return "".join([*kept[: first.lineno - 1], doc, *kept[first.end_lineno :]])
+    return doc + "\n" + source
+
+
+def _sum(usages: list[Usage]) -> Usage:
+    return Usage(
+        model=usages[-1].model if usages else "",
+        tokens_in=sum(u.tokens_in for u in usages),
+        tokens_out=sum(u.tokens_out for u in usages),
+        seconds=sum(u.seconds for u in usages),
+        cost_usd=sum(u.cost_usd for u in usages),
+    )

@@ -1,0 +1,275 @@
+"""The edit proposer: search/replace blocks, parent choice, lessons, and a generation end to end.
+
+Edits are applied to golden replies (clean, whitespace-shifted, fuzzy, failing); the proposer
+talks to the canned OpenAI-compatible server, so its prompts and repair turns are what a real
+backend would receive.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+import pytest
+
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.drafting.precheck import PrecheckResult
+from embedding_ttc.search.editing.blocks import (
+    EditBlock,
+    EditError,
+    apply_blocks,
+    parse_blocks,
+)
+from embedding_ttc.search.editing.parents import choose_parent
+from embedding_ttc.search.editing.prompt import render_edit_prompt
+from embedding_ttc.search.editing.proposer import EditProposer
+from embedding_ttc.search.lessons import lesson, lineage
+from embedding_ttc.search.parse import parse_reply
+from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from ledger_records import evaluated
+
+from .canned_server import CannedServer, Reply
+from .test_prompt import G1_SOURCE, TASKS, small_state
+
+EDIT = """\
+I will rank with both the column and the row z-score.
+
+<<<<<<< SEARCH
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
+    return zscore_cols(S, mask)
+=======
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
+    return zscore_cols(S, mask) + zscore_rows(S, mask)
+>>>>>>> REPLACE
+
+<<<<<<< SEARCH
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_cols
+=======
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_cols, zscore_rows
+>>>>>>> REPLACE
+
+Novelty: adds the row z-score to the column z-score.
+Hypothesis: a query's own scale matters as much as a document's hubness.
+"""
+
+EDITED_BODY = """\
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_cols, zscore_rows
+
+
+def program(Q, D, S, ctx):
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
+    return zscore_cols(S, mask) + zscore_rows(S, mask)
+"""
+
+
+# --- blocks ------------------------------------------------------------------------------------
+
+
+def test_blocks_are_parsed_in_order_with_loose_markers():
+    reply = "```\n<<<<<<<< search\na\n=====\nb\n>>>>>>>> replace\n```\n" + EDIT
+    blocks = parse_blocks(reply)
+    assert blocks[0] == EditBlock("a\n", "b\n")
+    assert len(blocks) == 3 and blocks[2].search.startswith("from embedding_ttc")
+
+
+def test_a_clean_edit_applies_exactly():
+    applied = apply_blocks(G1_SOURCE, parse_blocks(EDIT))
+    assert applied.matches == ("exact", "exact") and applied.fuzzy == 0
+    assert applied.source.endswith(EDITED_BODY)
+
+
+def test_a_block_copied_with_another_indentation_is_reindented():
+    block = EditBlock(
+        "mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)\n"
+        "return zscore_cols(S, mask)\n",
+        "mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)\n"
+        "return 2.0 * zscore_cols(S, mask)\n",
+    )
+    applied = apply_blocks(G1_SOURCE, [block])
+    assert applied.matches == ("whitespace",)
+    assert "    return 2.0 * zscore_cols(S, mask)\n" in applied.source
+    ast.parse(applied.source)
+
+
+def test_a_block_with_a_retyped_line_applies_by_fuzzy_match():
+    block = EditBlock(
+        "def program(Q, D, S, ctx):\n"
+        "    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidate)\n"  # typo
+        "    return zscore_cols(S, mask)\n",
+        "def program(Q, D, S, ctx):\n"
+        "    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)\n"
+        "    return -zscore_cols(-S, mask)\n",
+    )
+    applied = apply_blocks(G1_SOURCE, [block])
+    assert applied.matches == ("fuzzy",) and applied.fuzzy == 1
+    assert "return -zscore_cols(-S, mask)" in applied.source
+    assert "return zscore_cols(S, mask)" not in applied.source
+
+
+def test_a_block_that_is_not_in_the_program_fails_with_the_closest_lines():
+    block = EditBlock("    S = S - S.mean()\n    return S\n", "    return S\n")
+    with pytest.raises(EditError, match=r"block 1: its SEARCH text is not in the program") as err:
+        apply_blocks(G1_SOURCE, [block])
+    assert "closest lines" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ("no edit here", "holds no <<<<<<< SEARCH"),
+        ("<<<<<<< SEARCH\n=======\nx = 1\n>>>>>>> REPLACE\n", "the SEARCH section is empty"),
+        ("<<<<<<< SEARCH\na\n", "without a ======= divider"),
+        ("<<<<<<< SEARCH\na\n=======\nb\n", "no >>>>>>> REPLACE line"),
+    ],
+)
+def test_malformed_edits_are_refused_with_a_reason(reply, message):
+    with pytest.raises(EditError, match=message):
+        apply_blocks(G1_SOURCE, parse_blocks(reply))
+
+
+def test_an_ambiguous_fuzzy_block_is_refused():
+    source = "x = compute(a, b)\ny = 1\n\nx = compute(a, c)\ny = 1\n"
+    block = EditBlock("x = compute(a, d)\ny = 1\n", "x = 0\ny = 1\n")
+    with pytest.raises(EditError, match="matches several places"):
+        apply_blocks(source, [block])
+
+
+# --- lessons and parents ---------------------------------------------------------------------
+
+
+def _lineage_state() -> SearchState:
+    state = small_state()
+    p0, g1, g2 = state.history
+    g1 = g1.model_copy(update={"lesson": lesson(g1, p0)})
+    g2 = g2.model_copy(update={"lesson": lesson(g2, g1)})
+    g3 = evaluated(3, "g0003", dict.fromkeys(TASKS, 0.0), parent_id="g0000-P0", novelty="other")
+    g3 = g3.model_copy(update={"lesson": lesson(g3, p0), "source_path": "programs/g0003.py"})
+    return dataclasses.replace(state, history=(p0, g1, g2, g3), generation=4)
+
+
+def test_a_lesson_says_what_changed_what_moved_and_what_was_expected():
+    state = _lineage_state()
+    g1, g2 = state.history[1], state.history[2]
+    assert g1.lesson == (
+        "g0001 from g0000-P0: removes document hubness with a per-column z-score.; "
+        "mean Δ +0.0059 vs parent (+0.0059 vs P0); up AILAStatutes +0.021, "
+        "down FinQARetrieval -0.004, 1 unmoved; "
+        "expected: hub documents close to every query crowd the top ranks."
+    )
+    assert g2.lesson.startswith(
+        "g0002 from g0001 tried: reads a cached index from disk; rejected: no-external-model"
+    )
+    assert len(g2.lesson) < 320
+
+
+def test_lineage_is_the_ancestors_and_the_other_children_newest_first():
+    state = _lineage_state()
+    assert [r.program_id for r in lineage(state.history, "g0001")] == ["g0002", "g0001"]
+    assert [r.program_id for r in lineage(state.history, "g0000-P0")] == ["g0003", "g0001"]
+
+
+def test_the_parent_choice_is_seeded_and_explores_off_the_frontier():
+    state = dataclasses.replace(_lineage_state(), read_source=lambda r: f"# {r.program_id}\n")
+    picks = [choose_parent(dataclasses.replace(state, generation=g), seed=1) for g in range(40)]
+    again = [choose_parent(dataclasses.replace(state, generation=g), seed=1) for g in range(40)]
+    assert [p.record.program_id for p in picks] == [p.record.program_id for p in again]
+    off = [p for p in picks if not p.on_frontier]
+    assert 0 < len(off) < 20  # about one in five
+    assert {p.record.program_id for p in off} == {"g0003"}  # evaluated, off the frontier
+    assert all(p.source == "# g0003\n" for p in off)
+    never = [choose_parent(dataclasses.replace(state, generation=g), seed=1, explore=0.0)
+             for g in range(20)]  # fmt: skip
+    assert all(p.on_frontier and p.record.program_id == "g0001" for p in never)
+
+
+def test_the_edit_prompt_holds_the_parent_its_results_and_its_lessons():
+    state = _lineage_state()
+    parent = choose_parent(state, seed=0, explore=0.0)
+    text = render_edit_prompt(state, parent)
+    assert G1_SOURCE.rstrip() in text
+    assert "| AILAStatutes | +0.0213 | +0.0000 | +0.0213 |" in text
+    assert state.history[2].lesson in text and state.history[1].lesson in text
+    assert "<<<<<<< SEARCH" in text and "Novelty:" in text
+    assert text.index("Lessons") > text.index("task by task")
+    with pytest.raises(ValueError, match="budget of 100 is too small"):
+        render_edit_prompt(state, parent, context_tokens=100)
+
+
+# --- the proposer ------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def server():
+    with CannedServer() as canned:
+        yield canned
+
+
+def backend(server: CannedServer) -> OpenAIProposer:
+    return OpenAIProposer(
+        model="canned", base_url=server.openai_base_url, max_retries=0, timeout=10
+    )
+
+
+def _state() -> SearchState:
+    return dataclasses.replace(_lineage_state(), read_source=lambda r: None)
+
+
+def test_an_edit_becomes_a_proposal_whose_docstring_says_what_it_is(server):
+    server.enqueue(Reply(EDIT, 500, 80))
+    proposal = EditProposer(backend(server), explore=0.0).propose(_state())
+    assert proposal.parent_id == "g0001" and proposal.proposer == "openai-edit"
+    assert proposal.novelty == "adds the row z-score to the column z-score."
+    assert proposal.source is not None and proposal.source.endswith(EDITED_BODY)
+    doc = ast.get_docstring(ast.parse(proposal.source))
+    assert doc is not None and "Parent: g0001" in doc
+    assert parse_reply(f"```python\n{proposal.source}```").novelty == proposal.novelty
+    assert proposal.attempts == () and proposal.usage.tokens_in == 500
+
+
+def test_an_edit_that_does_not_apply_gets_one_repair_turn(server):
+    bad = "<<<<<<< SEARCH\n    return S\n=======\n    return -S\n>>>>>>> REPLACE\nNovelty: x\n"
+    server.enqueue(Reply(bad, 400, 30), Reply(EDIT, 600, 80))
+    proposal = EditProposer(backend(server), explore=0.0).propose(_state())
+    assert proposal.source is not None and proposal.source.endswith(EDITED_BODY)
+    (attempt,) = proposal.attempts
+    assert attempt.status == Status.REJECTED and attempt.reply == bad
+    assert attempt.reason.startswith("edit: block 1: its SEARCH text is not in the program")
+    repair = server.prompts[1]
+    assert repair is not None and "could not be applied" in repair and G1_SOURCE.rstrip() in repair
+    assert [m["role"] for m in server.requests[1].body["messages"]] == ["user", "assistant", "user"]
+
+
+def test_an_edit_that_fails_the_precheck_is_repaired_on_the_edited_program(server):
+    crash = EDIT.replace("zscore_cols(S, mask) + zscore_rows(S, mask)", "undefined_thing(S)")
+
+    def check(source: str) -> PrecheckResult:
+        if "undefined_thing" in source:
+            return PrecheckResult(False, Status.CRASHED, "NameError: name 'undefined_thing'")
+        return PrecheckResult(True, Status.OK)
+
+    fix = (
+        "<<<<<<< SEARCH\n    return undefined_thing(S)\n=======\n"
+        "    return zscore_cols(S, mask) + zscore_rows(S, mask)\n>>>>>>> REPLACE\n"
+        "Novelty: adds the row z-score to the column z-score.\n"
+    )
+    server.enqueue(Reply(crash), Reply(fix))
+    proposal = EditProposer(backend(server), explore=0.0, precheck=check).propose(_state())
+    assert proposal.source is not None and proposal.source.endswith(EDITED_BODY)
+    assert proposal.attempts[0].status == Status.CRASHED
+    repair = server.prompts[1]
+    assert repair is not None and "failed the check" in repair and "undefined_thing(S)" in repair
+
+
+def test_when_no_edit_applies_the_proposal_has_no_program(server):
+    bad = "I would rather rewrite everything."
+    server.enqueue(Reply(bad), Reply(bad))
+    proposal = EditProposer(backend(server), explore=0.0).propose(_state())
+    assert proposal.source is None and len(proposal.attempts) == 1
+    assert proposal.parent_id == "g0001"
+
+
+def test_every_record_of_the_lineage_state_validates():
+    for record in _lineage_state().history:
+        LedgerRecord.model_validate(record.model_dump())
+    assert isinstance(_lineage_state().frontier[0], FrontierProgram)
