@@ -26,7 +26,7 @@ from embedding_ttc.search.editing.proposer import EditProposer
 from embedding_ttc.search.lessons import lesson, lineage
 from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
-from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from embedding_ttc.search.records import SearchState
 from ledger_records import evaluated
 
 from .canned_server import CannedServer, Reply
@@ -269,7 +269,73 @@ def test_when_no_edit_applies_the_proposal_has_no_program(server):
     assert proposal.parent_id == "g0001"
 
 
-def test_every_record_of_the_lineage_state_validates():
-    for record in _lineage_state().history:
-        LedgerRecord.model_validate(record.model_dump())
-    assert isinstance(_lineage_state().frontier[0], FrontierProgram)
+# --- in the loop, and from the command line --------------------------------------------------
+
+
+def test_in_the_loop_each_edit_leaves_a_lesson_the_next_prompt_shows(server, tmp_path):
+    from embedding_ttc.search.ledger import Ledger
+    from embedding_ttc.search.loop import Budget, SearchLoop
+
+    from .loop_fakes import FakeChecker, FakeEvaluator, FakeSandbox
+
+    first = (
+        "<<<<<<< SEARCH\n    return S.copy()\n=======\n    return S.cumsum(axis=1)\n"
+        ">>>>>>> REPLACE\nNovelty: cumulative scores.\nHypothesis: the sum smooths ranks.\n"
+    )
+    second = (
+        "<<<<<<< SEARCH\n    return S.cumsum(axis=1)\n=======\n    T = np.sort(S, axis=0)\n"
+        "    return np.clip(T.cumsum(axis=0), 0.0, None).transpose().transpose()\n"
+        ">>>>>>> REPLACE\nNovelty: sums down the columns.\nHypothesis: columns matter.\n"
+    )
+    server.enqueue(Reply(first), Reply(second))
+    evaluator = FakeEvaluator({"g0001": 0.02, "g0002": -0.01})
+    loop = SearchLoop(
+        proposer=EditProposer(backend(server), explore=0.0),
+        checker=FakeChecker(),
+        sandbox=FakeSandbox(),
+        evaluator=evaluator,
+        ledger=Ledger(tmp_path),
+        clock=evaluator.clock,
+        top_k=1,  # the frontier shown is its best program alone: the parent is known
+    )
+    loop.run(Budget(generations=2))
+    _, g1, g2 = Ledger(tmp_path).records
+    assert g1.parent_id == "g0000-P0" and g2.parent_id == "g0001"
+    assert g1.lesson == (
+        "g0001 from g0000-P0: cumulative scores.; mean Δ +0.0200 vs parent (+0.0200 vs P0); "
+        "up alpha +0.020, beta +0.020; expected: the sum smooths ranks."
+    )
+    assert g2.lesson.startswith("g0002 from g0001: sums down the columns.; mean Δ -0.0300")
+    second_prompt = server.prompts[1]
+    assert second_prompt is not None and g1.lesson in second_prompt
+    assert "return S.cumsum(axis=1)" in second_prompt  # the parent, as edited
+    assert (tmp_path / "programs" / "g0002.py").read_text().count("np.sort(S, axis=0)") == 1
+
+
+def test_the_command_line_selects_and_records_the_edit_mode():
+    import argparse
+
+    from embedding_ttc.cli.search import _drafting, _editing, add_search_commands
+    from embedding_ttc.errors import EmbeddingTTCError
+    from embedding_ttc.search.editing.options import EditOptions
+    from embedding_ttc.search.run_config import RunConfig
+
+    def args(*argv: str) -> argparse.Namespace:
+        parser = argparse.ArgumentParser()
+        add_search_commands(parser.add_subparsers())
+        return parser.parse_args(["search", "--run-dir", "x", *argv])
+
+    edit = args("--proposer", "llama-cpp", "--llm-mode", "edit")
+    assert _drafting(edit) is None and _editing(edit) == EditOptions()
+    assert _editing(args("--proposer", "llama-cpp")) is None  # drafting by default
+    options = _editing(args("--proposer", "openai", "--llm-mode", "edit", "--repair-rounds", "0"))
+    assert options == EditOptions(repair_rounds=0)
+    config = RunConfig(
+        suite="discovery", tasks=["a"], encoder="e", proposer="openai", model=None, seed=0,
+        shortlist=None, editing=options,
+    )  # fmt: skip
+    assert RunConfig.model_validate_json(config.model_dump_json()) == config
+    with pytest.raises(EmbeddingTTCError, match="needs an LLM proposer"):
+        _editing(args("--proposer", "structural", "--llm-mode", "edit"))
+    with pytest.raises(EmbeddingTTCError, match="drafting options"):
+        _drafting(args("--proposer", "openai", "--llm-mode", "edit", "--drafts", "2"))
