@@ -49,7 +49,14 @@ def test_the_committed_configuration_of_schema_1_reads_as_a_run_without_split_or
     write_run_config(out, config)
     body = json.loads((out / RUN_CONFIG_FILE).read_text())
     old = json.loads(COMMITTED.read_text())
-    assert body == {**old, "schema_version": 2, "split": None, "reference": None, "objective": "p0"}
+    assert body == {
+        **old,
+        "schema_version": 2,
+        "split": None,
+        "reference": None,
+        "objective": "p0",
+        "editing": None,
+    }
     assert read_run_config(out) == config
 
 
