@@ -49,3 +49,22 @@ def test_a_real_small_model_proposes_with_tokens_counted():
     assert usage.tokens_in > 1000  # the rendered prompt of small_state is about 4k tokens
     assert 0 < usage.tokens_out <= MAX_TOKENS
     assert usage.seconds > 0
+
+
+def test_a_real_small_model_chooses_a_genome_edit_under_the_grammar():
+    import dataclasses
+
+    from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
+    from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
+    from embedding_ttc.search.proposers.structural.genome import genome_from_source
+
+    from .test_guided import _state
+
+    backend = LlamaCppProposer(MODEL, n_ctx=8192, max_tokens=MAX_TOKENS, seed=0)
+    proposer = GuidedStructuralProposer(backend, explore=0.0, check_library=False)
+    proposal = proposer.propose(dataclasses.replace(_state(), seed=0))
+    # Decoded under the grammar, the reply is a usable edit: no repair turn, no fallback.
+    assert proposal.attempts == (), [a.reason for a in proposal.attempts]
+    assert "unusable" not in proposal.novelty
+    assert genome_from_source(proposal.source or "") is not None
+    assert proposal.usage.tokens_out > 0 and proposal.hypothesis

@@ -296,8 +296,10 @@ def add_search_commands(sub: Any) -> None:
         "--llm-mode",
         choices=LLM_MODES,
         default="draft",
-        help="how an LLM proposer writes a program: draft it whole from a directive (default), "
-        "or edit one parent with search/replace blocks, reading its lineage's lessons",
+        help="how an LLM proposer writes a program: draft it whole from a directive (default); "
+        "edit one parent with search/replace blocks, reading its lineage's lessons; or "
+        "guided: choose a parent genome's next structural edit as grammar-constrained JSON "
+        "(llama-cpp, openai), which the structural proposer renders",
     )
     se.add_argument(
         "--drafts",

@@ -1,8 +1,11 @@
-"""How a search edits: the edit proposer's settings, resolved from the command line's options.
+"""How a search edits: the settings of the proposers that start from one parent.
 
 ``--llm-mode edit`` turns an LLM backend into an
-:class:`~embedding_ttc.search.editing.proposer.EditProposer` instead of the drafting proposer.
-The settings are recorded in the run's configuration, so a resumed run edits as it began.
+:class:`~embedding_ttc.search.editing.proposer.EditProposer` (the model edits the parent's
+source), ``--llm-mode guided`` into a
+:class:`~embedding_ttc.search.guided.proposer.GuidedStructuralProposer` (the model chooses the
+parent genome's next edit), instead of the drafting proposer. The settings are recorded in the
+run's configuration, so a resumed run goes on as it began.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 if TYPE_CHECKING:  # the pre-check imports the evaluator; the command line's parser need not
     from embedding_ttc.search.drafting.proposer import Precheck
     from embedding_ttc.search.editing.proposer import EditProposer
+    from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
     from embedding_ttc.search.proposers.base import ChatBackend
 
-LlmMode = Literal["draft", "edit"]
-"""How an LLM proposer writes a program: drafts it whole, or edits a parent."""
+LlmMode = Literal["draft", "edit", "guided"]
+"""How an LLM proposer writes a program: drafts it whole, edits a parent's source, or chooses
+a parent genome's edit for the structural renderer."""
 
-LLM_MODES: tuple[LlmMode, ...] = ("draft", "edit")
+LLM_MODES: tuple[LlmMode, ...] = ("draft", "edit", "guided")
 
 EDIT_REPAIR_ROUNDS = 1
 """Repair turns of an edit by default (the issue's "one repair turn")."""
@@ -30,17 +35,40 @@ EDIT_REPAIR_ROUNDS = 1
 
 @dataclass(frozen=True)
 class EditOptions:
-    """How the edit proposer runs (see :mod:`embedding_ttc.search.editing.proposer`)."""
+    """How the edit or guided proposer runs (``mode``), and its settings.
 
+    ``context_tokens`` and ``precheck`` are the edit proposer's (the guided proposer's
+    programs are written by the structural renderer, valid by construction).
+    """
+
+    mode: Literal["edit", "guided"] = "edit"
     repair_rounds: int = EDIT_REPAIR_ROUNDS
     explore: float = EXPLORE
     context_tokens: int = DEFAULT_EDIT_CONTEXT_TOKENS
     precheck: bool = True
 
-    def wrap(self, inner: ChatBackend, precheck: Precheck, seed: int) -> EditProposer:
-        """An edit proposer around ``inner``, with ``precheck`` when the options use one."""
-        from embedding_ttc.search.editing.proposer import EditProposer
+    def wrap(
+        self, inner: ChatBackend, precheck: Precheck, seed: int
+    ) -> EditProposer | GuidedStructuralProposer:
+        """The proposer around ``inner``, with ``precheck`` when the edit options use one.
 
+        Raises:
+            EmbeddingTTCError: guided mode over a backend that cannot constrain JSON.
+
+        """
+        from embedding_ttc.search.editing.proposer import EditProposer
+        from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
+        from embedding_ttc.search.proposers.base import JsonChatBackend
+
+        if self.mode == "guided":
+            if not isinstance(inner, JsonChatBackend):
+                raise EmbeddingTTCError(
+                    f"--llm-mode guided needs a backend that constrains JSON (llama-cpp or "
+                    f"openai), not {inner.name}"
+                )
+            return GuidedStructuralProposer(
+                inner, explore=self.explore, repair_rounds=self.repair_rounds, seed=seed
+            )
         return EditProposer(
             inner,
             explore=self.explore,
@@ -78,6 +106,7 @@ def resolve_editing(
     if repairs < 0:
         raise EmbeddingTTCError("--repair-rounds must be at least 0")
     return EditOptions(
+        mode=mode,
         repair_rounds=repairs,
         context_tokens=context_tokens or DEFAULT_EDIT_CONTEXT_TOKENS,
         precheck=precheck is not False,

@@ -19,7 +19,6 @@ generation to the next.
 from __future__ import annotations
 
 from embedding_ttc.search.editing.parents import Parent
-from embedding_ttc.search.lessons import lineage
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import (
     TokenCounter,
@@ -30,14 +29,12 @@ from embedding_ttc.search.prompts.common import (
 )
 from embedding_ttc.search.prompts.compact import INTERFACE, SHORT_CONSTRAINTS
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
+from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.proposers.base import estimate_tokens
-from embedding_ttc.search.records import LedgerRecord, SearchState
+from embedding_ttc.search.records import SearchState
 
 HELPER_TOKENS = 900
 """Tokens the helper list may take beyond its minimum."""
-
-LESSONS = 8
-"""Lessons shown at most."""
 
 FORMAT = """\
 <<<<<<< SEARCH
@@ -72,8 +69,8 @@ def render_edit_prompt(
     ]
     body = [
         _parent_section(parent),
-        _results_section(state, parent.record),
-        _lessons_section(state, parent.record),
+        results_section(state, parent.record),
+        lessons_section(state, parent.record),
         _reply_section(state),
     ]
     minimum = _join([*head, helper_section(MIN_HELPERS), *body])
@@ -110,31 +107,6 @@ def _parent_section(parent: Parent) -> str:
         fenced(parent.source.rstrip()),
         spaced=False,
     )
-
-
-def _results_section(state: SearchState, record: LedgerRecord) -> str:
-    mine = record.per_task_delta
-    if not mine:
-        return ""
-    grand = next((r for r in state.history if r.program_id == record.parent_id), None)
-    theirs = grand.per_task_delta if grand is not None else {}
-    if grand is not None and theirs:
-        rows = [f"| {t} | {d:+.4f} | {theirs[t]:+.4f} | {d - theirs[t]:+.4f} |"
-                for t, d in mine.items() if t in theirs]  # fmt: skip
-        header = f"| task | {record.program_id} Δ | {grand.program_id} Δ | change |"
-        title = f"{record.program_id} task by task, against its parent {grand.program_id}"
-        return section(title, "\n".join([header, "|---|---|---|---|", *rows]), spaced=False)
-    rows = [f"| {t} | {d:+.4f} |" for t, d in mine.items()]
-    body = "\n".join([f"| task | {record.program_id} Δ |", "|---|---|", *rows])
-    return section(f"{record.program_id} task by task", body, spaced=False)
-
-
-def _lessons_section(state: SearchState, record: LedgerRecord) -> str:
-    rows = lineage(state.history, record.program_id, LESSONS)
-    if not rows:
-        return ""
-    body = "\n".join(f"- {r.lesson}" for r in rows)
-    return section("Lessons of this program's lineage (newest first)", body, spaced=False)
 
 
 def _reply_section(state: SearchState) -> str:

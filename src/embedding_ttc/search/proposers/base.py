@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.search.parse import parse_reply
@@ -80,6 +80,26 @@ class ChatBackend(Protocol):
             ProposerError: when no usable reply could be obtained.
 
         """
+        ...
+
+
+@runtime_checkable
+class JsonChatBackend(Protocol):
+    """A chat backend that can constrain a reply to a JSON schema.
+
+    Attributes:
+        name: the backend's name as registered.
+        constrains_json: always true (marks the backends that take ``schema``).
+
+    """
+
+    name: str
+    constrains_json: bool
+
+    def chat(
+        self, messages: list[dict[str, str]], *, seed: int, schema: Mapping[str, Any] | None = None
+    ) -> ChatReply:
+        """:meth:`ChatBackend.chat`; with ``schema``, the reply is JSON under that schema."""
         ...
 
 

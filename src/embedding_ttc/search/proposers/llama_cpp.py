@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,11 @@ class LlamaCppProposer:
         """Render the prompt, generate one reply locally, and parse it."""
         return propose_with_full_prompt(self, state, top_k=self.top_k, seed=self.seed)
 
-    def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
+    constrains_json = True
+
+    def chat(
+        self, messages: list[dict[str, str]], *, seed: int, schema: Mapping[str, Any] | None = None
+    ) -> ChatReply:
         """One local chat completion, streamed and cut once a whole program block is out.
 
         llama.cpp keeps the tokens of the previous call in its KV cache and reuses their
@@ -105,23 +110,29 @@ class LlamaCppProposer:
         same, is read only from where it differs. The reply is streamed and generation stops
         as soon as it holds a closed code block with ``def program`` in it
         (:func:`program_block_done`): the prose a chat model adds after its code costs
-        seconds of CPU per token here and is never read.
+        seconds of CPU per token here and is never read. With ``schema``, the reply is
+        decoded under the grammar llama.cpp derives from that JSON schema (so it is JSON of
+        that shape by construction) and runs to its end.
         """
         model = self.model_path.name
         started = time.perf_counter()
         pieces: list[str] = []
         try:
+            constrained: dict[str, Any] = {}
+            if schema is not None:
+                constrained["response_format"] = {"type": "json_object", "schema": dict(schema)}
             stream = self._llm.create_chat_completion(
                 messages=messages,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
                 seed=seed,
                 stream=True,
+                **constrained,
             )
             for chunk in stream:
                 delta = chunk["choices"][0].get("delta") or {}
                 pieces.append(str(delta.get("content") or ""))
-                if program_block_done("".join(pieces)):
+                if schema is None and program_block_done("".join(pieces)):
                     break
             reply = "".join(pieces)
         except (ValueError, RuntimeError, KeyError, IndexError, TypeError) as exc:

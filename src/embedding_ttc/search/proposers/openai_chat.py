@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from embedding_ttc.errors import MissingExtraError
@@ -129,10 +130,23 @@ class OpenAIProposer:
         """Render the prompt, ask the model once, and parse its reply."""
         return propose_with_full_prompt(self, state, top_k=self.top_k, seed=self.seed)
 
-    def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
-        """One chat-completions request (the seed goes to local servers only)."""
+    constrains_json = True
+
+    def chat(
+        self, messages: list[dict[str, str]], *, seed: int, schema: Mapping[str, Any] | None = None
+    ) -> ChatReply:
+        """One chat-completions request (the seed goes to local servers only).
+
+        With ``schema``, the reply is asked for as JSON under it (``response_format``
+        ``json_schema``, which OpenAI's API and llama.cpp's server enforce).
+        """
         # Only the options that are set are sent: every server accepts their absence.
         options: dict[str, Any] = {}
+        if schema is not None:
+            options["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": dict(schema), "strict": False},
+            }
         if self.temperature is not None:
             options["temperature"] = self.temperature
         if self._official_api:

@@ -55,5 +55,7 @@ The modules, each building on the ones before it:
 * ``normalise``: the normalisations and the code of each;
 * ``render``: a genome as a program file (channels, fusion, feedback rounds);
 * ``mutate``: the structural mutations;
+* ``known``: what the history has tried, the novelty test, and stacking mutations until new;
+* ``edits``: one chosen edit of a genome, as a JSON schema and applied (the guided proposer's);
 * ``proposer``: ``StructuralProposer``, which searches for a new genome.
 """

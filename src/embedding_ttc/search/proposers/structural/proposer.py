@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import time
-from dataclasses import dataclass
-from difflib import SequenceMatcher
-from functools import cache
 
-from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.novelty import (
-    NOVELTY_THRESHOLD,
-    fingerprint,
-    library_structures,
-    structure,
-)
+from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.genome import (
     BASE_GENOME,
@@ -24,27 +14,14 @@ from embedding_ttc.search.proposers.structural.genome import (
     fusion_label,
     genome_from_source,
 )
-from embedding_ttc.search.proposers.structural.mutate import mutate
+from embedding_ttc.search.proposers.structural.known import (
+    Known,
+    first_new,
+    is_new,
+    known_programs,
+)
 from embedding_ttc.search.proposers.structural.render import render_program
 from embedding_ttc.search.records import Proposal, SearchState, Usage
-
-_MAX_STEPS = 6  # mutations stacked on one candidate before starting over
-_MAX_ATTEMPTS = 40  # candidates tried before giving up on novelty (the loop then rejects)
-_GENOME_TAG = re.compile(r"\[genome ([^\]]+)\]")
-
-
-@cache
-def _code_structure(genome: Genome) -> tuple[str, ...]:
-    return structure(render_program(genome))
-
-
-@dataclass(frozen=True)
-class _Known:
-    """What the history says has been tried, and the structures a new program must avoid."""
-
-    genomes: frozenset[Genome]
-    fingerprints: frozenset[str]
-    structures: tuple[tuple[str, ...], ...]
 
 
 class StructuralProposer:
@@ -73,7 +50,7 @@ class StructuralProposer:
         parent_genome, parent_id = self._parent(state)
         genome, changes = self._search(parent_genome, state.generation, known, rng)
         mutated_from = parent_id if parent_genome is not None else None
-        novelty, hypothesis = _claims(genome, changes, mutated_from)
+        novelty, hypothesis = claims(genome, changes, mutated_from)
         source = render_program(genome, novelty=novelty, hypothesis=hypothesis, parent_id=parent_id)
         return Proposal(
             source=source,
@@ -102,81 +79,23 @@ class StructuralProposer:
         roots = [r.program_id for r in state.history if r.generation == 0]
         return None, roots[0] if roots else None
 
-    def _known(self, state: SearchState) -> _Known:
-        genomes: set[Genome] = set()
-        structures: list[tuple[str, ...]] = []
-        for record in state.history:
-            for tag in _GENOME_TAG.findall(record.novelty):
-                try:
-                    genome = Genome.from_key(tag)
-                except ValueError:
-                    continue
-                genomes.add(genome)
-                if record.status == Status.OK:
-                    structures.append(_code_structure(genome))
-        for program in state.frontier:
-            recovered = genome_from_source(program.source)
-            if recovered is not None:
-                genomes.add(recovered)
-            try:
-                structures.append(structure(program.source))
-            except SyntaxError:
-                continue
-        if self.check_library:
-            if self._library is None:
-                self._library = tuple(library_structures().values())
-            structures.extend(self._library)
-        prints = frozenset(r.fingerprint for r in state.history if r.fingerprint)
-        return _Known(frozenset(genomes), prints, tuple(structures))
+    def _known(self, state: SearchState) -> Known:
+        if not self.check_library:
+            return known_programs(state)
+        if self._library is None:
+            self._library = tuple(library_structures().values())
+        return known_programs(state, self._library)
 
     def _search(
-        self, parent: Genome | None, generation: int, known: _Known, rng: random.Random
+        self, parent: Genome | None, generation: int, known: Known, rng: random.Random
     ) -> tuple[Genome, list[str]]:
         """The first new genome reached by stacking mutations on the parent (or the base)."""
-        start = parent or BASE_GENOME
-        if parent is None and generation <= 1 and _is_new(BASE_GENOME, known):
+        if parent is None and generation <= 1 and is_new(BASE_GENOME, known):
             return BASE_GENOME, []
-        fallback: tuple[Genome, list[str]] | None = None
-        for _ in range(_MAX_ATTEMPTS):
-            genome, changes = start, []
-            for _ in range(_MAX_STEPS):
-                genome, change = mutate(genome, rng)
-                changes.append(change)
-                if genome in known.genomes or fingerprint(_code_structure(genome)) in (
-                    known.fingerprints
-                ):
-                    continue
-                fallback = fallback or (genome, list(changes))
-                if _is_new(genome, known):
-                    return genome, changes
-        if fallback is not None:  # untried but close to a known program: the loop will judge
-            return fallback
-        return mutate(start, rng)[0], ["repeats a known structure (the genome space is spent)"]
+        return first_new(parent or BASE_GENOME, known, rng)
 
 
-def _is_new(genome: Genome, known: _Known) -> bool:
-    if genome in known.genomes:
-        return False
-    shape = _code_structure(genome)
-    if fingerprint(shape) in known.fingerprints:
-        return False
-    return all(_similarity_below(shape, other) for other in known.structures)
-
-
-def _similarity_below(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """Whether difflib's ratio of ``a`` and ``b`` is below the novelty threshold."""
-    if a == b:
-        return False
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    # The cheap upper bounds settle most pairs; the exact ratio only when they cannot.
-    return (
-        matcher.real_quick_ratio() < NOVELTY_THRESHOLD
-        or matcher.quick_ratio() < NOVELTY_THRESHOLD
-        or matcher.ratio() < NOVELTY_THRESHOLD
-    )
-
-
-def _claims(genome: Genome, changes: list[str], mutated_from: str | None) -> tuple[str, str]:
+def claims(genome: Genome, changes: list[str], mutated_from: str | None) -> tuple[str, str]:
     """The Novelty and Hypothesis sentences (the novelty carries the genome tag).
 
     ``mutated_from`` is the program whose genome was mutated; ``None`` for the base genome.

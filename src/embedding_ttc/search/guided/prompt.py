@@ -1,0 +1,85 @@
+"""What the guided structural proposer's model reads: one genome, its record, and the choices.
+
+:func:`render_guided_prompt` writes the task, the parent program as its genome (channels with
+their normalisations, fusion, feedback rounds), its per-task results against its own parent
+and its lineage's lessons (:mod:`~embedding_ttc.search.prompts.lineage`), the catalogue of
+parts (channels it lacks with why each might help, normalisations, fusions, refinements), and
+the reply's JSON shape. The reply is decoded under the schema of
+:func:`~embedding_ttc.search.proposers.structural.edits.edit_schema`, so the prompt explains
+the choice and the grammar enforces its form.
+"""
+
+from __future__ import annotations
+
+from embedding_ttc.search.prompts.common import section, task_list
+from embedding_ttc.search.prompts.lineage import lessons_section, results_section
+from embedding_ttc.search.proposers.structural.channels import CHANNELS
+from embedding_ttc.search.proposers.structural.genome import (
+    FUSION_LABELS,
+    MAX_CHANNELS,
+    MAX_ROUNDS,
+    NORM_LABELS,
+    REFINEMENTS,
+    Genome,
+    fusion_label,
+)
+from embedding_ttc.search.records import LedgerRecord, SearchState
+
+REPLY = """\
+{"hypothesis": "<one sentence: why this change should raise nDCG@10, given the results above>",
+ "edit": {"op": "<op>", ...the op's fields}}
+ops: add_channel {channel, normalisation} | drop_channel {channel} |
+     swap_channel {channel, new_channel} | change_normalisation {channel, normalisation} |
+     change_fusion {fusion} | add_round {refine} | drop_round {} | change_refine {refine}"""
+
+
+def render_guided_prompt(state: SearchState, record: LedgerRecord, genome: Genome) -> str:
+    """The prompt asking for one edit of ``genome``, the program of ``record``."""
+    parts = [
+        _task(state),
+        _genome_section(record, genome),
+        results_section(state, record),
+        lessons_section(state, record),
+        _catalogue(genome),
+        section(
+            f"Your choice (generation {state.generation})",
+            "Choose ONE edit of this program, guided by where its last change helped or hurt "
+            "and by the lessons. Reply with JSON only:\n" + REPLY,
+            spaced=False,
+        ),
+    ]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _task(state: SearchState) -> str:
+    return (
+        "# Choose the next change of one retrieval program\n"
+        "A frozen text encoder embedded the queries and documents of several retrieval tasks; "
+        "a program fuses score channels (the cosine matrix S and others) so that nDCG@10 rises "
+        "on every task. You choose one structural change; the program is written from it.\n"
+        f"Tasks: {task_list(state)}."
+    )
+
+
+def _genome_section(record: LedgerRecord, genome: Genome) -> str:
+    mean = f"{record.mean_delta:+.4f}" if record.mean_delta is not None else "n/a"
+    lines = [f"- {name}: {CHANNELS[name].label}, {NORM_LABELS[norm]} ({norm})"
+             for name, norm in genome.channels]  # fmt: skip
+    lines.append(f"fusion: {fusion_label(genome)} ({genome.fusion})")
+    rounds = f"{genome.rounds} ({genome.refine})" if genome.rounds else "0"
+    lines.append(f"feedback rounds: {rounds}")
+    title = f"The program: {record.program_id} (mean Δ {mean}), channels and parts"
+    return section(title, "\n".join(lines), spaced=False)
+
+
+def _catalogue(genome: Genome) -> str:
+    absent = [c for c in CHANNELS if c not in genome.names]
+    lines = [f"Channels it lacks (it may hold {MAX_CHANNELS}, and keeps at least 2):"]
+    lines += [f"- {c}: {CHANNELS[c].label}; {CHANNELS[c].rationale}" for c in absent]
+    lines.append("Normalisations: " + "; ".join(f"{k} = {v}" for k, v in NORM_LABELS.items()))
+    lines.append("Fusions: " + "; ".join(f"{k} = {v}" for k, v in FUSION_LABELS.items()))
+    lines.append(
+        f"Feedback rounds (at most {MAX_ROUNDS}) refine each query from its fused top-K by "
+        + ", ".join(REFINEMENTS)
+    )
+    return section("What it can change", "\n".join(lines), spaced=False)

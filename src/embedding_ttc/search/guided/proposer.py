@@ -1,0 +1,291 @@
+"""The guided structural proposer: the model chooses the edit, the structural renderer writes it.
+
+:class:`GuidedStructuralProposer` wraps a
+:class:`~embedding_ttc.search.proposers.base.JsonChatBackend`. Per generation it
+
+1. chooses a parent among the programs that carry a genome
+   (:func:`~embedding_ttc.search.editing.parents.choose_parent` over them; the base genome,
+   under P0, when none does, and generation 1 proposes the base genome itself, as the
+   structural proposer does);
+2. asks the model for one edit and a one-sentence hypothesis as JSON under the parent's
+   :func:`~embedding_ttc.search.proposers.structural.edits.edit_schema` (a grammar on
+   llama.cpp, ``response_format`` on OpenAI-compatible servers), with the parent's per-task
+   results and its lineage's lessons in the prompt (:mod:`.prompt`);
+3. applies the edit (:func:`~embedding_ttc.search.proposers.structural.edits.apply_edit`);
+   when the result is a genome already tried or too close to a known program, stacks the
+   structural proposer's random mutations on it until it is new
+   (:func:`~embedding_ttc.search.proposers.structural.known.first_new`), and says so;
+4. renders the program (:func:`~embedding_ttc.search.proposers.structural.render.render_program`).
+
+A reply that is not a usable edit (only possible where the server does not enforce the schema)
+gets ``repair_rounds`` repair turns; then the structural proposer's random change is used, and
+the novelty claim says that the model's choice was not. Every failed call is an
+:class:`~embedding_ttc.search.records.Attempt`. The program a generation writes is valid by
+construction: the structural renderer wrote it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import time
+from collections.abc import Sequence
+
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.editing.parents import EXPLORE, SEED_MIX, choose_parent
+from embedding_ttc.search.guided.prompt import render_guided_prompt
+from embedding_ttc.search.novelty import library_structures
+from embedding_ttc.search.proposers.base import ChatReply, JsonChatBackend, ProposerError
+from embedding_ttc.search.proposers.structural.edits import (
+    GenomeEditError,
+    apply_edit,
+    edit_schema,
+)
+from embedding_ttc.search.proposers.structural.genome import (
+    BASE_GENOME,
+    Genome,
+    genome_from_source,
+)
+from embedding_ttc.search.proposers.structural.known import (
+    GENOME_TAG,
+    Known,
+    first_new,
+    is_new,
+    known_programs,
+)
+from embedding_ttc.search.proposers.structural.proposer import claims
+from embedding_ttc.search.proposers.structural.render import render_program
+from embedding_ttc.search.records import (
+    Attempt,
+    FrontierProgram,
+    LedgerRecord,
+    Proposal,
+    SearchState,
+    Usage,
+)
+
+SEED_STRIDE = 100_003
+"""Seed offset between the calls of one generation."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Call:
+    """One chat call: the reply, why it was not used (``""`` when it was), and its status."""
+
+    reply: ChatReply
+    reason: str
+    status: Status
+
+
+@dataclasses.dataclass(frozen=True)
+class _Choice:
+    genome: Genome
+    change: str
+    hypothesis: str
+
+
+class GuidedStructuralProposer:
+    """A language model choosing the structural proposer's next genome edit.
+
+    Args:
+        inner: a chat backend that constrains replies to a JSON schema.
+        explore: probability of a parent off the frontier.
+        repair_rounds: repair turns after an unusable reply, ``>= 0``.
+        seed: the base seed (default the backend's, else the run's).
+        check_library: keep proposals structurally distinct from the library programs too.
+
+    Raises:
+        ValueError: ``repair_rounds < 0``, or a backend that cannot constrain JSON.
+
+    """
+
+    def __init__(
+        self,
+        inner: JsonChatBackend,
+        *,
+        explore: float = EXPLORE,
+        repair_rounds: int = 1,
+        seed: int | None = None,
+        check_library: bool = True,
+    ) -> None:
+        if repair_rounds < 0:
+            raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
+        if not getattr(inner, "constrains_json", False):
+            raise ValueError(
+                f"the {inner.name} backend cannot constrain a reply to a JSON schema; the "
+                "guided proposer needs llama-cpp or an OpenAI-compatible server"
+            )
+        self.inner = inner
+        self.name = f"{inner.name}-guided"
+        self.explore = explore
+        self.repair_rounds = repair_rounds
+        self.seed = seed
+        self.check_library = check_library
+        self._library: tuple[tuple[str, ...], ...] | None = None
+
+    def _seed(self, state: SearchState) -> int:
+        if self.seed is not None:
+            return self.seed
+        seed = getattr(self.inner, "seed", None)
+        return seed if isinstance(seed, int) else state.seed
+
+    def _known(self, state: SearchState) -> Known:
+        if not self.check_library:
+            return known_programs(state)
+        if self._library is None:
+            self._library = tuple(library_structures().values())
+        return known_programs(state, self._library)
+
+    def propose(self, state: SearchState) -> Proposal:
+        """Ask for one edit of a parent's genome and render it (module docstring)."""
+        started = time.perf_counter()
+        seed = self._seed(state)
+        rng = random.Random(seed * SEED_MIX + state.generation)
+        known = self._known(state)
+        parent = _parent(state, seed, self.explore)
+        if parent is None:
+            root = next((r.program_id for r in state.history if r.generation == 0), None)
+            if state.generation <= 1 and is_new(BASE_GENOME, known):
+                return self._proposal(BASE_GENOME, [], "", root, (), None, started)
+            record = next((r for r in state.history if r.generation == 0), None)
+            if record is None:
+                raise ProposerError("the state has no program to start from")
+            parent = (record, BASE_GENOME)
+        record, genome = parent
+        choice, calls = self._ask(state, record, genome, seed)
+        if choice is None:
+            stacked, changes = first_new(genome, known, rng)
+            reason = calls[-1].reason if calls else "no reply"
+            changes = [*changes, f"(the model's choice was unusable: {reason[:120]})"]
+            hypothesis = ""
+        else:
+            stacked, changes, hypothesis = choice.genome, [choice.change], choice.hypothesis
+            if not is_new(stacked, known):
+                stacked, more = first_new(stacked, known, rng)
+                changes += [*more, "(the chosen change alone repeats a known program)"]
+        answered = [c for c in calls if c.status is not Status.PROPOSER_ERROR]
+        if not answered:
+            usage = _sum([c.reply.usage for c in calls])
+            detail = "; ".join(c.reason for c in calls)
+            raise ProposerError(f"every call failed ({detail})"[:2000], usage)
+        return self._proposal(
+            stacked, changes, hypothesis, record.program_id, calls, choice, started
+        )
+
+    def _ask(
+        self, state: SearchState, record: LedgerRecord, genome: Genome, seed: int
+    ) -> tuple[_Choice | None, list[_Call]]:
+        schema = edit_schema(genome)
+        messages = [{"role": "user", "content": render_guided_prompt(state, record, genome)}]
+        calls: list[_Call] = []
+        for r in range(self.repair_rounds + 1):
+            try:
+                reply = self.inner.chat(
+                    messages, seed=seed + state.generation + SEED_STRIDE * r, schema=schema
+                )
+            except ProposerError as exc:
+                failed = ChatReply("", exc.usage or Usage(model=""))
+                calls.append(_Call(failed, str(exc), Status.PROPOSER_ERROR))
+                break
+            try:
+                choice = _read(reply.text, genome)
+            except GenomeEditError as exc:
+                calls.append(_Call(reply, f"choice: {exc}", Status.REJECTED))
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply.text},
+                    {"role": "user", "content": f"That is not a usable edit: {exc}. Reply "
+                     "with JSON only, in the shape asked for, using the names listed."},
+                ]  # fmt: skip
+                continue
+            calls.append(_Call(reply, "", Status.OK))
+            return choice, calls
+        return None, calls
+
+    def _proposal(
+        self,
+        genome: Genome,
+        changes: list[str],
+        hypothesis: str,
+        parent_id: str | None,
+        calls: Sequence[_Call],
+        choice: _Choice | None,
+        started: float,
+    ) -> Proposal:
+        novelty, default_hypothesis = claims(genome, changes, parent_id)
+        hypothesis = hypothesis.strip() or default_hypothesis
+        source = render_program(genome, novelty=novelty, hypothesis=hypothesis, parent_id=parent_id)
+        chosen = calls[-1] if choice is not None else None
+        attempts = tuple(
+            Attempt(status=c.status, reason=c.reason, tokens_in=c.reply.usage.tokens_in,
+                    tokens_out=c.reply.usage.tokens_out, seconds=c.reply.usage.seconds,
+                    reply=c.reply.text)
+            for c in calls
+            if c is not chosen
+        )  # fmt: skip
+        if chosen is not None:
+            own = chosen.reply.usage
+        else:
+            own = Usage(model=str(getattr(self.inner, "model", self.inner.name)))
+        usage = Usage(
+            model=own.model or self.name,
+            tokens_in=own.tokens_in,
+            tokens_out=own.tokens_out,
+            seconds=own.seconds if calls else time.perf_counter() - started,
+            cost_usd=sum(c.reply.usage.cost_usd for c in calls),
+        )
+        return Proposal(
+            source=source,
+            novelty=novelty,
+            hypothesis=hypothesis,
+            usage=usage,
+            proposer=self.name,
+            parent_id=parent_id,
+            raw_reply=chosen.reply.text if chosen is not None else source,
+            attempts=attempts,
+        )
+
+
+def _parent(state: SearchState, seed: int, explore: float) -> tuple[LedgerRecord, Genome] | None:
+    """A parent that carries a genome (the edit proposer's policy over those), or ``None``."""
+    frontier = tuple(
+        FrontierProgram(p.record, p.source)
+        for p in state.frontier
+        if genome_from_source(p.source) is not None
+    )
+    if not frontier:
+        return None
+    tagged = tuple(r for r in state.history if GENOME_TAG.search(r.novelty))
+    chosen = choose_parent(
+        dataclasses.replace(state, frontier=frontier, history=tagged), seed=seed, explore=explore
+    )
+    genome = genome_from_source(chosen.source)
+    if genome is None:  # an explored program whose file lost its header
+        best = frontier[0]
+        return best.record, genome_from_source(best.source) or BASE_GENOME
+    return chosen.record, genome
+
+
+def _read(text: str, genome: Genome) -> _Choice:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise GenomeEditError("the reply is not JSON") from None
+    if not isinstance(data, dict) or not isinstance(data.get("edit"), dict):
+        raise GenomeEditError("the reply has no 'edit' object")
+    changed, change = apply_edit(genome, data["edit"])
+    if changed == genome:
+        raise GenomeEditError("the edit leaves the program unchanged")
+    hypothesis = data.get("hypothesis")
+    return _Choice(changed, change, hypothesis if isinstance(hypothesis, str) else "")
+
+
+def _sum(usages: list[Usage]) -> Usage:
+    return Usage(
+        model=usages[-1].model if usages else "",
+        tokens_in=sum(u.tokens_in for u in usages),
+        tokens_out=sum(u.tokens_out for u in usages),
+        seconds=sum(u.seconds for u in usages),
+        cost_usd=sum(u.cost_usd for u in usages),
+    )

@@ -1,0 +1,182 @@
+"""One chosen genome edit: the choices a parent genome allows, as a JSON schema, and applying one.
+
+The guided structural proposer lets a language model choose the next structural change
+instead of the random generator of :mod:`.mutate`. :func:`edit_schema` writes the JSON schema
+of every edit the parent genome allows: a ``hypothesis`` sentence first (the model says why,
+then chooses), then an ``edit`` that is one of
+
+* ``add_channel`` (a channel the genome lacks, with a normalisation), when it has room;
+* ``drop_channel`` (one it has), when it keeps two;
+* ``swap_channel`` (one it has for one it lacks, keeping the normalisation);
+* ``change_normalisation`` (of one it has, to another; one branch per channel);
+* ``change_fusion`` (to another fusion; a convex one starts at the middle share);
+* ``add_round`` (with a refinement when it has none), ``drop_round``, ``change_refine``.
+
+Every value is an ``enum`` of what applies, so a reply decoded under the schema's grammar
+(llama.cpp turns JSON schemas into GBNF grammars) is an applicable edit by construction.
+:func:`apply_edit` applies one and describes it as :mod:`.mutate` does; it checks the edit
+again, for servers that do not enforce the schema. The convex share's grid step is not offered:
+it changes a constant only, which the novelty check abstracts away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from embedding_ttc.search.proposers.structural.channels import CHANNELS
+from embedding_ttc.search.proposers.structural.genome import (
+    DEFAULT_SHARE,
+    FUSIONS,
+    MAX_CHANNELS,
+    MAX_ROUNDS,
+    NORM_LABELS,
+    NORMALISATIONS,
+    REFINEMENTS,
+    Genome,
+    fusion_label,
+)
+
+OPS: tuple[str, ...] = (
+    "add_channel",
+    "drop_channel",
+    "swap_channel",
+    "change_normalisation",
+    "change_fusion",
+    "add_round",
+    "drop_round",
+    "change_refine",
+)
+
+HYPOTHESIS_CHARS = 300
+"""Longest hypothesis the schema admits (a sentence; it also bounds the decoding)."""
+
+
+class GenomeEditError(ValueError):
+    """An edit that the genome does not allow (the message says which part)."""
+
+
+def edit_schema(genome: Genome) -> dict[str, Any]:
+    """The JSON schema of a reply choosing one edit ``genome`` allows (module docstring)."""
+    present, absent = list(genome.names), [c for c in CHANNELS if c not in genome.names]
+    options: list[dict[str, Any]] = []
+
+    def option(op: str, **fields: list[str]) -> None:
+        props: dict[str, Any] = {"op": {"const": op}}
+        props.update({k: {"enum": v} for k, v in fields.items()})
+        options.append({"type": "object", "properties": props, "required": list(props)})
+
+    if absent and len(present) < MAX_CHANNELS:
+        option("add_channel", channel=absent, normalisation=list(NORMALISATIONS))
+    if len(present) > 2:
+        option("drop_channel", channel=present)
+    if absent:
+        option("swap_channel", channel=present, new_channel=absent)
+    for name, norm in genome.channels:  # one branch per channel: its norm must change
+        others = [n for n in NORMALISATIONS if n != norm]
+        options.append({
+            "type": "object",
+            "properties": {
+                "op": {"const": "change_normalisation"},
+                "channel": {"const": name},
+                "normalisation": {"enum": others},
+            },
+            "required": ["op", "channel", "normalisation"],
+        })  # fmt: skip
+    option("change_fusion", fusion=[f for f in FUSIONS if f != genome.fusion])
+    if genome.rounds < MAX_ROUNDS:
+        refines = list(REFINEMENTS) if genome.rounds == 0 else [genome.refine]
+        option("add_round", refine=refines)
+    if genome.rounds > 0:
+        option("drop_round")
+        option("change_refine", refine=[r for r in REFINEMENTS if r != genome.refine])
+    return {
+        "type": "object",
+        "properties": {
+            "hypothesis": {"type": "string", "maxLength": HYPOTHESIS_CHARS},
+            "edit": {"anyOf": options},
+        },
+        "required": ["hypothesis", "edit"],
+    }
+
+
+def apply_edit(genome: Genome, edit: Mapping[str, Any]) -> tuple[Genome, str]:
+    """``genome`` with ``edit`` applied, and the change in words.
+
+    Raises:
+        GenomeEditError: an unknown op, a missing or inapplicable value.
+
+    """
+    op = edit.get("op")
+    if op in ("add_channel", "drop_channel", "swap_channel", "change_normalisation"):
+        return _channel_edit(genome, str(op), edit)
+    if op in ("change_fusion", "add_round", "drop_round", "change_refine"):
+        applied = _shape_edit(genome, str(op), edit)
+        if applied is not None:
+            return applied
+    raise GenomeEditError(f"the edit {op!r} does not apply to this genome; choose from {OPS}")
+
+
+def _value(edit: Mapping[str, Any], op: str, key: str, allowed: list[str] | tuple[str, ...]) -> str:
+    got = edit.get(key)
+    if got not in allowed:
+        raise GenomeEditError(f"{op}: {key} {got!r} is not one of {', '.join(allowed)}")
+    return str(got)
+
+
+def _made(op: str, genome: Genome, channels: Mapping[str, str], **changes: Any) -> Genome:
+    parts: dict[str, Any] = {"fusion": genome.fusion, "rounds": genome.rounds,
+                             "refine": genome.refine, "share": genome.share}  # fmt: skip
+    parts.update(changes)
+    try:
+        return Genome.make(
+            channels, parts["fusion"], parts["rounds"], parts["refine"], parts["share"]
+        )
+    except ValueError as exc:
+        raise GenomeEditError(f"{op}: {exc}") from None
+
+
+def _channel_edit(genome: Genome, op: str, edit: Mapping[str, Any]) -> tuple[Genome, str]:
+    channels = dict(genome.channels)
+    absent = [c for c in CHANNELS if c not in channels]
+    if op == "add_channel":
+        name = _value(edit, op, "channel", absent)
+        norm = _value(edit, op, "normalisation", NORMALISATIONS)
+        channels[name] = norm
+        return _made(op, genome, channels), f"adds {CHANNELS[name].label} ({NORM_LABELS[norm]})"
+    if op == "drop_channel":
+        name = _value(edit, op, "channel", list(channels))
+        del channels[name]
+        return _made(op, genome, channels), f"drops {CHANNELS[name].label}"
+    if op == "swap_channel":
+        old = _value(edit, op, "channel", list(channels))
+        new = _value(edit, op, "new_channel", absent)
+        channels[new] = channels.pop(old)
+        label = f"replaces {CHANNELS[old].label} with {CHANNELS[new].label}"
+        return _made(op, genome, channels), label
+    name = _value(edit, op, "channel", list(channels))
+    norm = _value(edit, op, "normalisation", [n for n in NORMALISATIONS if n != channels[name]])
+    was, channels[name] = channels[name], norm
+    label = f"switches {CHANNELS[name].label} to {NORM_LABELS[norm]} (was {NORM_LABELS[was]})"
+    return _made(op, genome, channels), label
+
+
+def _shape_edit(genome: Genome, op: str, edit: Mapping[str, Any]) -> tuple[Genome, str] | None:
+    channels = dict(genome.channels)
+    if op == "change_fusion":
+        fusion = _value(edit, op, "fusion", [f for f in FUSIONS if f != genome.fusion])
+        changed = _made(op, genome, channels, fusion=fusion, share=DEFAULT_SHARE)
+        return changed, f"fuses by {fusion_label(changed)} instead of {fusion_label(genome)}"
+    if op == "add_round":
+        allowed = list(REFINEMENTS) if genome.rounds == 0 else [genome.refine]
+        refine = _value(edit, op, "refine", allowed)
+        label = f"adds feedback round {genome.rounds + 1} ({refine} refinement of the fused top-K)"
+        return _made(op, genome, channels, rounds=genome.rounds + 1, refine=refine), label
+    if genome.rounds == 0:
+        return None  # drop_round and change_refine need a round
+    if op == "drop_round":
+        changed = _made(op, genome, channels, rounds=genome.rounds - 1)
+        return changed, f"drops feedback round {genome.rounds}"
+    refine = _value(edit, op, "refine", [r for r in REFINEMENTS if r != genome.refine])
+    label = f"refines the query by {refine} instead of {genome.refine}"
+    return _made(op, genome, channels, refine=refine), label

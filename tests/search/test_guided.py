@@ -1,0 +1,209 @@
+"""The guided structural proposer: the JSON schema of a genome's edits, and a generation.
+
+The schema is checked exhaustively (every value it admits is an applicable edit that changes
+the genome) and compiled by llama.cpp's own JSON-schema-to-grammar converter; the proposer
+talks to the canned OpenAI-compatible server, so the request carries the schema as a real
+client sends it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import itertools
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
+from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
+from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.proposers.structural.edits import (
+    GenomeEditError,
+    apply_edit,
+    edit_schema,
+)
+from embedding_ttc.search.proposers.structural.genome import (
+    BASE_GENOME,
+    Genome,
+    genome_from_source,
+)
+from embedding_ttc.search.proposers.structural.render import render_program
+from embedding_ttc.search.records import FrontierProgram, SearchState
+from ledger_records import evaluated
+
+from .canned_server import CannedServer, Reply
+
+TASKS = ("alpha", "beta")
+RICH = Genome.make({"dense": "row", "bm25": "col", "consensus": "local"}, "convex", 1, "vprf", 0.3)
+
+
+def _instances(option: dict[str, Any]) -> list[dict[str, Any]]:
+    props = option["properties"]
+    keys = list(props)
+    values = [[p["const"]] if "const" in p else p["enum"] for p in props.values()]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
+
+
+@pytest.mark.parametrize("genome", [BASE_GENOME, RICH], ids=["base", "rich"])
+def test_every_edit_the_schema_admits_applies_and_changes_the_genome(genome):
+    schema = edit_schema(genome)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    edits = [e for option in schema["properties"]["edit"]["anyOf"] for e in _instances(option)]
+    assert len(edits) > 50
+    results = set()
+    for edit in edits:
+        jsonschema.validate({"hypothesis": "h", "edit": edit}, schema)
+        changed, label = apply_edit(genome, edit)
+        assert changed != genome and label
+        results.add(changed)
+    assert len(results) == len(edits)  # no two admitted edits are the same change
+
+
+def test_edits_the_genome_does_not_allow_are_refused_by_schema_and_apply():
+    schema = edit_schema(BASE_GENOME)  # dense + bm25, no round
+    for bad in (
+        {"op": "drop_channel", "channel": "dense"},  # two channels is the least
+        {"op": "drop_round"},
+        {"op": "add_channel", "channel": "bm25", "normalisation": "row"},  # has it already
+        {"op": "change_normalisation", "channel": "bm25", "normalisation": "row"},  # is row
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"hypothesis": "h", "edit": bad}, schema)
+        with pytest.raises(GenomeEditError):
+            apply_edit(BASE_GENOME, bad)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="no llama-cpp-python")
+def test_llama_cpp_compiles_the_schema_into_a_grammar():
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    for genome in (BASE_GENOME, RICH):
+        grammar = LlamaGrammar.from_json_schema(json.dumps(edit_schema(genome)), verbose=False)
+        assert "change_normalisation" in grammar._grammar
+
+
+# --- the proposer ------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def server():
+    with CannedServer() as canned:
+        yield canned
+
+
+def backend(server: CannedServer) -> OpenAIProposer:
+    return OpenAIProposer(
+        model="canned", base_url=server.openai_base_url, max_retries=0, timeout=10
+    )
+
+
+def _state(generation: int = 3) -> SearchState:
+    p0 = evaluated(0, "g0000-P0", dict.fromkeys(TASKS, 0.0), novelty="the cosine baseline")
+    base_novelty = f"Fuses the dense cosine S and BM25 [genome {BASE_GENOME.key()}]."
+    g1 = evaluated(1, "g0001", {"alpha": 0.03, "beta": -0.01}, parent_id="g0000-P0",
+                   novelty=base_novelty, hypothesis="lexical evidence helps")  # fmt: skip
+    g1 = g1.model_copy(update={"lesson": "g0001 from g0000-P0: fuses BM25; up alpha +0.030"})
+    source = render_program(BASE_GENOME, novelty=base_novelty, parent_id="g0000-P0")
+    return SearchState(
+        generation=generation,
+        history=(p0, g1),
+        frontier=(FrontierProgram(g1, source),),
+        tasks=TASKS,
+        seed=3,
+    )
+
+
+def _reply(edit: dict[str, Any], hypothesis: str = "consensus with the top-K is robust") -> str:
+    return json.dumps({"hypothesis": hypothesis, "edit": edit})
+
+
+def test_a_chosen_edit_is_rendered_as_a_program_with_its_genome(server):
+    edit = {"op": "add_channel", "channel": "consensus", "normalisation": "local"}
+    server.enqueue(Reply(_reply(edit), 900, 40))
+    proposer = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False)
+    proposal = proposer.propose(_state())
+    want = Genome.make({"dense": "row", "bm25": "row", "consensus": "local"}, "rrf", 0)
+    assert proposal.source is not None and genome_from_source(proposal.source) == want
+    assert proposal.parent_id == "g0001" and proposal.proposer == "openai-guided"
+    assert proposal.novelty.startswith("Relative to g0001, adds")
+    assert f"[genome {want.key()}]" in proposal.novelty
+    assert proposal.hypothesis == "consensus with the top-K is robust"
+    assert proposal.attempts == () and proposal.usage.tokens_in == 900
+    (request,) = server.requests
+    sent = request.body["response_format"]
+    assert sent["type"] == "json_schema"
+    assert sent["json_schema"]["schema"] == edit_schema(BASE_GENOME)
+    prompt = server.prompts[0]
+    assert prompt is not None and "up alpha +0.030" in prompt  # the lineage's lesson
+    assert "| alpha | +0.0300 | +0.0000 | +0.0300 |" in prompt  # results against its parent
+    assert "- consensus:" in prompt and "- bm25:" in prompt  # the catalogue and the genome
+
+
+def test_an_unusable_reply_gets_a_repair_turn_then_the_structural_change(server):
+    server.enqueue(Reply("I think BM25 is great"), Reply(_reply({"op": "drop_round"})))
+    proposer = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False)
+    proposal = proposer.propose(_state())
+    assert [a.status for a in proposal.attempts] == [Status.REJECTED, Status.REJECTED]
+    assert proposal.attempts[0].reason == "choice: the reply is not JSON"
+    assert "drop_round" in proposal.attempts[1].reason
+    assert "(the model's choice was unusable: choice: the edit 'drop_round'" in proposal.novelty
+    genome = genome_from_source(proposal.source or "")
+    assert genome is not None and genome != BASE_GENOME
+    repair = server.requests[1].body["messages"]
+    assert [m["role"] for m in repair] == ["user", "assistant", "user"]
+
+
+def test_a_choice_that_repeats_a_known_program_is_stacked_until_new(server):
+    known = Genome.make({"dense": "row", "bm25": "row", "bigram": "row"}, "rrf", 0)
+    state = _state()
+    tried = evaluated(2, "g0002", dict.fromkeys(TASKS, 0.0), parent_id="g0001",
+                      novelty=f"adds bigrams [genome {known.key()}].")  # fmt: skip
+    state = dataclasses.replace(state, history=(*state.history, tried))
+    server.enqueue(
+        Reply(_reply({"op": "add_channel", "channel": "bigram", "normalisation": "row"}))
+    )
+    proposal = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False).propose(
+        state
+    )
+    genome = genome_from_source(proposal.source or "")
+    assert genome is not None and genome not in (known, BASE_GENOME)
+    assert proposal.novelty.startswith("Relative to g0001, adds")
+    assert "(the chosen change alone repeats a known program)" in proposal.novelty
+
+
+def test_the_first_generation_is_the_base_genome_without_a_call(server):
+    p0 = evaluated(0, "g0000-P0", dict.fromkeys(TASKS, 0.0))
+    state = SearchState(generation=1, history=(p0,), frontier=(), tasks=TASKS)
+    proposal = GuidedStructuralProposer(backend(server), check_library=False).propose(state)
+    assert genome_from_source(proposal.source or "") == BASE_GENOME
+    assert server.requests == [] and proposal.parent_id == "g0000-P0"
+
+
+def test_a_backend_that_cannot_constrain_json_is_refused(server):
+    with pytest.raises(ValueError, match="cannot constrain a reply to a JSON schema"):
+        GuidedStructuralProposer(AnthropicProposer(base_url=server.url, max_retries=0))
+
+
+def test_the_command_line_builds_the_guided_proposer():
+    import argparse
+
+    from embedding_ttc.cli.search import _editing, add_search_commands
+    from embedding_ttc.errors import EmbeddingTTCError
+    from embedding_ttc.search.editing.options import EditOptions
+
+    parser = argparse.ArgumentParser()
+    add_search_commands(parser.add_subparsers())
+    args = parser.parse_args(["search", "--run-dir", "x", "--proposer", "openai",
+                              "--llm-mode", "guided"])  # fmt: skip
+    options = _editing(args)
+    assert options == EditOptions(mode="guided")
+    with CannedServer() as canned:
+        anthropic = AnthropicProposer(base_url=canned.url, max_retries=0)
+        with pytest.raises(EmbeddingTTCError, match="needs a backend that constrains JSON"):
+            options.wrap(anthropic, lambda source: None, seed=0)  # type: ignore[arg-type,return-value]
+        openai = OpenAIProposer(model="m", base_url=canned.openai_base_url, max_retries=0)
+        assert isinstance(options.wrap(openai, lambda s: None, seed=0), GuidedStructuralProposer)  # type: ignore[arg-type,return-value]
