@@ -3,6 +3,7 @@ the registry-wide contract (the structural proposer's own tests are in test_stru
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import types
@@ -233,6 +234,7 @@ class FakeLlama:
     """Records what the proposer asks of ``llama_cpp.Llama``; answers with a canned reply."""
 
     instances: ClassVar[list[FakeLlama]] = []
+    reply: ClassVar[str] = ""  # "" answers REPLY
 
     def __init__(self, model_path: str, **kwargs) -> None:
         self.model_path = model_path
@@ -247,7 +249,12 @@ class FakeLlama:
         self.calls.append({"messages": messages, **kwargs})
         assert kwargs.get("stream") is True, "the proposer streams its completions"
         self.streamed = 0
-        pieces = [*REPLY.splitlines(keepends=True), "\nThis program works because ", "..."]
+        text = FakeLlama.reply or REPLY
+        pieces = [*text.splitlines(keepends=True), "\nThis program works because ", "..."]
+        if "response_format" in kwargs:  # a grammar-constrained decode ends with its JSON
+            assert kwargs["response_format"]["type"] == "json_object"
+            assert "schema" in kwargs["response_format"]
+            pieces = text.splitlines(keepends=True)
 
         def chunks():
             yield {"choices": [{"delta": {"role": "assistant"}, "finish_reason": None}]}
@@ -265,6 +272,7 @@ class FakeLlama:
 @pytest.fixture()
 def fake_llama_cpp(monkeypatch):
     FakeLlama.instances = []
+    FakeLlama.reply = ""
     module = types.ModuleType("llama_cpp")
     module.Llama = FakeLlama
     monkeypatch.setitem(sys.modules, "llama_cpp", module)
@@ -372,3 +380,62 @@ def test_resolve_parent():
     assert resolve_parent("P0", state) == "g0000-P0"
     assert resolve_parent("g0042", state) == "g0042"  # unknown: kept as written
     assert resolve_parent(None, state) is None
+
+
+MODE_REPLIES = {
+    "draft": REPLY,
+    "edit": (
+        "<<<<<<< SEARCH\n    return zscore_cols(S, mask)\n=======\n"
+        "    return zscore_cols(S, mask) - 0.5 * zscore_cols(-S, mask)\n>>>>>>> REPLACE\n"
+        "Novelty: subtracts the reversed column z-score.\nHypothesis: it sharpens hubs.\n"
+    ),
+    "guided": json.dumps(
+        {
+            "hypothesis": "consensus helps",
+            "edit": {"op": "add_channel", "channel": "consensus", "normalisation": "local"},
+        }
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", ["draft", "edit", "guided"])
+@pytest.mark.parametrize("backend", ["openai", "anthropic", "llama-cpp"])
+def test_llm_mode_contract(mode, backend, server, tmp_path, fake_llama_cpp):
+    """Every LLM mode over every backend that supports it is a proposer with the same contract."""
+    from embedding_ttc.search.drafting.options import resolve_drafting
+    from embedding_ttc.search.editing.options import EditOptions
+    from embedding_ttc.search.proposers.base import JsonChatBackend
+
+    options = {"seed": 3}
+    if backend == "openai":
+        options |= {"model": "canned", "base_url": server.openai_base_url, "max_retries": 0}
+    elif backend == "anthropic":
+        options |= {"base_url": server.url, "max_retries": 0}
+    else:
+        path = tmp_path / "tiny.gguf"
+        path.write_bytes(b"GGUF")
+        options["model_path"] = path
+    inner = make_proposer(backend, **options)
+    server.enqueue(Reply(MODE_REPLIES[mode]))
+    FakeLlama.reply = MODE_REPLIES[mode]
+    if mode == "draft":
+        drafting = resolve_drafting(backend, drafts=1, repair_rounds=1, prompt="compact",
+                                    context_tokens=3000, precheck=False)  # fmt: skip
+        assert drafting is not None
+        proposer: Proposer = drafting.wrap(inner, lambda source: None)  # type: ignore[arg-type]
+        name = backend
+    elif mode == "guided" and not isinstance(inner, JsonChatBackend):
+        with pytest.raises(EmbeddingTTCError, match="constrains JSON"):
+            EditOptions(mode="guided").wrap(inner, lambda source: None, seed=3)  # type: ignore[arg-type]
+        return
+    else:
+        proposer = EditOptions(mode=mode, precheck=False).wrap(inner, lambda s: None, seed=3)  # type: ignore[arg-type]
+        name = f"{backend}-{mode}"
+    assert isinstance(proposer, Proposer) and proposer.name == name
+    proposal = proposer.propose(small_state())
+    assert proposal.proposer == name and proposal.attempts == ()
+    assert proposal.source is not None and "def program(" in proposal.source
+    structure(proposal.source)  # parses
+    usage = proposal.usage
+    assert usage.model and usage.seconds >= 0 and usage.cost_usd >= 0
+    assert usage.tokens_in > 0 and usage.tokens_out > 0
