@@ -1,0 +1,161 @@
+"""The proposers side by side on the discovery suite: structural, draft, edit, guided, OpenEvolve.
+
+Each configuration is a search run of the same problem: the discovery suite, the default
+encoder, the same seed, the validation split, BM25DenseRRF as the reference and the objective
+(the settings of ``results/search-transfer``), G generations. The LLM configurations use the
+same local model (Qwen2.5-Coder-1.5B through llama-cpp):
+
+* ``structural``: the structural proposer (no LLM). Its run is ``results/search-transfer``
+  itself: a search is sequential and seeded, so its first G generations are a G-generation run;
+* ``draft``: the drafting proposer (a whole program per generation from a directive, best of
+  three drafts, pre-check and one repair turn: the local model's defaults);
+* ``edit``: the edit proposer (search/replace blocks on one parent, its lineage's lessons);
+* ``guided``: the guided structural proposer (the model chooses the genome edit under a
+  grammar, the structural renderer writes the program);
+* ``openevolve``: OpenEvolve against the same model served by llama-cpp-python's server, each
+  program evaluated by the search's own evaluator into a ledger
+  (``benchmarks/openevolve_peer``), read here like the others.
+
+Runs are ``embedding-ttc search`` commands (printed, and run with ``--run``), one run directory
+each under ``--out``, resumed from their ledgers; the table is read from the ledgers alone,
+over generations 1..G. One row per configuration: the share of generations that yielded a
+valid, novel, evaluated program; the best validation mean Δ against P0 and against the
+reference of the transfer frontier (the transfer admission rule, which reads the validation
+part no proposer sees); the frontier's size; LLM and evaluation seconds and tokens per
+generation. The last line is machine-readable.
+
+    .venv/bin/python benchmarks/proposers.py --generations 20 --run     # runs, then the table
+    .venv/bin/python benchmarks/proposers.py --generations 20           # the table only
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.frontier import admitted
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.records import LedgerRecord
+
+REPO = Path(__file__).resolve().parent.parent
+STRUCTURAL_RUN = REPO / "results" / "search-transfer"
+SETTINGS = (
+    "--suite", "discovery", "--seed", "0", "--validation-share", "0.3",
+    "--reference", "BM25DenseRRF", "--objective", "reference",
+)  # fmt: skip
+"""The problem every configuration runs (``results/search-transfer``'s settings)."""
+
+LLM_MODES = ("guided", "edit", "draft")
+"""The LLM configurations, cheapest first (the order they run in)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One configuration's numbers over generations 1..G of its ledger."""
+
+    name: str
+    generations: int
+    valid: int
+    statuses: dict[str, int]
+    best_p0: float | None
+    best_reference: float | None
+    frontier: int
+    llm_seconds: float
+    eval_seconds: float
+    tokens_in: float
+    tokens_out: float
+
+
+def command(mode: str, generations: int, run_dir: Path, llm_model: str) -> list[str]:
+    """The ``embedding-ttc search`` command of an LLM configuration."""
+    return [
+        sys.executable, "-m", "embedding_ttc.cli", "search", *SETTINGS,
+        "--proposer", "llama-cpp", "--llm-model", llm_model, "--llm-mode", mode,
+        "--generations", str(generations), "--run-dir", str(run_dir),
+    ]  # fmt: skip
+
+
+def summarise(name: str, records: tuple[LedgerRecord, ...], generations: int) -> Row:
+    """The row of one run over its generations 1..``generations`` (P0, generation 0, aside)."""
+    gens = [r for r in records if 1 <= r.generation <= generations]
+    n = max(len(gens), 1)
+    upto = [r for r in records if r.generation <= generations]
+    front = admitted(upto, "transfer", "reference")
+    best = front[-1] if front else None
+    statuses: dict[str, int] = {}
+    for r in gens:
+        statuses[r.status.value] = statuses.get(r.status.value, 0) + 1
+    return Row(
+        name=name,
+        generations=len(gens),
+        valid=sum(r.status is Status.OK for r in gens),
+        statuses=statuses,
+        best_p0=best.mean("p0", "validation") if best else None,
+        best_reference=best.mean("reference", "validation") if best else None,
+        frontier=len(front),
+        llm_seconds=sum(r.llm_seconds for r in gens) / n,
+        eval_seconds=sum(max(r.seconds - r.llm_seconds, 0.0) for r in gens) / n,
+        tokens_in=sum(r.tokens_in for r in gens) / n,
+        tokens_out=sum(r.tokens_out for r in gens) / n,
+    )
+
+
+def render(rows: list[Row]) -> str:
+    """The comparison table."""
+    header = ["proposer", "gens", "valid", "valid %", "best val Δ vs P0", "best val Δ vs ref",
+              "transfer frontier", "LLM s/gen", "eval s/gen", "tokens in/out per gen",
+              "failures"]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        share = f"{100 * r.valid / r.generations:.0f} %" if r.generations else "-"
+        fails = ", ".join(f"{k} {v}" for k, v in sorted(r.statuses.items()) if k != "ok")
+        cells = [
+            r.name, str(r.generations), str(r.valid), share,
+            f"{r.best_p0:+.4f}" if r.best_p0 is not None else "-",
+            f"{r.best_reference:+.4f}" if r.best_reference is not None else "-",
+            str(r.frontier), f"{r.llm_seconds:.0f}", f"{r.eval_seconds:.0f}",
+            f"{r.tokens_in:.0f} / {r.tokens_out:.0f}", fails or "-",
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run (with ``--run``) or resume the LLM configurations, then print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generations", type=int, default=20, help="G (default 20)")
+    parser.add_argument("--out", type=Path, default=REPO / "results" / "proposers",
+                        help="run directories of the LLM configurations, one per mode")  # fmt: skip
+    parser.add_argument("--mode", action="append", choices=LLM_MODES,
+                        help="LLM configurations to run or show (default all)")  # fmt: skip
+    parser.add_argument("--llm-model", default="qwen2.5-coder-1.5b", help="GGUF file or name")
+    parser.add_argument("--structural-run", type=Path, default=STRUCTURAL_RUN,
+                        help="the structural run (default results/search-transfer)")  # fmt: skip
+    parser.add_argument("--run", action="store_true", help="run or resume the searches first")
+    args = parser.parse_args(argv)
+    modes = args.mode or list(LLM_MODES)
+    for mode in modes:
+        cmd = command(mode, args.generations, args.out / mode, args.llm_model)
+        print("$ " + shlex.join(cmd[1:]).replace("-m embedding_ttc.cli", "embedding-ttc", 1))
+        if args.run:
+            started = time.monotonic()
+            subprocess.run(cmd, check=True, cwd=REPO)
+            print(f"  {mode}: {time.monotonic() - started:.0f} s", file=sys.stderr)
+    rows = [summarise("structural", Ledger(args.structural_run).records, args.generations)]
+    for name in [*modes, "openevolve"]:
+        folder = args.out / name
+        if (folder / "ledger.jsonl").exists():
+            rows.append(summarise(name, Ledger(folder).records, args.generations))
+    print(render(rows))
+    print(" ".join(f"valid[{r.name}]={r.valid}/{r.generations}" for r in rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
