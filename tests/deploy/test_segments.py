@@ -179,6 +179,11 @@ def test_segments_above_the_threshold_get_an_ivf_index_that_is_searched(tmp_path
     overlap = np.mean([len(set(g) & set(w)) / 20 for g, w in zip(got, want, strict=True)])
     assert overlap >= 0.9
     assert all(len(g) == 20 for g in got)
+    # The exact first stage ignores the ANN index: the whole-matrix ranking up to float ties.
+    exact = reranker.first_stage(queries, 20, "exact")
+    assert all(set(e) == set(w) for e, w in zip(exact, want, strict=True))
+    with pytest.raises(ValueError, match="choose from dense, exact, bm25"):
+        reranker.first_stage(queries, 20, "sparse")  # type: ignore[arg-type]
 
 
 # --- compaction ---------------------------------------------------------------------------------

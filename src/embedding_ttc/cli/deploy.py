@@ -319,9 +319,10 @@ def add_deploy_commands(sub: Any) -> None:
     se.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     se.add_argument(
         "--first-stage",
-        choices=("dense", "bm25"),
+        choices=("dense", "exact", "bm25"),
         default="dense",
-        help="the built-in first stage of /search: dense cosine (default) or BM25",
+        help="the built-in first stage of /search: dense cosine (default; ANN on segments "
+        "of 50,000 documents and more), exact (dense over every document, no ANN) or BM25",
     )
     se.add_argument("--shortlist", type=int, default=100, help="candidates /search reranks")
     se.add_argument("--verify", action="store_true", help="check every file's SHA-256 first")

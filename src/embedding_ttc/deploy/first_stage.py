@@ -5,7 +5,9 @@ Dense: a segment without an ANN index is scored exactly (the queries times its m
 document id: :func:`~embedding_ttc.evaluation.metrics.top_k` with the index's tie ranks); a
 segment with one (:mod:`.ann`) answers its FAISS top ``n``. The union is cut to the best ``n``
 under the same order, so an index whose segments are all exact ranks exactly as the product
-over the whole matrix did.
+over the whole matrix did. ``exact``: every segment scored exactly, its ANN index ignored (the
+brute force an ANN index is measured against, and a first stage of its own where recall
+matters more than latency).
 
 BM25: each segment's own ``bm25s`` top-k (``BM25.top_k`` of
 :mod:`embedding_ttc.programs.primitives.lexical`, exact under the same order within the
@@ -20,6 +22,7 @@ exactly as a BM25 index over the whole corpus.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,6 +30,12 @@ from numpy.typing import NDArray
 from embedding_ttc.deploy.segment import Segment
 from embedding_ttc.evaluation.batches import FIRST_STAGE_BLOCK
 from embedding_ttc.evaluation.metrics import top_k
+
+FirstStage = Literal["dense", "exact", "bm25"]
+"""The built-in first stages of a deployed index: dense (ANN where a segment has one), the same
+scored exactly over every document, or BM25."""
+
+FIRST_STAGES: tuple[FirstStage, ...] = ("dense", "exact", "bm25")
 
 Hits = tuple[NDArray[np.intp], NDArray[np.float32]]
 """One query's documents (index rows) and their scores."""
@@ -44,12 +53,14 @@ def dense(
     Q: NDArray[np.float32],
     n: int,
     tiebreak: NDArray[np.int64],
+    *,
+    exact: bool = False,
 ) -> list[NDArray[np.intp]]:
-    """Each query's best ``n`` index rows by inner product, best first."""
+    """Each query's best ``n`` index rows by inner product, best first (``exact``: no ANN)."""
     hits: list[list[Hits]] = [[] for _ in range(len(Q))]
     for segment, start in zip(segments, starts, strict=False):
         k = min(n, segment.size)
-        if segment.ann is not None:
+        if segment.ann is not None and not exact:
             scores, found = segment.ann.search(np.ascontiguousarray(Q, dtype=np.float32), k)
             for i in range(len(Q)):
                 ok = found[i] >= 0

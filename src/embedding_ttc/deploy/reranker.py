@@ -46,6 +46,7 @@ from numpy.typing import NDArray
 
 from embedding_ttc.deploy.doc_table import text_hash
 from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.first_stage import FIRST_STAGES, FirstStage
 from embedding_ttc.deploy.first_stage import bm25 as bm25_first_stage
 from embedding_ttc.deploy.first_stage import dense as dense_first_stage
 from embedding_ttc.deploy.index import Index
@@ -59,7 +60,7 @@ from embedding_ttc.deploy.text_documents import (
     text_documents,
 )
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
-from embedding_ttc.evaluation.batches import SHORTLIST_BATCH, FirstStage
+from embedding_ttc.evaluation.batches import SHORTLIST_BATCH
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
 from embedding_ttc.programs.base import Context, Program
@@ -495,11 +496,13 @@ class Reranker:
         self, queries: list[str], Q: Embeddings, n: int, kind: FirstStage
     ) -> list[NDArray[np.intp]]:
         index = self.index
-        if kind == "dense":
-            return dense_first_stage(index.segments, index.starts, Q, n, self._tiebreak)
+        if kind in ("dense", "exact"):
+            return dense_first_stage(
+                index.segments, index.starts, Q, n, self._tiebreak, exact=kind == "exact"
+            )
         if kind == "bm25":
             return bm25_first_stage(index.segments, index.starts, queries, n, self._tiebreak)
-        raise ValueError(f"unknown first stage {kind!r}; choose 'dense' or 'bm25'")
+        raise ValueError(f"unknown first stage {kind!r}; choose from {', '.join(FIRST_STAGES)}")
 
     def _score(
         self,

@@ -42,10 +42,10 @@ from pydantic import (
 )
 
 from embedding_ttc.deploy.errors import CandidateError, DeployError
+from embedding_ttc.deploy.first_stage import FirstStage
 from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST, Reranker
 from embedding_ttc.deploy.text_documents import TextInput
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.evaluation.batches import FirstStage
 from embedding_ttc.evaluation.outcome import CandidateError as ProgramFailure
 
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ def create_app(
 
     Args:
         reranker: the deployed program.
-        first_stage: the first stage of ``/search`` (``dense`` or ``bm25``).
+        first_stage: the first stage of ``/search`` (``dense``, ``exact`` or ``bm25``).
         shortlist: candidates ``/search`` reranks (at least ``k``).
 
     Raises:

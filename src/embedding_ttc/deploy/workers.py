@@ -49,7 +49,7 @@ class ServeSettings(BaseModel):
 
     schema_version: Literal[1] = 1
     directory: Path
-    first_stage: Literal["dense", "bm25"] = "dense"
+    first_stage: Literal["dense", "exact", "bm25"] = "dense"
     shortlist: int = DEFAULT_SHORTLIST
     cache_dir: Path | None = None
     use_cache: bool = True
