@@ -69,10 +69,12 @@ def post(url: str, body: dict[str, object], timeout: float = 300.0) -> tuple[int
     return status, time.perf_counter() - start
 
 
-def start_server(index: Path, port: int, threads: int, workers: int = 1) -> subprocess.Popen[bytes]:
+def start_server(
+    index: Path, port: int, threads: int, workers: int = 1, first_stage: str = "dense"
+) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "embedding_ttc.cli.deploy", "serve", str(index)]
     cmd += ["--port", str(port), "--no-cache", "--log-level", "warning"]
-    cmd += ["--threads", str(threads), "--workers", str(workers)]
+    cmd += ["--threads", str(threads), "--workers", str(workers), "--first-stage", first_stage]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
