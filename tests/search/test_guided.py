@@ -191,16 +191,18 @@ def test_a_backend_that_cannot_constrain_json_is_refused(server):
 def test_the_command_line_builds_the_guided_proposer():
     import argparse
 
-    from embedding_ttc.cli.search import _editing, add_search_commands
+    from embedding_ttc.cli.search import _drafting, _editing, add_search_commands
     from embedding_ttc.errors import EmbeddingTTCError
     from embedding_ttc.search.editing.options import EditOptions
 
     parser = argparse.ArgumentParser()
     add_search_commands(parser.add_subparsers())
-    args = parser.parse_args(["search", "--run-dir", "x", "--proposer", "openai",
-                              "--llm-mode", "guided"])  # fmt: skip
+    argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
+    args = parser.parse_args(argv)
     options = _editing(args)
-    assert options == EditOptions(mode="guided")
+    assert options == EditOptions(mode="guided") and _drafting(args) is None
+    with pytest.raises(EmbeddingTTCError, match="not --llm-mode guided's"):
+        _drafting(parser.parse_args([*argv, "--drafts", "2"]))
     with CannedServer() as canned:
         anthropic = AnthropicProposer(base_url=canned.url, max_retries=0)
         with pytest.raises(EmbeddingTTCError, match="needs a backend that constrains JSON"):

@@ -61,10 +61,10 @@ def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
 
 def _drafting(args: argparse.Namespace) -> DraftingOptions | None:
     """The drafting settings (:func:`~embedding_ttc.search.drafting.options.resolve_drafting`)."""
-    if args.llm_mode == "edit":
+    if args.llm_mode != "draft":
         if args.drafts is not None or args.prompt is not None:
             raise EmbeddingTTCError(
-                "--drafts and --prompt are drafting options, not --llm-mode edit's"
+                f"--drafts and --prompt are drafting options, not --llm-mode {args.llm_mode}'s"
             )
         return None
     return resolve_drafting(
