@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import Embeddings
+
+if TYPE_CHECKING:
+    from embedding_ttc.programs.primitives.text_analysis import TextAnalyses
 
 Matrix = NDArray[np.float32]
 
@@ -33,6 +36,18 @@ class EncodeFn(Protocol):
         max_length: int | None = None,
     ) -> Embeddings:
         """Encode ``texts`` under ``view`` (default ``retrieval.query``)."""
+        ...
+
+
+class TextAnalysisSource(Protocol):
+    """Where a program finds the query-independent text analyses of its documents.
+
+    A deployed index computes them at build time and hands its program the rows of the call's
+    columns (:class:`~embedding_ttc.programs.primitives.text_analysis.ColumnAnalyses`).
+    """
+
+    def analyses(self) -> TextAnalyses:
+        """The analyses of ``ctx.doc_texts``, one per column, in column order."""
         ...
 
 
@@ -63,6 +78,11 @@ class Context:
             over the batch of queries (a deployed query alone is scored with the index's
             reference sample). A program may skip their per-row work and leave them at 0, as
             long as the first rows are those the whole call would give; ``None``: every row.
+        text_analyses: when set, the documents' text analyses (tokens, bigrams, sentence and
+            paragraph spans), computed ahead of the call; programs that use them compute
+            them from ``doc_texts`` otherwise
+            (:func:`~embedding_ttc.programs.primitives.text_analysis.analyses_of`), with the
+            same values.
 
     """
 
@@ -75,6 +95,7 @@ class Context:
     views_collapsed: bool = False
     index_time: Callable[[], AbstractContextManager[None]] = field(default=_no_scope)
     scored_rows: int | None = None
+    text_analyses: TextAnalysisSource | None = None
 
     @property
     def doc_lengths(self) -> NDArray[np.int64]:

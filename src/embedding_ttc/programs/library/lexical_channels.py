@@ -7,7 +7,12 @@ that CrossRoundRRF (App. "CrossRoundRRF") adds: query-term coverage ratio and ra
 Document statistics (IDF, average length) are taken over the documents some query ranks: the
 union of the queries' candidates on a pool task, otherwise every document the program is handed
 (``ctx.doc_texts``: the corpus, or in shortlist mode the batch's union of shortlists). So a
-document no query ranks cannot move any score; its columns score 0.
+document no query ranks cannot move any score; its columns score 0. The channels read the
+documents' text analyses (tokens, counts, bigrams:
+:mod:`~embedding_ttc.programs.primitives.text_analysis`), the context's when a deployed index
+hands them over, else computed once per text; their values are those of the text versions in
+:mod:`~embedding_ttc.programs.primitives.lexical`, bit for bit
+(:mod:`~embedding_ttc.programs.primitives.lexical_analysed`).
 
 :class:`HybridBackbone` holds the embedding channels both programs fuse. The paper gives
 LexicalHybridRRF a cost of c = 3.9 although its lexical channels cost nothing: it inherits
@@ -34,13 +39,14 @@ from embedding_ttc.programs.library.bidir_zscore import (
     reversed_documents,
 )
 from embedding_ttc.programs.library.coverage_channels import COVERAGE_ARTIFACTS, CoverageChannels
-from embedding_ttc.programs.primitives.lexical import (
-    BM25,
-    bigram_overlap,
-    query_term_coverage,
-    rare_term_idf,
+from embedding_ttc.programs.primitives.lexical_analysed import (
+    bigram_overlap_analysed,
+    bm25_analysed,
+    query_term_coverage_analysed,
+    rare_term_idf_analysed,
 )
 from embedding_ttc.programs.primitives.scores import Mask, Scores
+from embedding_ttc.programs.primitives.text_analysis import TextAnalyses, analyses_of
 from embedding_ttc.programs.recipe import Artifact
 
 
@@ -52,14 +58,23 @@ def ranked_columns(ctx: Context) -> NDArray[np.intp]:
     return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.intp)
 
 
-def _over_ranked(ctx: Context, channel: Callable[[Sequence[str], Sequence[str]], Scores]) -> Scores:
-    """``channel(queries, docs)`` over the ranked documents, 0 in the other columns."""
+LexicalChannel = Callable[[Sequence[str], TextAnalyses], Scores]
+"""A lexical channel over analysed documents: ``channel(query_texts, analyses)``."""
+
+
+def _over_ranked(ctx: Context, channels: Sequence[LexicalChannel]) -> list[Scores]:
+    """Each ``channel(queries, analyses)`` over the ranked documents, 0 in the other columns."""
     cols = ranked_columns(ctx)
+    analyses = analyses_of(ctx)
     if cols.size == len(ctx.doc_texts):
-        return channel(ctx.query_texts, ctx.doc_texts).astype(np.float32, copy=False)
-    out = np.zeros((len(ctx.query_texts), len(ctx.doc_texts)), dtype=np.float32)
-    if cols.size:
-        out[:, cols] = channel(ctx.query_texts, [ctx.doc_texts[int(j)] for j in cols])
+        return [c(ctx.query_texts, analyses).astype(np.float32, copy=False) for c in channels]
+    ranked = analyses.take(cols) if cols.size else analyses
+    out = []
+    for channel in channels:
+        scores = np.zeros((len(ctx.query_texts), len(ctx.doc_texts)), dtype=np.float32)
+        if cols.size:
+            scores[:, cols] = channel(ctx.query_texts, ranked)
+        out.append(scores)
     return out
 
 
@@ -86,27 +101,27 @@ def head_context(ctx: Context, rows: int) -> Context:
     )
 
 
-def _bm25(queries: Sequence[str], docs: Sequence[str]) -> Scores:
-    return BM25.fit(docs).scores(queries)
-
-
 def bm25_scores(ctx: Context) -> Scores:
     """Okapi BM25 of every query against the ranked documents (no encoder call)."""
-    return _over_ranked(ctx, _bm25)
+    return _over_ranked(ctx, [bm25_analysed])[0]
 
 
 def hybrid_lexical(ctx: Context) -> list[Scores]:
     """LexicalHybridRRF's two lexical channels: BM25 and word-bigram overlap."""
-    return [bm25_scores(ctx), _over_ranked(ctx, bigram_overlap)]
+    return _over_ranked(ctx, [bm25_analysed, bigram_overlap_analysed])
 
 
 def crossround_lexical(ctx: Context) -> list[Scores]:
     """CrossRoundRRF's four: BM25, bigram overlap, query-term coverage, rare-term IDF."""
-    return [
-        *hybrid_lexical(ctx),
-        _over_ranked(ctx, query_term_coverage),
-        _over_ranked(ctx, rare_term_idf),
-    ]
+    return _over_ranked(
+        ctx,
+        [
+            bm25_analysed,
+            bigram_overlap_analysed,
+            query_term_coverage_analysed,
+            rare_term_idf_analysed,
+        ],
+    )
 
 
 HYBRID_ARTIFACTS: tuple[Artifact, ...] = (*COVERAGE_ARTIFACTS, *BidirZScore.recipe.artifacts)

@@ -61,6 +61,7 @@ from embedding_ttc.programs.primitives.feedback import soft_centroid_query
 from embedding_ttc.programs.primitives.late import maxsim, topmeansim
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import Mask, Scores, rrf, zscore_rows
+from embedding_ttc.programs.primitives.text_analysis import analyses_of
 
 __all__ = [
     "bm25_scores",
@@ -142,8 +143,18 @@ def encode_chunks(
 
 
 def encode_granularity(ctx: Context, granularity: str) -> ChunkChannel:
-    """Split every document at ``granularity`` (a key of :data:`SPLITTERS`) and encode it."""
-    return encode_chunks(ctx, SPLITTERS[granularity])
+    """Split every document at ``granularity`` (a key of :data:`SPLITTERS`) and encode it.
+
+    With ``ctx.text_analyses`` (a deployed index's), the chunks are cut from the stored
+    sentence and paragraph spans instead of splitting the texts again: the same chunks.
+    """
+    source = getattr(ctx, "text_analyses", None)  # a sandboxed program's context has none
+    if source is None:
+        return encode_chunks(ctx, SPLITTERS[granularity])
+    chunks = analyses_of(ctx).chunks(ctx.doc_texts, granularity, MAX_CHUNKS_PER_DOC)
+    with ctx.index_time():
+        emb = ctx.encode_fn(chunks.texts, PASSAGE, None, None)
+    return ChunkChannel(chunks, emb)
 
 
 def maxsim_scores(Q: Matrix, channel: ChunkChannel, mask: Mask | None) -> Scores:

@@ -219,6 +219,11 @@ def split_sentences(text: str) -> list[str]:
     return [text[start:end] for start, end in _sentence_spans(text)]
 
 
+def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The character spans ``(start, end)`` of :func:`split_sentences`'s sentences."""
+    return _sentence_spans(text)
+
+
 def split_paragraphs(text: str) -> list[str]:
     """Split a text into paragraphs: blank-line blocks, else windows of sentences.
 
@@ -236,13 +241,18 @@ def split_paragraphs(text: str) -> list[str]:
         The paragraphs in order, stripped of surrounding whitespace, none empty.
 
     """
+    return [text[start:end] for start, end in paragraph_spans(text)]
+
+
+def paragraph_spans(text: str) -> list[tuple[int, int]]:
+    """The character spans ``(start, end)`` of :func:`split_paragraphs`'s paragraphs."""
     blocks = [_strip_span(text, a, b) for a, b in _blocks(text)]
     blocks = _join_letterless(text, [(a, b) for a, b in blocks if b > a]) if blocks else []
     if len(blocks) >= 2:
-        return [text[a:b] for a, b in blocks]
+        return blocks
     spans = _sentence_spans(text)
     return [
-        text[spans[i][0] : spans[min(i + PARAGRAPH_SENTENCES, len(spans)) - 1][1]]
+        (spans[i][0], spans[min(i + PARAGRAPH_SENTENCES, len(spans)) - 1][1])
         for i in range(0, len(spans), PARAGRAPH_SENTENCES)
     ]
 

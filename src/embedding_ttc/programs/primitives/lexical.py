@@ -309,7 +309,18 @@ def _ratio_channel(
     query_terms: Sequence[Iterable[str]], doc_terms: Sequence[Iterable[str]]
 ) -> NDArray[np.float32]:
     """Fraction of each query's distinct terms that occur in each document (0 if none)."""
-    incidence = TermIncidence.from_terms(doc_terms)
+    return ratio_scores(query_terms, TermIncidence.from_terms(doc_terms))
+
+
+def ratio_scores(
+    query_terms: Sequence[Iterable[str]], incidence: TermIncidence
+) -> NDArray[np.float32]:
+    """Fraction of each query's distinct terms that the incidence's documents hold (0 if none).
+
+    The algebra of coverage and bigram overlap, shared by the channels computed from texts
+    and from stored analyses (:mod:`.lexical_analysed`). ``incidence`` needs to hold only the
+    query terms that occur in some document.
+    """
     distinct = [dict.fromkeys(terms, 1.0) for terms in query_terms]
     sizes = np.array([len(terms) for terms in distinct], dtype=np.float64)
     scale = np.divide(1.0, sizes, out=np.zeros_like(sizes), where=sizes > 0)
@@ -431,6 +442,18 @@ def rare_term_idf(
     query_tokens = [tokenize(text) for text in query_texts]
     # Document frequencies of the query terms are all that is needed.
     incidence = TermIncidence.from_terms(_doc_tokens_in(doc_texts, query_tokens))
+    return rare_term_scores(query_tokens, incidence, quantile)
+
+
+def rare_term_scores(
+    query_tokens: Sequence[Sequence[str]], incidence: TermIncidence, quantile: float
+) -> NDArray[np.float32]:
+    """:func:`rare_term_idf` from the queries' tokens and the documents' incidence.
+
+    Shared by the channel computed from texts and from stored analyses
+    (:mod:`.lexical_analysed`); ``incidence`` must hold exactly the query tokens that occur
+    in some document, numbered in order of first occurrence over the documents.
+    """
     values = _idf_values(incidence.document_frequency, incidence.n_docs)
     weights: list[dict[str, float]] = []
     idf_of = {term: float(values[col]) for term, col in incidence.vocabulary.items()}

@@ -27,11 +27,12 @@ CONTEXT_FIELDS: frozenset[str] = frozenset(
 )
 """The attributes of :class:`~embedding_ttc.programs.base.Context` a program may read."""
 
-DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset({"scored_rows"})
+DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset({"scored_rows", "text_analyses"})
 """Context fields a searched program does not see: deployment hints for library programs.
 
 A searched program is evaluated on whole query batches, where ``scored_rows`` is always
-``None``; the sandbox's context does not carry it.
+``None``, and without an index, where ``text_analyses`` is always ``None``; the sandbox's
+context carries neither.
 """
 
 FORBIDDEN_NAMES: frozenset[str] = frozenset(
