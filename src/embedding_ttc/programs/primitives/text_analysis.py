@@ -499,17 +499,17 @@ class ColumnAnalyses:
         self.stored = stored
         self.rows = np.asarray(rows, dtype=np.intp)
         self.live_texts = tuple(live_texts)
-        self._done: list[TextAnalyses] = []
+        self._analyses: TextAnalyses | None = None
 
     def analyses(self) -> TextAnalyses:
         """The analyses of the call's columns."""
-        if not self._done:
+        if self._analyses is None:
             held = self.stored.take(self.rows)
             if self.live_texts:
                 live = analyze(self.live_texts, Vocabulary(base=self.stored.vocabulary))
                 held = TextAnalyses(live.vocabulary, **_stacked([held, live]))
-            self._done.append(held)
-        return self._done[0]
+            self._analyses = held
+        return self._analyses
 
 
 def analyses_of(ctx: Any) -> TextAnalyses:
