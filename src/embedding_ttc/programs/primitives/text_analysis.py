@@ -7,8 +7,10 @@ granularities CoverageTriple's channels encode). :func:`analyze_text` computes t
 text. :class:`TextAnalyses` holds them for many documents in CSR-like numpy arrays (per part an
 ``indptr`` and a ``values`` array, rows aligned with documents), with row access, row selection
 (:meth:`TextAnalyses.take`), concatenation (:meth:`TextAnalyses.concatenate`) and
-:meth:`~TextAnalyses.save` / :meth:`~TextAnalyses.load` (memory-mapped): a deployed index
-analyses its documents once at build time, and a query only gathers its candidates' rows.
+:meth:`~TextAnalyses.save` / :meth:`~TextAnalyses.load` (memory-mapped), so that a deployed
+index can analyse its documents once at build time and a query only gather its candidates'
+rows. (An index does not store them yet; a deployed program's analyses come from the
+process's :class:`TextAnalyzer`, which remembers the documents it has analysed.)
 
 Tokens are ids into a :class:`Vocabulary` (append-only: an id never changes meaning); a bigram
 is the pair of its token ids packed into one ``int64``, ``first << 32 | second``. Distinct
@@ -17,7 +19,7 @@ in which :class:`~.lexical.TermIncidence` numbers terms, so that the channels co
 analyses (:mod:`.lexical_analysed`) equal those computed from texts bit for bit.
 
 A program finds its documents' analyses through its context (:func:`analyses_of`):
-``ctx.text_analyses`` when the caller holds them (a deployed index), else computed from
+``ctx.text_analyses`` when the caller holds them (:class:`ColumnAnalyses`), else computed from
 ``ctx.doc_texts`` by the process's :class:`TextAnalyzer`, which remembers each text's analysis,
 so that an evaluation does not re-tokenise a document for every batch of queries.
 """
@@ -487,10 +489,10 @@ def analyze(texts: Sequence[str], vocabulary: Vocabulary | None = None) -> TextA
 class ColumnAnalyses:
     """A call's analyses: rows of stored analyses, then texts analysed live (computed once).
 
-    The :class:`~embedding_ttc.programs.base.TextAnalysisSource` a deployed index hands its
-    program: the stored rows of the documents it holds, in column order, followed by the
-    analyses of documents given as texts that it does not hold, analysed into an extension of
-    the stored vocabulary.
+    The :class:`~embedding_ttc.programs.base.TextAnalysisSource` a caller holding stored
+    analyses hands its program: the stored rows of the documents it holds, in column order,
+    followed by the analyses of documents given as texts that it does not hold, analysed into
+    an extension of the stored vocabulary.
     """
 
     def __init__(
