@@ -56,6 +56,7 @@ from embedding_ttc.deploy.manifest import (
 from embedding_ttc.deploy.program_file import ProgramFile
 from embedding_ttc.deploy.record import Progress, chunk_tables, record_encodes
 from embedding_ttc.deploy.segment import (
+    Segment,
     SegmentContent,
     next_segment_name,
     publish_segment,
@@ -118,6 +119,11 @@ class IndexVersion(Protocol):
     @property
     def reference(self) -> Reference | None:
         """Its reference query sample, if the program has one."""
+        ...
+
+    @property
+    def segments(self) -> Sequence[Segment]:
+        """Its segments, in row order."""
         ...
 
 
@@ -224,6 +230,9 @@ def build_index(
         documents=[D],
         groups={k: (t, [e]) for k, (t, e) in groups.items()},
         chunks=chunk_tables(recipe, encoder.info.collapsed, texts, store.rows, 0),
+        # A lexical library program reads its candidates' text analyses from the index; a
+        # program file runs in the sandbox, whose context does not carry them.
+        analyse=recipe.lexical and not isinstance(program, ProgramFile),
     )
     del texts
     fields = {
@@ -308,11 +317,16 @@ def extend_index(
     own = EmbeddingStore(groups)
     if m.program.discovered is not None:
         check_addition(recipe, texts, rec, own.rows, root)
+    analysed = [s.analyses for s in current.segments]
+    analyse = bool(analysed) and all(a is not None for a in analysed)
     content = SegmentContent(
         docs=docs,
         documents=[D_new],
         groups={k: (t, [e]) for k, (t, e) in fresh.items()},
         chunks=chunk_tables(recipe, encoder.info.collapsed, texts, own.rows, 0),
+        # The new segment's analyses extend the last one's vocabulary: one id per token.
+        analyse=analyse,
+        vocabulary=analysed[-1].vocabulary if analyse and analysed[-1] is not None else None,
     )
     del texts
     if progress is not None:

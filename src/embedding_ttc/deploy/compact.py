@@ -111,6 +111,7 @@ def compact_index(
         documents=[s.documents for s in segments],
         groups=groups,
         chunks=_merged_chunks(segments, remaps),
+        analyse=bool(segments) and all(s.analyses is not None for s in segments),
     )
     name = next_segment_name(root, manifest)
     segment = publish_segment(root, name, content, manifest.encoder.dim, ann)

@@ -64,6 +64,7 @@ from embedding_ttc.durable import check_files
 from embedding_ttc.encoders.base import Encoder, EncoderInfo
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
+from embedding_ttc.programs.primitives.text_analysis import ChainedAnalyses
 from embedding_ttc.programs.recipe import Recipe
 from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 
@@ -106,6 +107,8 @@ class Index:
         doc_texts: title and text joined, by row (read from disk when asked).
         store: the index-time embeddings the program's ``encode_fn`` is served from.
         reference: the reference query sample (batch-statistics programs), else ``None``.
+        analyses: the documents' text analyses over every segment (an index of a lexical
+            library program whose every segment holds them), else ``None``.
 
     """
 
@@ -124,6 +127,12 @@ class Index:
         self.doc_texts = DocTexts(self)
         self.store = SegmentedStore(tuple(s.store for s in segments))
         self.reference = reference
+        parts = [s.analyses for s in self.segments]
+        self.analyses = (
+            ChainedAnalyses([a for a in parts if a is not None])
+            if parts and all(a is not None for a in parts)
+            else None
+        )
 
     def __len__(self) -> int:
         return len(self.doc_ids)

@@ -27,6 +27,11 @@ the recording pass ``index build`` runs (:func:`~embedding_ttc.deploy.record.rec
 through the encoder (its on-disk cache, when it has one, so a repeated document is not
 re-encoded); it is then scored in the same program call as the documents the index holds.
 
+An index of a lexical library program holds its documents' text analyses (tokens, bigrams,
+sentence and paragraph spans; one folder per segment); each program call is handed those of
+its columns (:class:`~embedding_ttc.programs.primitives.text_analysis.ColumnAnalyses`,
+``ctx.text_analyses``), a document given as a text the index does not hold being analysed live.
+
 Rankings: best first; ties broken as trec_eval breaks them (descending document id), as in
 :class:`~embedding_ttc.evaluation.ranking.TaskRanker`; a ranking of texts breaks ties by
 position in the request (earlier first). Calls are serialised by a lock: the
@@ -63,7 +68,8 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
 from embedding_ttc.evaluation.batches import SHORTLIST_BATCH
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
-from embedding_ttc.programs.base import Context, Program
+from embedding_ttc.programs.base import Context, Program, TextAnalysisSource
+from embedding_ttc.programs.primitives.text_analysis import ColumnAnalyses
 from embedding_ttc.programs.recipe import Recipe
 
 Ranking = list[tuple[str, float]]
@@ -164,6 +170,7 @@ class _Columns:
     texts: tuple[str, ...]
     ids: tuple[str, ...]
     recorded: StoreBuilder | None = None  # index-time work of live documents
+    analyses: TextAnalysisSource | None = None  # the columns' text analyses, if the index has them
 
 
 def _check_k(k: int, name: str = "k") -> int:
@@ -460,8 +467,16 @@ class Reranker:
             tuple(self.index.doc_ids[int(j)] for j in rows[held])
             + tuple(f"live-{int(p)}" for p in live),
             recorded,
+            self._analyses(rows[held], [docs[int(p)].text for p in live]),
         )
         return columns, np.concatenate([held, live])
+
+    def _analyses(
+        self, rows: NDArray[np.intp], live_texts: Sequence[str] = ()
+    ) -> ColumnAnalyses | None:
+        """The text analyses of columns: index ``rows``, then ``live_texts`` (analysed live)."""
+        stored = self.index.analyses
+        return None if stored is None else ColumnAnalyses(stored, rows, live_texts)
 
     def _compute_live(
         self, query: str, texts: list[str], stats: CallStats
@@ -550,6 +565,7 @@ class Reranker:
             self.index.vectors(cols),
             tuple(self.index.texts(cols)),
             tuple(self.index.doc_ids[int(j)] for j in cols),
+            analyses=self._analyses(cols),
         )
         values = self._call(Q, texts, columns, local, reference, stats)
         if local is None:
@@ -592,6 +608,7 @@ class Reranker:
             views_collapsed=self.encoder.info.collapsed,
             index_time=enc.index_time,
             scored_rows=scored_rows,
+            text_analyses=columns.analyses,
         )
         start = time.perf_counter()
         out = self.program(Q, D, S, ctx)

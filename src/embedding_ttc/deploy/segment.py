@@ -60,9 +60,11 @@ from embedding_ttc.durable import (
     write_lines,
 )
 from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.text_analysis import TextAnalyses, Vocabulary, analyze
 
 DOCUMENTS = "documents.npy"
 BM25_DIR = "bm25"
+ANALYSES_DIR = "analyses"
 LEGACY_ROOT_ENTRIES = ("documents.npy", "docs.jsonl", "store", "chunks", "bm25")
 """What a schema-1 or 2 index keeps at its root besides the manifest and reference sample."""
 
@@ -82,6 +84,8 @@ class Segment:
         store: its index-time embeddings.
         bm25: its BM25 index (statistics of its own documents).
         ann: its FAISS index (memory-mapped), or ``None``: searched exactly.
+        analyses: its documents' text analyses (a lexical program's index; memory-mapped),
+            their vocabulary extending the previous segment's, else ``None``.
 
     """
 
@@ -92,6 +96,7 @@ class Segment:
     store: EmbeddingStore
     bm25: BM25
     ann: Any
+    analyses: TextAnalyses | None = None
 
     @property
     def size(self) -> int:
@@ -129,12 +134,27 @@ class Segment:
             groups[(rec.view, rec.dim, rec.max_length)] = StoreGroup.of(texts, emb)
         bm25 = _load_bm25(directory, n, record.bm25_empty)
         ann = load_ann(directory, record.ann)
-        return cls(directory, record, documents, table, EmbeddingStore(groups), bm25, ann)
+        analyses = (
+            _load_analyses(directory, n) if f"{ANALYSES_DIR}/meta.json" in record.files else None
+        )
+        store = EmbeddingStore(groups)
+        return cls(directory, record, documents, table, store, bm25, ann, analyses)
 
     def documents_iter(self) -> Iterator[Document]:
         """Its documents, in row order, read one at a time."""
         for row in range(self.size):
             yield self.table.document(row)
+
+
+def _load_analyses(directory: Path, n: int) -> TextAnalyses:
+    folder = directory / ANALYSES_DIR
+    try:
+        analyses = TextAnalyses.load(folder)
+    except ValueError as exc:
+        raise IndexCorruptError(f"index folder {folder}: {exc}") from None
+    if analyses.n_docs != n:
+        raise IndexCorruptError(f"index folder {folder} holds {analyses.n_docs} documents, not {n}")
+    return analyses
 
 
 def _load_bm25(directory: Path, n: int, empty: bool) -> BM25:
@@ -162,6 +182,8 @@ class SegmentContent:
         documents: row blocks of its ``D`` (concatenated as they are written).
         groups: per store key, its texts (distinct) and row blocks of their embeddings.
         chunks: its chunk tables (owners: rows of this segment).
+        analyse: write its documents' text analyses (a lexical program's index).
+        vocabulary: the vocabulary they extend (the previous segment's), else a new one.
 
     """
 
@@ -169,6 +191,8 @@ class SegmentContent:
     documents: Sequence[NDArray[np.float32]]
     groups: Mapping[StoreKey, tuple[Sequence[str], Sequence[NDArray[np.float32]]]]
     chunks: Sequence[ChunkTable]
+    analyse: bool = False
+    vocabulary: Vocabulary | None = None
 
 
 def write_segment(
@@ -197,6 +221,13 @@ def write_segment(
             ChunkRecord(file=rel, artifact=label, group=keys.index(key), rows=int(owner.size))
         )
     table = DocTable.open(directory, n)
+    if content.analyse:
+        base = content.vocabulary
+        texts = [table.joined(row) for row in range(n)]
+        analyze(texts, Vocabulary(base=base) if base is not None else None).save(
+            directory / ANALYSES_DIR
+        )
+        del texts
     bm25 = BM25.fit(table.joined(row) for row in range(n))
     if bm25._retriever is not None:  # the wrapper's bm25s index (None: no token at all)
         bm25._retriever.save(str(directory / BM25_DIR), show_progress=False)

@@ -496,7 +496,10 @@ class ColumnAnalyses:
     """
 
     def __init__(
-        self, stored: TextAnalyses, rows: NDArray[np.intp], live_texts: Sequence[str] = ()
+        self,
+        stored: TextAnalyses | ChainedAnalyses,
+        rows: NDArray[np.intp],
+        live_texts: Sequence[str] = (),
     ) -> None:
         self.stored = stored
         self.rows = np.asarray(rows, dtype=np.intp)
@@ -512,6 +515,44 @@ class ColumnAnalyses:
                 held = TextAnalyses(live.vocabulary, **_stacked([held, live]))
             self._analyses = held
         return self._analyses
+
+
+class ChainedAnalyses:
+    """Several stored analyses read as one, each part's vocabulary extending the one before.
+
+    A deployed index writes one :class:`TextAnalyses` per segment, each analysed into an
+    extension of the previous segment's vocabulary (:class:`Vocabulary` ``base=``), so a token
+    has one id in every part and the last part's vocabulary holds them all. Rows are numbered
+    across the parts in order; :meth:`take` gathers rows of any parts without remapping ids.
+    """
+
+    def __init__(self, parts: Sequence[TextAnalyses]) -> None:
+        if not parts:
+            raise ValueError("chained analyses need at least one part")
+        self.parts = tuple(parts)
+        self.vocabulary = self.parts[-1].vocabulary
+        sizes = np.array([p.n_docs for p in self.parts], dtype=np.intp)
+        self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+
+    @property
+    def n_docs(self) -> int:
+        """Rows over every part."""
+        return int(self.starts[-1])
+
+    def take(self, rows: NDArray[np.intp]) -> TextAnalyses:
+        """The analyses of ``rows`` (numbered across the parts), in that order."""
+        rows = np.asarray(rows, dtype=np.intp)
+        if len(self.parts) == 1 or rows.size == 0:
+            return self.parts[-1].take(rows) if rows.size == 0 else self.parts[0].take(rows)
+        part_of = np.searchsorted(self.starts, rows, side="right") - 1
+        order = np.argsort(part_of, kind="stable")
+        pieces = [
+            self.parts[k].take(rows[order][part_of[order] == k] - self.starts[k])
+            for k in np.unique(part_of)
+        ]
+        back = np.empty_like(order)
+        back[order] = np.arange(len(order))
+        return TextAnalyses(self.vocabulary, **_stacked(pieces)).take(back)
 
 
 def analyses_of(ctx: Any) -> TextAnalyses:
