@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +33,11 @@ from embedding_ttc.search.run_config import RunConfig
 from embedding_ttc.search.split import VALIDATION_SHARE, SplitSettings
 
 if TYPE_CHECKING:  # the proposer imports the evaluator and every program: not at parse time
+    from rich.console import Console
+
     from embedding_ttc.search.drafting.proposer import Precheck
+    from embedding_ttc.search.loop import SearchLoop
+    from embedding_ttc.search.proposers.base import Proposer
 
 DEFAULT_PROPOSER = "structural"
 DEFAULT_REFERENCE = REFERENCE_PROGRAM
@@ -132,6 +138,51 @@ def _check_executor(args: argparse.Namespace) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Run or resume an agentic program search; print the frontier at the end."""
+    from embedding_ttc.search.frontier import Frontier, render_frontier
+    from embedding_ttc.search.loop import Budget, LoopEvents
+    from embedding_ttc.search.records import LedgerRecord
+
+    console = rich_console(highlight=False)
+
+    def on_record(record: LedgerRecord, front: Frontier) -> None:
+        best = front.best.mean_delta if front.best and front.best.mean_delta else 0.0
+        if record.status == "ok":
+            outcome = f"ok Δ={record.mean_delta:+.4f} c={record.cost_ratio:.2f}"
+        else:
+            outcome = f"{record.status.value}: {record.reason[:100]}"
+        console.print(
+            f"gen {record.generation}/{args.generations} · {record.program_id} {outcome} · "
+            f"best {best:+.4f} · frontier {len(front.pareto)} · {record.seconds:.1f} s"
+        )
+
+    with open_search_loop(args, console=console) as loop:
+        front = loop.run(
+            Budget(
+                args.generations,
+                wall_seconds=args.max_hours * 3600 if args.max_hours else None,
+                llm_usd=args.max_usd,
+            ),
+            LoopEvents(on_record=on_record, on_stop=lambda why: console.print(f"stopped: {why}")),
+        )
+    print(render_frontier(front, len(loop.ledger.records)))
+    return 0
+
+
+@contextmanager
+def open_search_loop(
+    args: argparse.Namespace,
+    *,
+    make_proposer: Callable[[Precheck], Proposer] | None = None,
+    console: Console | None = None,
+) -> Iterator[SearchLoop]:
+    """The search loop ``search`` runs, wired from its options, for the block.
+
+    Records the run's configuration and split in ``args.run_dir`` (refusing a resume under
+    other settings), loads the tasks and the encoder, and builds the checker, sandbox,
+    evaluator and ledger exactly as ``search`` does. ``make_proposer`` replaces the proposer
+    the options name (it is given the pre-check the drafting proposer would use); a peer
+    that writes its programs elsewhere (:mod:`~embedding_ttc.search.external`) passes its own.
+    """
     from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.encoders.cache import default_cache_dir
     from embedding_ttc.encoders.named import NamedEncoder
@@ -140,11 +191,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
     from embedding_ttc.search.executors import open_runner
-    from embedding_ttc.search.frontier import Frontier, render_frontier
     from embedding_ttc.search.ledger import Ledger
-    from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
+    from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
-    from embedding_ttc.search.records import LedgerRecord
     from embedding_ttc.search.run_config import read_run_config, write_run_config
     from embedding_ttc.search.sandbox.limits import SandboxLimits
     from embedding_ttc.search.sandbox.program import SandboxedProgram
@@ -167,7 +216,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     ledger = Ledger(args.run_dir)
     config.check_resume(read_run_config(ledger.run_dir))
     write_run_config(ledger.run_dir, config)
-    console = rich_console(highlight=False)
+    console = console or rich_console(highlight=False)
     if ledger.records:
         console.print(
             f"resuming {args.run_dir}: {len(ledger.records)} records, "
@@ -195,24 +244,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     def checker(source: str) -> object:
         return check_source(source, task_names=known_tasks)
 
-    proposer = _proposer(args, ledger_precheck(checker, library, ledger, limits, encoder))
-
-    def on_record(record: LedgerRecord, front: Frontier) -> None:
-        best = front.best.mean_delta if front.best and front.best.mean_delta else 0.0
-        if record.status == "ok":
-            outcome = f"ok Δ={record.mean_delta:+.4f} c={record.cost_ratio:.2f}"
-        else:
-            outcome = f"{record.status.value}: {record.reason[:100]}"
-        console.print(
-            f"gen {record.generation}/{args.generations} · {record.program_id} {outcome} · "
-            f"best {best:+.4f} · frontier {len(front.pareto)} · {record.seconds:.1f} s"
-        )
-
+    precheck = ledger_precheck(checker, library, ledger, limits, encoder)
+    proposer = make_proposer(precheck) if make_proposer else _proposer(args, precheck)
     named = NamedEncoder(
         args.encoder, cache_dir=args.cache_dir, use_cache=not args.no_cache, device=args.device
     )
     with open_runner(args.executor, encoder, named, address=args.ray_address) as runner:
-        loop = SearchLoop(
+        yield SearchLoop(
             proposer=proposer,
             checker=checker,
             sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
@@ -231,16 +269,6 @@ def cmd_search(args: argparse.Namespace) -> int:
             registered=library,
             objective=config.objective,
         )
-        front = loop.run(
-            Budget(
-                args.generations,
-                wall_seconds=args.max_hours * 3600 if args.max_hours else None,
-                llm_usd=args.max_usd,
-            ),
-            LoopEvents(on_record=on_record, on_stop=lambda why: console.print(f"stopped: {why}")),
-        )
-    print(render_frontier(front, len(ledger.records)))
-    return 0
 
 
 def cmd_frontier(args: argparse.Namespace) -> int:

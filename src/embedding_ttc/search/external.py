@@ -1,0 +1,105 @@
+"""Programs written outside the search loop, judged and recorded by the loop itself.
+
+A peer search system (OpenEvolve, a person with an editor) writes program files its own way;
+to compare it with our proposers it must meet the same judge. :func:`evaluate_external` hands
+one such source to a :class:`~embedding_ttc.search.loop.SearchLoop` as the proposal of one
+generation (:meth:`~embedding_ttc.search.loop.SearchLoop.run_generation`), so the static
+checks, the novelty test against everything registered, the sandbox, the evaluation on the
+discovery suite and the ledger line are the loop's own. The record names the peer as its
+proposer, so the frontier rules read the peer's run exactly like one of ours.
+
+The ledger is re-read from disk under a lock before each generation: a peer may evaluate from
+several processes (OpenEvolve evaluates its initial program in its controller and the rest in
+worker processes), and each must number its generation after the others' lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from embedding_ttc.durable import file_lock
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.loop import Budget, SearchLoop
+from embedding_ttc.search.proposers.base import ProposerError
+from embedding_ttc.search.records import LedgerRecord, Proposal, SearchState, Usage
+
+LOCK_NAME = "external"
+"""``RUN_DIR/external.lock``: one external evaluation appends to a run directory at a time."""
+
+
+@dataclass
+class HandedOver:  # not frozen: the Proposer protocol's name is a plain attribute
+    """A proposer that writes nothing: it hands over a source written elsewhere.
+
+    Attributes:
+        name: the peer's name, recorded as the candidate's proposer (``"openevolve"``).
+        source: the program file's source (``None``: nothing handed over yet).
+        model: the model the peer used, when it says (recorded as the candidate's model).
+        novelty: the peer's description of the change, if any.
+        parent_id: the recorded program the peer built on, if it names one.
+
+    """
+
+    name: str
+    source: str | None = None
+    model: str = ""
+    novelty: str = ""
+    parent_id: str | None = None
+
+    def propose(self, state: SearchState) -> Proposal:
+        """The handed-over source as the proposal of ``state.generation``.
+
+        Raises:
+            ProposerError: when no source was handed over.
+
+        """
+        if self.source is None:
+            raise ProposerError(f"{self.name}: no program was handed over")
+        return Proposal(
+            source=self.source,
+            novelty=self.novelty,
+            hypothesis="",
+            usage=Usage(model=self.model),
+            proposer=self.name,
+            parent_id=self.parent_id,
+        )
+
+
+def evaluate_external(
+    loop: SearchLoop,
+    source: str,
+    *,
+    proposer: str,
+    model: str = "",
+    novelty: str = "",
+    parent_id: str | None = None,
+) -> LedgerRecord:
+    """Judge ``source`` as the loop's next generation and return its ledger record.
+
+    Generation 0 (P0) is recorded first when the run directory has no ledger yet, as
+    :meth:`~embedding_ttc.search.loop.SearchLoop.run` does. The loop's own proposer is not
+    called; ``loop`` itself is left as it was.
+
+    Args:
+        loop: the loop ``search`` builds (:func:`~embedding_ttc.cli.search.open_search_loop`).
+        source: the program file's source.
+        proposer: the peer's name, recorded as the candidate's proposer.
+        model: the model the peer used, recorded as the candidate's model.
+        novelty: the peer's description of the change.
+        parent_id: the recorded program the peer built on.
+
+    Returns:
+        The record appended to the ledger (any status: a rejected or failed candidate is a
+        record with its reason, as in the loop).
+
+    """
+    run_dir = loop.ledger.run_dir
+    with file_lock(run_dir / LOCK_NAME):
+        fresh = replace(
+            loop,
+            ledger=Ledger(run_dir),
+            proposer=HandedOver(proposer, source, model, novelty, parent_id),
+        )
+        if not fresh.ledger.records:
+            fresh.run(Budget(generations=0))  # records P0 and stops
+        return fresh.run_generation(fresh.ledger.last_generation + 1)
