@@ -14,7 +14,7 @@ import pytest
 from embedding_ttc.cli import build_parser
 from embedding_ttc.cli.search import open_search_loop
 from embedding_ttc.evaluation.outcome import CandidateError, Status
-from embedding_ttc.search.external import HandedOver, evaluate_external
+from embedding_ttc.search.external import HandedOver, evaluate_external, recorded_p0
 from embedding_ttc.search.frontier import frontier
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import SearchLoop
@@ -125,3 +125,14 @@ def test_a_real_evaluation_through_the_loop_search_builds(tmp_path, shared_datas
     assert config is not None and config.proposer == "openevolve"
     assert config.reference == "BM25DenseRRF" and config.objective == "reference"
     assert (run / "programs" / "g0001.py").read_text() == PEER_PROGRAM
+
+
+def test_p0_is_recorded_once_and_read_back(tmp_path):
+    loop = fake_loop(tmp_path, {"g0001": 0.01})
+    p0 = recorded_p0(loop)
+    assert p0.program_id == "g0000-P0" and p0.mean_delta == 0.0
+    assert recorded_p0(loop) == p0
+    evaluate_external(loop, fake_source(1), proposer="openevolve")
+    assert recorded_p0(fake_loop(tmp_path, {})) == p0
+    assert [r.program_id for r in Ledger(tmp_path).records] == ["g0000-P0", "g0001"]
+    assert loop.evaluator.evaluated == ["g0001"]  # type: ignore[attr-defined]

@@ -100,6 +100,23 @@ def evaluate_external(
             ledger=Ledger(run_dir),
             proposer=HandedOver(proposer, source, model, novelty, parent_id),
         )
-        if not fresh.ledger.records:
-            fresh.run(Budget(generations=0))  # records P0 and stops
+        _record_p0(fresh)
         return fresh.run_generation(fresh.ledger.last_generation + 1)
+
+
+def recorded_p0(loop: SearchLoop) -> LedgerRecord:
+    """Generation 0's record (P0), recorded first when the run directory has no ledger yet.
+
+    A peer's starting program is P0 itself (OpenEvolve's initial program): its score is
+    this record's, not a rejection as a near-duplicate of itself.
+    """
+    run_dir = loop.ledger.run_dir
+    with file_lock(run_dir / LOCK_NAME):
+        fresh = replace(loop, ledger=Ledger(run_dir))
+        _record_p0(fresh)
+        return fresh.ledger.records[0]
+
+
+def _record_p0(loop: SearchLoop) -> None:
+    if not loop.ledger.records:
+        loop.run(Budget(generations=0))  # records P0 and stops

@@ -1,0 +1,122 @@
+"""OpenEvolve's evaluator for embedding-ttc's program search: our judge, our ledger.
+
+OpenEvolve calls ``evaluate(program_path)`` once per candidate. The candidate is judged as one
+generation of the same :class:`~embedding_ttc.search.loop.SearchLoop` that ``embedding-ttc
+search`` builds (:func:`embedding_ttc.cli.search.open_search_loop`): the static checks, the
+novelty test, the sandbox, the evaluation on every discovery task and the ledger line are the
+loop's own (:func:`embedding_ttc.search.external.evaluate_external`), with ``openevolve`` as
+the proposer. The run directory then reads like one of ours: ``embedding-ttc frontier RUN_DIR
+--rule transfer`` admits OpenEvolve's programs by the same rule.
+
+What goes back to OpenEvolve is what our proposers are guided by, nothing more:
+
+* ``combined_score`` = 1 + the program's mean Δ nDCG@10 over tasks on the SEARCH part of each
+  task's split, against the reference program (``LedgerRecord.seen_by_proposer("reference")``).
+  The Δ lies in [-1, 1], so the score lies in [0, 2] and orders programs exactly as the Δ does;
+  the offset keeps a failure's 0.0 (and OpenEvolve's own 0.0 for an evaluation that raised or
+  timed out) below every evaluated program, P0 included (its Δ against the reference is
+  negative: -0.10 on the discovery suite).
+* ``search_delta`` (that Δ) and ``cost_ratio``, which our proposers also read.
+* On a failure: ``combined_score`` 0.0, with ``status`` and ``reason`` (the loop's).
+
+The validation part's numbers are in the ledger and never returned here.
+
+OpenEvolve's initial program is P0 (``initial_program.py``), generation 0 of the ledger: it is
+given P0's numbers rather than being rejected as a near-duplicate of itself.
+
+Settings (those of ``results/search-transfer/search.json``): the discovery suite,
+all-MiniLM-L6-v2, seed 0, validation share 0.3, reference BM25DenseRRF, objective reference.
+The environment names the run:
+
+* ``EMBEDDING_TTC_OE_RUN_DIR`` (required): the run directory (ledger, programs, search.json).
+* ``EMBEDDING_TTC_OE_ARGS``: more ``embedding-ttc search`` options, appended after the
+  settings above (``--task aila_statutes --task limit-small`` for a smoke run; a later option
+  overrides an earlier one).
+* ``EMBEDDING_TTC_OE_MODEL``: the model OpenEvolve's LLM is, recorded on each record.
+
+The loop is built once per process (OpenEvolve evaluates its initial program in its
+controller and the rest in worker processes) and kept for the process's life.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shlex
+from collections.abc import Mapping
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from embedding_ttc.cli import build_parser
+from embedding_ttc.cli.search import open_search_loop
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.external import HandedOver, evaluate_external, recorded_p0
+from embedding_ttc.search.loop import SearchLoop
+from embedding_ttc.search.novelty import fingerprint, structure
+
+PROPOSER = "openevolve"
+SETTINGS = (
+    *("--suite", "discovery", "--encoder", "all-MiniLM-L6-v2", "--seed", "0"),
+    *("--validation-share", "0.3", "--reference", "BM25DenseRRF", "--objective", "reference"),
+)
+SCORE_OFFSET = 1.0
+FAILURE_SCORE = 0.0
+
+_loop: SearchLoop | None = None
+_stack = ExitStack()
+atexit.register(_stack.close)
+
+
+def search_arguments(environ: Mapping[str, str]) -> list[str]:
+    """The ``embedding-ttc search`` command line of the run the environment names."""
+    run_dir = environ.get("EMBEDDING_TTC_OE_RUN_DIR")
+    if not run_dir:
+        raise RuntimeError("EMBEDDING_TTC_OE_RUN_DIR is not set: name the run directory")
+    extra = shlex.split(environ.get("EMBEDDING_TTC_OE_ARGS", ""))
+    return ["search", "--run-dir", run_dir, "--proposer", PROPOSER, *SETTINGS, *extra]
+
+
+def _the_loop() -> SearchLoop:
+    global _loop
+    if _loop is None:
+        args = build_parser().parse_args(search_arguments(os.environ))
+        _loop = _stack.enter_context(
+            open_search_loop(args, make_proposer=lambda _precheck: HandedOver(PROPOSER))
+        )
+    return _loop
+
+
+def _is_p0(source: str, p0_fingerprint: str | None) -> bool:
+    try:
+        return fingerprint(structure(source)) == p0_fingerprint
+    except SyntaxError:
+        return False  # the loop records the rejection
+
+
+def evaluate(program_path: str) -> dict[str, Any]:
+    """Judge one candidate through the loop; what OpenEvolve may see of its outcome."""
+    loop = _the_loop()
+    source = Path(program_path).read_text(encoding="utf-8")
+    p0 = recorded_p0(loop)
+    if _is_p0(source, p0.fingerprint):
+        record = p0
+    else:
+        model = os.environ.get("EMBEDDING_TTC_OE_MODEL", "")
+        record = evaluate_external(loop, source, proposer=PROPOSER, model=model)
+    if record.status is not Status.OK:
+        return {
+            "combined_score": FAILURE_SCORE,
+            "status": record.status.value,
+            "reason": record.reason,
+            "program_id": record.program_id,
+        }
+    seen = record.seen_by_proposer(loop.objective)
+    delta = float(seen.mean_delta or 0.0)
+    return {
+        "combined_score": SCORE_OFFSET + delta,
+        "search_delta": delta,
+        "cost_ratio": float(seen.cost_ratio or 1.0),
+        "status": record.status.value,
+        "program_id": record.program_id,
+    }

@@ -1,0 +1,123 @@
+"""The OpenEvolve peer's files (benchmarks/openevolve_peer) agree with the search they run.
+
+OpenEvolve itself is not installed here (it runs from its own environment, run.sh); these
+tests check what our side of the wiring promises: the initial program is P0 and passes our
+checks with OpenEvolve's markers, the evaluator asks for the settings of our transfer run,
+returns only search-part numbers, and the system message states our interface and
+constraints as they are in the code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+
+from embedding_ttc.cli import build_parser
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.checks.source import check_source
+from embedding_ttc.search.interface import CONSTRAINTS, INTERFACE_TEXT
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.loop import P0_SOURCE
+from embedding_ttc.search.novelty import fingerprint, structure
+from embedding_ttc.search.prompts.helper_list import helper_section
+from embedding_ttc.search.run_config import read_run_config
+from embedding_ttc.search.split import read_split
+
+REPO = Path(__file__).resolve().parents[2]
+PEER = REPO / "benchmarks" / "openevolve_peer"
+TRANSFER_RUN = REPO / "results" / "search-transfer"
+
+
+def _evaluator_module() -> ModuleType:
+    path = PEER / "evaluator.py"
+    spec = importlib.util.spec_from_file_location("openevolve_peer_evaluator", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_initial_program_is_p0_with_evolve_markers_and_passes_our_checks():
+    source = (PEER / "initial_program.py").read_text()
+    body = source.split("# EVOLVE-BLOCK-START", 1)[1].split("# EVOLVE-BLOCK-END", 1)[0]
+    assert body.strip() == "return S.copy()"
+    check_source(source, task_names={"aila_statutes"})
+    assert fingerprint(structure(source)) == fingerprint(structure(P0_SOURCE))
+
+
+def test_the_evaluator_asks_for_the_settings_of_our_transfer_run():
+    evaluator = _evaluator_module()
+    argv = evaluator.search_arguments(
+        {"EMBEDDING_TTC_OE_RUN_DIR": "/runs/oe", "EMBEDDING_TTC_OE_ARGS": "--top-k 3"}
+    )
+    args = build_parser().parse_args(argv)
+    recorded = json.loads((TRANSFER_RUN / "search.json").read_text())
+    assert args.run_dir == Path("/runs/oe") and args.proposer == "openevolve"
+    assert args.suite == recorded["suite"] and args.task is None
+    assert args.encoder == recorded["encoder"] and args.seed == recorded["seed"]
+    assert args.validation_share == recorded["split"]["validation_share"]
+    assert args.reference == recorded["reference"] and args.objective == recorded["objective"]
+    assert args.shortlist == recorded["shortlist"] and args.top_k == 3
+    with pytest.raises(RuntimeError, match="EMBEDDING_TTC_OE_RUN_DIR"):
+        evaluator.search_arguments({})
+
+
+def test_the_system_message_states_our_interface_constraints_and_helpers():
+    config = yaml.safe_load((PEER / "config.yaml").read_text())
+    message = config["prompt"]["system_message"]
+    assert INTERFACE_TEXT in message
+    for name, statement in CONSTRAINTS:
+        assert f"- {name}: {statement}" in message
+    assert helper_section(10) in message
+    assert config["evaluator"]["cascade_evaluation"] is False  # the loop is built once
+    assert config["evaluator"]["max_retries"] == 0  # a retry would add a ledger line
+
+
+def test_the_evaluator_returns_search_numbers_and_records_in_our_ledger(
+    tmp_path, shared_datasets, monkeypatch
+):
+    run = tmp_path / "run"
+    monkeypatch.setenv("EMBEDDING_TTC_OE_RUN_DIR", str(run))
+    monkeypatch.setenv(
+        "EMBEDDING_TTC_OE_ARGS",
+        f"--task aila_statutes --encoder tokenlearn-static-64 --data-dir {shared_datasets}",
+    )
+    monkeypatch.setenv("EMBEDDING_TTC_OE_MODEL", "qwen2.5-coder-0.5b")
+    evaluator = _evaluator_module()
+    initial = evaluator.evaluate(str(PEER / "initial_program.py"))
+    child = tmp_path / "child.py"
+    child.write_text(
+        "import numpy as np\n\n\ndef program(Q, D, S, ctx):\n"
+        "    return S - 0.05 * np.log1p(ctx.doc_lengths.astype(np.float32))[None, :]\n"
+    )
+    scored = evaluator.evaluate(str(child))
+    refused = tmp_path / "refused.py"
+    refused.write_text("import os\n\n\ndef program(Q, D, S, ctx):\n    return S\n")
+    failed = evaluator.evaluate(str(refused))
+
+    records = Ledger(run).records
+    assert [r.program_id for r in records] == ["g0000-P0", "g0001", "g0002"]
+    assert initial["program_id"] == "g0000-P0"  # P0 itself, not a near-duplicate of it
+    for outcome, record in ((initial, records[0]), (scored, records[1])):
+        seen = record.seen_by_proposer("reference")
+        assert outcome["combined_score"] == pytest.approx(1.0 + (seen.mean_delta or 0.0))
+        assert outcome["search_delta"] == pytest.approx(seen.mean_delta)
+        whole = record.mean("reference", "all")
+        assert whole is not None and outcome["search_delta"] != pytest.approx(whole)
+    assert records[1].proposer == "openevolve" and records[1].model == "qwen2.5-coder-0.5b"
+    assert failed == {
+        "combined_score": 0.0,
+        "status": Status.REJECTED.value,
+        "reason": records[2].reason,
+        "program_id": "g0002",
+    }
+    assert "no-external-model" in failed["reason"]
+    assert all("validation" not in key for key in (*initial, *scored, *failed))
+    config = read_run_config(run)
+    assert config is not None and config.objective == "reference"
+    assert read_split(run) is not None
