@@ -60,11 +60,15 @@ if [[ -n $latest ]]; then
 fi
 
 start=$(date +%s)
-[[ $iterations -gt 0 ]] && "$python" -c 'import sys; from openevolve.cli import main; sys.exit(main())' \
-    "$here/initial_program.py" "$here/evaluator.py" --config "$here/config.yaml" \
-    --output "$run_dir/openevolve" --iterations "$iterations" \
-    --api-base "http://127.0.0.1:$port/v1" --primary-model "$model" "${resume[@]}"
-echo "openevolve: $(( $(date +%s) - start )) s"
+status=0
+if [[ $iterations -gt 0 ]]; then
+    "$python" -c 'import sys; from openevolve.cli import main; sys.exit(main())' \
+        "$here/initial_program.py" "$here/evaluator.py" --config "$here/config.yaml" \
+        --output "$run_dir/openevolve" --iterations "$iterations" \
+        --api-base "http://127.0.0.1:$port/v1" --primary-model "$model" "${resume[@]}" || status=$?
+fi
+echo "openevolve: exit $status after $(( $(date +%s) - start )) s"
 
-# Our view of OpenEvolve's run: the same frontier rules as for our proposers.
+# Our view of OpenEvolve's run (even a failed one): the same frontier rule as for our proposers.
 "$python" -m embedding_ttc.cli frontier "$run_dir" --rule transfer
+exit "$status"

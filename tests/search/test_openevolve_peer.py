@@ -18,7 +18,6 @@ import pytest
 import yaml
 
 from embedding_ttc.cli import build_parser
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.interface import CONSTRAINTS, INTERFACE_TEXT
 from embedding_ttc.search.ledger import Ledger
@@ -99,25 +98,26 @@ def test_the_evaluator_returns_search_numbers_and_records_in_our_ledger(
     refused = tmp_path / "refused.py"
     refused.write_text("import os\n\n\ndef program(Q, D, S, ctx):\n    return S\n")
     failed = evaluator.evaluate(str(refused))
+    rewritten = tmp_path / "rewritten.py"  # a model's rewrite of P0 is not P0 itself
+    rewritten.write_text('"""The cosine."""\n\n\ndef program(Q, D, S, ctx):\n    return S.copy()\n')
+    copied = evaluator.evaluate(str(rewritten))
 
     records = Ledger(run).records
-    assert [r.program_id for r in records] == ["g0000-P0", "g0001", "g0002"]
-    assert initial["program_id"] == "g0000-P0"  # P0 itself, not a near-duplicate of it
+    assert [r.program_id for r in records] == ["g0000-P0", "g0001", "g0002", "g0003"]
     for outcome, record in ((initial, records[0]), (scored, records[1])):
         seen = record.seen_by_proposer("reference")
-        assert outcome["combined_score"] == pytest.approx(1.0 + (seen.mean_delta or 0.0))
-        assert outcome["search_delta"] == pytest.approx(seen.mean_delta)
+        assert outcome == {
+            "combined_score": pytest.approx(1.0 + (seen.mean_delta or 0.0)),
+            "search_delta": pytest.approx(seen.mean_delta),
+            "cost_ratio": pytest.approx(seen.cost_ratio),
+        }
         whole = record.mean("reference", "all")
         assert whole is not None and outcome["search_delta"] != pytest.approx(whole)
+    assert initial["search_delta"] < 0  # P0 loses to BM25DenseRRF: below 1, above a failure
     assert records[1].proposer == "openevolve" and records[1].model == "qwen2.5-coder-0.5b"
-    assert failed == {
-        "combined_score": 0.0,
-        "status": Status.REJECTED.value,
-        "reason": records[2].reason,
-        "program_id": "g0002",
-    }
+    assert failed == {"combined_score": 0.0, "status": "rejected", "reason": records[2].reason}
     assert "no-external-model" in failed["reason"]
-    assert all("validation" not in key for key in (*initial, *scored, *failed))
+    assert copied["combined_score"] == 0.0 and "near-duplicate of g0000-P0" in copied["reason"]
     config = read_run_config(run)
     assert config is not None and config.objective == "reference"
     assert read_split(run) is not None
