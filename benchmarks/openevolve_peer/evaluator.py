@@ -37,7 +37,8 @@ The environment names the run:
 * ``EMBEDDING_TTC_OE_ARGS``: more ``embedding-ttc search`` options, appended after the
   settings above (``--task aila_statutes --task limit-small`` for a smoke run; a later option
   overrides an earlier one).
-* ``EMBEDDING_TTC_OE_MODEL``: the model OpenEvolve's LLM is, recorded on each record.
+* ``EMBEDDING_TTC_OE_MODEL``: the model OpenEvolve's LLM is, recorded in ``search.json`` and
+  on each record.
 
 The loop is built once per process (OpenEvolve evaluates its initial program in its
 controller and the rest in worker processes) and kept for the process's life.
@@ -78,8 +79,10 @@ def search_arguments(environ: Mapping[str, str]) -> list[str]:
     run_dir = environ.get("EMBEDDING_TTC_OE_RUN_DIR")
     if not run_dir:
         raise RuntimeError("EMBEDDING_TTC_OE_RUN_DIR is not set: name the run directory")
+    model = environ.get("EMBEDDING_TTC_OE_MODEL")
+    named = ["--model", model] if model else []  # search.json then names it; a resume must match
     extra = shlex.split(environ.get("EMBEDDING_TTC_OE_ARGS", ""))
-    return ["search", "--run-dir", run_dir, "--proposer", PROPOSER, *SETTINGS, *extra]
+    return ["search", "--run-dir", run_dir, "--proposer", PROPOSER, *SETTINGS, *named, *extra]
 
 
 def _the_loop() -> SearchLoop:

@@ -120,4 +120,5 @@ def test_the_evaluator_returns_search_numbers_and_records_in_our_ledger(
     assert copied["combined_score"] == 0.0 and "near-duplicate of g0000-P0" in copied["reason"]
     config = read_run_config(run)
     assert config is not None and config.objective == "reference"
+    assert config.proposer == "openevolve" and config.model == "qwen2.5-coder-0.5b"
     assert read_split(run) is not None
