@@ -22,7 +22,7 @@ and reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -53,6 +53,17 @@ class Usage:
     tokens_out: int = 0
     seconds: float = 0.0
     cost_usd: float = 0.0
+
+    @classmethod
+    def total(cls, usages: Sequence[Usage]) -> Usage:
+        """What several calls cost together (the model: the last call's)."""
+        return cls(
+            model=usages[-1].model if usages else "",
+            tokens_in=sum(u.tokens_in for u in usages),
+            tokens_out=sum(u.tokens_out for u in usages),
+            seconds=sum(u.seconds for u in usages),
+            cost_usd=sum(u.cost_usd for u in usages),
+        )
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ from embedding_ttc.search.proposers.base import (
     ChatBackend,
     ChatReply,
     ProposerError,
+    base_seed,
     resolve_parent,
 )
 from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
@@ -188,7 +189,7 @@ class DraftingProposer:
                 ]
         answered = [x for x in done if x.answered]
         if not answered:
-            usage = _sum_usage([x.reply.usage for x in done])
+            usage = Usage.total([x.reply.usage for x in done])
             detail = "; ".join(f"{x.label}: {x.check.reason}" for x in done)
             raise ProposerError(f"every call failed ({detail})"[:2000], usage)
         with_code = [x for x in answered if x.source is not None]
@@ -196,8 +197,7 @@ class DraftingProposer:
 
     def _seed(self, state: SearchState) -> int:
         """The backend's base seed (as its own ``propose`` uses it), else the run's."""
-        seed = getattr(self.inner, "seed", None)
-        return seed if isinstance(seed, int) else state.seed
+        return base_seed(self.inner, state)
 
     def _judge(
         self, reply: ChatReply, label: str, state: SearchState, earlier: list[str]
@@ -322,13 +322,3 @@ def repair_message(source: str | None, check: PrecheckResult) -> str:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _sum_usage(usages: list[Usage]) -> Usage:
-    return Usage(
-        model=usages[-1].model if usages else "",
-        tokens_in=sum(u.tokens_in for u in usages),
-        tokens_out=sum(u.tokens_out for u in usages),
-        seconds=sum(u.seconds for u in usages),
-        cost_usd=sum(u.cost_usd for u in usages),
-    )

@@ -35,7 +35,7 @@ from embedding_ttc.search.editing.prompt import render_edit_prompt
 from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import TokenCounter, fenced
-from embedding_ttc.search.proposers.base import ChatBackend, ChatReply, ProposerError
+from embedding_ttc.search.proposers.base import ChatBackend, ChatReply, ProposerError, base_seed
 from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
 
 Precheck = Callable[[str], PrecheckResult]
@@ -97,10 +97,7 @@ class EditProposer:
         self.seed = seed
 
     def _seed(self, state: SearchState) -> int:
-        if self.seed is not None:
-            return self.seed
-        seed = getattr(self.inner, "seed", None)
-        return seed if isinstance(seed, int) else state.seed
+        return self.seed if self.seed is not None else base_seed(self.inner, state)
 
     def propose(self, state: SearchState) -> Proposal:
         """Edit one parent (see the module docstring)."""
@@ -137,7 +134,7 @@ class EditProposer:
         if not answered:
             detail = "; ".join(c.reason for c in calls)
             raise ProposerError(
-                f"every call failed ({detail})"[:2000], _sum([c.reply.usage for c in calls])
+                f"every call failed ({detail})"[:2000], Usage.total([c.reply.usage for c in calls])
             )
         edited = [c for c in answered if c.source is not None]
         return self._proposal((edited or answered)[-1], calls, parent)
@@ -234,13 +231,3 @@ def _with_docstring(source: str, novelty: str, hypothesis: str, parent_id: str) 
         kept = source.splitlines(keepends=True)
         return "".join([*kept[: first.lineno - 1], doc, *kept[first.end_lineno :]])
     return doc + "\n" + source
-
-
-def _sum(usages: list[Usage]) -> Usage:
-    return Usage(
-        model=usages[-1].model if usages else "",
-        tokens_in=sum(u.tokens_in for u in usages),
-        tokens_out=sum(u.tokens_out for u in usages),
-        seconds=sum(u.seconds for u in usages),
-        cost_usd=sum(u.cost_usd for u in usages),
-    )

@@ -36,7 +36,7 @@ from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.editing.parents import EXPLORE, SEED_MIX, choose_parent
 from embedding_ttc.search.guided.prompt import render_guided_prompt
 from embedding_ttc.search.novelty import library_structures
-from embedding_ttc.search.proposers.base import ChatReply, JsonChatBackend, ProposerError
+from embedding_ttc.search.proposers.base import ChatReply, JsonChatBackend, ProposerError, base_seed
 from embedding_ttc.search.proposers.structural.edits import (
     GenomeEditError,
     apply_edit,
@@ -125,10 +125,7 @@ class GuidedStructuralProposer:
         self._library: tuple[tuple[str, ...], ...] | None = None
 
     def _seed(self, state: SearchState) -> int:
-        if self.seed is not None:
-            return self.seed
-        seed = getattr(self.inner, "seed", None)
-        return seed if isinstance(seed, int) else state.seed
+        return self.seed if self.seed is not None else base_seed(self.inner, state)
 
     def _known(self, state: SearchState) -> Known:
         if not self.check_library:
@@ -166,7 +163,7 @@ class GuidedStructuralProposer:
                 changes += [*more, "(the chosen change alone repeats a known program)"]
         answered = [c for c in calls if c.status is not Status.PROPOSER_ERROR]
         if not answered:
-            usage = _sum([c.reply.usage for c in calls])
+            usage = Usage.total([c.reply.usage for c in calls])
             detail = "; ".join(c.reason for c in calls)
             raise ProposerError(f"every call failed ({detail})"[:2000], usage)
         return self._proposal(
@@ -279,13 +276,3 @@ def _read(text: str, genome: Genome) -> _Choice:
         raise GenomeEditError("the edit leaves the program unchanged")
     hypothesis = data.get("hypothesis")
     return _Choice(changed, change, hypothesis if isinstance(hypothesis, str) else "")
-
-
-def _sum(usages: list[Usage]) -> Usage:
-    return Usage(
-        model=usages[-1].model if usages else "",
-        tokens_in=sum(u.tokens_in for u in usages),
-        tokens_out=sum(u.tokens_out for u in usages),
-        seconds=sum(u.seconds for u in usages),
-        cost_usd=sum(u.cost_usd for u in usages),
-    )

@@ -182,6 +182,12 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+def base_seed(backend: object, state: SearchState) -> int:
+    """A wrapped backend's base seed (as its own ``propose`` uses it), else the run's."""
+    seed = getattr(backend, "seed", None)
+    return seed if isinstance(seed, int) else state.seed
+
+
 def propose_with_full_prompt(
     backend: ChatBackend, state: SearchState, *, top_k: int | None, seed: int
 ) -> Proposal:
