@@ -21,6 +21,7 @@ from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
 from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.edits import (
     GenomeEditError,
     apply_edit,
@@ -209,3 +210,23 @@ def test_the_command_line_builds_the_guided_proposer():
             options.wrap(anthropic, lambda source: None, seed=0)  # type: ignore[arg-type,return-value]
         openai = OpenAIProposer(model="m", base_url=canned.openai_base_url, max_retries=0)
         assert isinstance(options.wrap(openai, lambda s: None, seed=0), GuidedStructuralProposer)  # type: ignore[arg-type,return-value]
+
+
+def test_view_channels_are_not_offered_when_the_views_collapse(server):
+    from embedding_ttc.search.proposers.structural.edits import offered_channels
+
+    offered = offered_channels(views_collapsed=True)
+    assert "reverse" not in offered and "xview" not in offered and "bm25" in offered
+    assert offered_channels(views_collapsed=False) == list(CHANNELS)
+    schema = edit_schema(BASE_GENOME, offered)
+    with pytest.raises(jsonschema.ValidationError):
+        edit = {"op": "add_channel", "channel": "reverse", "normalisation": "row"}
+        jsonschema.validate({"hypothesis": "h", "edit": edit}, schema)
+    edit = {"op": "add_channel", "channel": "consensus", "normalisation": "local"}
+    server.enqueue(Reply(_reply(edit)))
+    state = dataclasses.replace(_state(), views_collapsed=True)
+    GuidedStructuralProposer(backend(server), explore=0.0, check_library=False).propose(state)
+    (request,) = server.requests
+    assert request.body["response_format"]["json_schema"]["schema"] == schema
+    prompt = server.prompts[0]
+    assert prompt is not None and "- reverse:" not in prompt and "none is offered" in prompt

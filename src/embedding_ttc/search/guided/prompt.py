@@ -11,6 +11,8 @@ the choice and the grammar enforces its form.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from embedding_ttc.search.prompts.common import section, task_list
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
@@ -33,14 +35,19 @@ ops: add_channel {channel, normalisation} | drop_channel {channel} |
      change_fusion {fusion} | add_round {refine} | drop_round {} | change_refine {refine}"""
 
 
-def render_guided_prompt(state: SearchState, record: LedgerRecord, genome: Genome) -> str:
-    """The prompt asking for one edit of ``genome``, the program of ``record``."""
+def render_guided_prompt(
+    state: SearchState, record: LedgerRecord, genome: Genome, offered: Sequence[str]
+) -> str:
+    """The prompt asking for one edit of ``genome``, the program of ``record``.
+
+    ``offered``: the channels it may add (the catalogue lists those it lacks).
+    """
     parts = [
         _task(state),
         _genome_section(record, genome),
         results_section(state, record),
         lessons_section(state, record),
-        _catalogue(genome),
+        _catalogue(genome, offered, state.views_collapsed),
         section(
             f"Your choice (generation {state.generation})",
             "Choose ONE edit of this program, guided by where its last change helped or hurt "
@@ -72,10 +79,13 @@ def _genome_section(record: LedgerRecord, genome: Genome) -> str:
     return section(title, "\n".join(lines), spaced=False)
 
 
-def _catalogue(genome: Genome) -> str:
-    absent = [c for c in CHANNELS if c not in genome.names]
+def _catalogue(genome: Genome, offered: Sequence[str], views_collapsed: bool) -> str:
+    absent = [c for c in offered if c not in genome.names]
     lines = [f"Channels it lacks (it may hold {MAX_CHANNELS}, and keeps at least 2):"]
     lines += [f"- {c}: {CHANNELS[c].label}; {CHANNELS[c].rationale}" for c in absent]
+    if views_collapsed:
+        lines.append("(This encoder has one realisation for every view: channels scored under "
+                     "another view would equal S, so none is offered.)")  # fmt: skip
     lines.append("Normalisations: " + "; ".join(f"{k} = {v}" for k, v in NORM_LABELS.items()))
     lines.append("Fusions: " + "; ".join(f"{k} = {v}" for k, v in FUSION_LABELS.items()))
     lines.append(

@@ -10,7 +10,8 @@
 2. asks the model for one edit and a one-sentence hypothesis as JSON under the parent's
    :func:`~embedding_ttc.search.proposers.structural.edits.edit_schema` (a grammar on
    llama.cpp, ``response_format`` on OpenAI-compatible servers), with the parent's per-task
-   results and its lineage's lessons in the prompt (:mod:`.prompt`);
+   results and its lineage's lessons in the prompt (:mod:`.prompt`); when the encoder's views
+   collapse, the channels scored under another view are not offered (they would equal S);
 3. applies the edit (:func:`~embedding_ttc.search.proposers.structural.edits.apply_edit`);
    when the result is a genome already tried or too close to a known program, stacks the
    structural proposer's random mutations on it until it is new
@@ -41,6 +42,7 @@ from embedding_ttc.search.proposers.structural.edits import (
     GenomeEditError,
     apply_edit,
     edit_schema,
+    offered_channels,
 )
 from embedding_ttc.search.proposers.structural.genome import (
     BASE_GENOME,
@@ -173,8 +175,10 @@ class GuidedStructuralProposer:
     def _ask(
         self, state: SearchState, record: LedgerRecord, genome: Genome, seed: int
     ) -> tuple[_Choice | None, list[_Call]]:
-        schema = edit_schema(genome)
-        messages = [{"role": "user", "content": render_guided_prompt(state, record, genome)}]
+        offered = offered_channels(state.views_collapsed)
+        schema = edit_schema(genome, offered)
+        prompt = render_guided_prompt(state, record, genome, offered)
+        messages = [{"role": "user", "content": prompt}]
         calls: list[_Call] = []
         for r in range(self.repair_rounds + 1):
             try:

@@ -21,7 +21,7 @@ it changes a constant only, which the novelty check abstracts away.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
@@ -56,9 +56,23 @@ class GenomeEditError(ValueError):
     """An edit that the genome does not allow (the message says which part)."""
 
 
-def edit_schema(genome: Genome) -> dict[str, Any]:
-    """The JSON schema of a reply choosing one edit ``genome`` allows (module docstring)."""
-    present, absent = list(genome.names), [c for c in CHANNELS if c not in genome.names]
+VIEW_FAMILY = "perspective"
+"""The channels that score under another view (reversed perspective, cross-adapter view): with
+an encoder whose views collapse they recompute S at the price of an index-time encode."""
+
+
+def offered_channels(views_collapsed: bool) -> list[str]:
+    """The channels an edit may add: all, less the view channels when the views collapse."""
+    return [c for c in CHANNELS if not (views_collapsed and CHANNELS[c].family == VIEW_FAMILY)]
+
+
+def edit_schema(genome: Genome, offered: Sequence[str] | None = None) -> dict[str, Any]:
+    """The JSON schema of a reply choosing one edit ``genome`` allows (module docstring).
+
+    ``offered``: the channels an edit may add or swap in (default every channel).
+    """
+    present = list(genome.names)
+    absent = [c for c in (offered if offered is not None else CHANNELS) if c not in present]
     options: list[dict[str, Any]] = []
 
     def option(op: str, **fields: list[str]) -> None:
