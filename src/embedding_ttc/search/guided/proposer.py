@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.editing.parents import EXPLORE, SEED_MIX, choose_parent
 from embedding_ttc.search.guided.prompt import render_guided_prompt
-from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.proposers.base import ChatReply, JsonChatBackend, ProposerError, base_seed
 from embedding_ttc.search.proposers.structural.edits import (
     GenomeEditError,
@@ -124,17 +123,12 @@ class GuidedStructuralProposer:
         self.repair_rounds = repair_rounds
         self.seed = seed
         self.check_library = check_library
-        self._library: tuple[tuple[str, ...], ...] | None = None
 
     def _seed(self, state: SearchState) -> int:
         return self.seed if self.seed is not None else base_seed(self.inner, state)
 
     def _known(self, state: SearchState) -> Known:
-        if not self.check_library:
-            return known_programs(state)
-        if self._library is None:
-            self._library = tuple(library_structures().values())
-        return known_programs(state, self._library)
+        return known_programs(state, library=self.check_library)
 
     def propose(self, state: SearchState) -> Proposal:
         """Ask for one edit of a parent's genome and render it (module docstring)."""

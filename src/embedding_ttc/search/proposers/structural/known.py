@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import cache
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, fingerprint, structure
+from embedding_ttc.search.novelty import (
+    NOVELTY_THRESHOLD,
+    fingerprint,
+    library_structures,
+    structure,
+)
 from embedding_ttc.search.proposers.structural.genome import Genome, genome_from_source
 from embedding_ttc.search.proposers.structural.mutate import mutate
 from embedding_ttc.search.proposers.structural.render import render_program
@@ -51,8 +55,18 @@ class Known:
     structures: tuple[tuple[str, ...], ...]
 
 
-def known_programs(state: SearchState, library: Sequence[tuple[str, ...]] = ()) -> Known:
-    """The genomes, fingerprints and structures of ``state`` (and ``library``'s structures)."""
+@cache
+def _library_structures() -> tuple[tuple[str, ...], ...]:
+    """The library programs' structures (read from their sources once per process)."""
+    return tuple(library_structures().values())
+
+
+def known_programs(state: SearchState, *, library: bool = False) -> Known:
+    """The genomes, fingerprints and structures of ``state``.
+
+    With ``library``, also the library programs' structures: a new program must stay
+    distinct from those too.
+    """
     genomes: set[Genome] = set()
     structures: list[tuple[str, ...]] = []
     for record in state.history:
@@ -72,7 +86,8 @@ def known_programs(state: SearchState, library: Sequence[tuple[str, ...]] = ()) 
             structures.append(structure(program.source))
         except SyntaxError:
             continue
-    structures.extend(library)
+    if library:
+        structures.extend(_library_structures())
     prints = frozenset(r.fingerprint for r in state.history if r.fingerprint)
     return Known(frozenset(genomes), prints, tuple(structures))
 

@@ -6,7 +6,6 @@ import hashlib
 import random
 import time
 
-from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.genome import (
     BASE_GENOME,
@@ -40,7 +39,6 @@ class StructuralProposer:
     def __init__(self, seed: int = 0, *, check_library: bool = True) -> None:
         self.seed = seed
         self.check_library = check_library
-        self._library: tuple[tuple[str, ...], ...] | None = None
 
     def propose(self, state: SearchState) -> Proposal:
         """Write the next genome's program (deterministic given seed, generation, history)."""
@@ -80,11 +78,7 @@ class StructuralProposer:
         return None, roots[0] if roots else None
 
     def _known(self, state: SearchState) -> Known:
-        if not self.check_library:
-            return known_programs(state)
-        if self._library is None:
-            self._library = tuple(library_structures().values())
-        return known_programs(state, self._library)
+        return known_programs(state, library=self.check_library)
 
     def _search(
         self, parent: Genome | None, generation: int, known: Known, rng: random.Random
