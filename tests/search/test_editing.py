@@ -339,3 +339,118 @@ def test_the_command_line_selects_and_records_the_edit_mode():
         _editing(args("--proposer", "structural", "--llm-mode", "edit"))
     with pytest.raises(EmbeddingTTCError, match="drafting options"):
         _drafting(args("--proposer", "openai", "--llm-mode", "edit", "--drafts", "2"))
+
+
+# --- a whole-program reply, seeds, and the format example ------------------------------------
+
+WHOLE = """\
+```python
+<<<<<<< SEARCH
+    lines copied EXACTLY from the program above (a few lines around the change)
+=======
+    the lines that replace them
+>>>>>>> REPLACE
+```
+Novelty: ranks by the row z-score.
+
+```python
+from embedding_ttc.programs.primitives.scores import zscore_rows
+
+
+def program(Q, D, S, ctx):
+    return zscore_rows(S)
+```
+"""
+
+
+def test_a_reply_with_a_whole_program_and_no_block_that_applies_is_that_program(server):
+    server.enqueue(Reply(WHOLE, 300, 90))
+    proposal = EditProposer(backend(server), explore=0.0).propose(_state())
+    assert proposal.source is not None and proposal.attempts == ()
+    assert proposal.source.endswith("def program(Q, D, S, ctx):\n    return zscore_rows(S)\n")
+    doc = ast.get_docstring(ast.parse(proposal.source))
+    assert doc is not None and "Edit: the reply's whole program (no block applied)" in doc
+
+
+def test_a_whole_program_never_overrides_a_block_that_applies(server):
+    server.enqueue(Reply(EDIT + "\n```python\ndef program(Q, D, S, ctx):\n    return -S\n```\n"))
+    proposal = EditProposer(backend(server), explore=0.0).propose(_state())
+    assert proposal.source is not None and proposal.source.endswith(EDITED_BODY)
+    doc = ast.get_docstring(ast.parse(proposal.source))
+    assert doc is not None and "Edit: 2 block(s) placed (exact, exact)" in doc
+
+
+def _root_only_state() -> SearchState:
+    from embedding_ttc.search.records import FrontierProgram
+
+    from .structural_support import P0_SOURCE
+
+    state = _state()
+    return dataclasses.replace(state, frontier=(FrontierProgram(state.history[0], P0_SOURCE),))
+
+
+def test_while_the_frontier_holds_only_p0_the_edit_starts_from_the_seed(server):
+    from embedding_ttc.search.editing.seeds import SEEDS, seeds_for
+
+    seeds = seeds_for("BM25DenseRRF")
+    assert seeds == (("BM25DenseRRF", SEEDS["BM25DenseRRF"]),) and seeds_for("none") == ()
+    parent = choose_parent(_root_only_state(), seed=3, seeds=seeds)
+    assert parent.is_seed and parent.name == "BM25DenseRRF" and parent.record is None
+    assert choose_parent(_state(), seed=3, seeds=seeds, explore=0.0).name == "g0001"
+
+    edit = (
+        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n=======\n"
+        "    return rrf([lexical, S, S], mask)\n>>>>>>> REPLACE\n"
+        "Novelty: counts the dense ranking twice.\nHypothesis: dense is the stronger channel.\n"
+    )
+    server.enqueue(Reply(edit))
+    proposal = EditProposer(backend(server), explore=0.0, seeds=seeds).propose(_root_only_state())
+    assert proposal.parent_id == "BM25DenseRRF"
+    assert proposal.source is not None and "rrf([lexical, S, S], mask)" in proposal.source
+    prompt = server.prompts[0]
+    assert prompt is not None and "The program to edit: BM25DenseRRF" in prompt
+    assert SEEDS["BM25DenseRRF"].rstrip().splitlines()[-1] in prompt
+
+
+def test_the_format_example_is_the_parents_own_last_line_with_another_comment():
+    from embedding_ttc.search.editing.prompt import FORMAT, format_example
+    from embedding_ttc.search.editing.seeds import SEEDS
+    from embedding_ttc.search.novelty import structure
+
+    source = SEEDS["BM25DenseRRF"]
+    example = format_example(source)
+    assert example.startswith("<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # float32")
+    assert "=======\n    return rrf([lexical, S], mask)  # the rescored matrix\n" in example
+    edited = apply_blocks(source, parse_blocks(example)).source
+    assert edited != source and structure(edited) == structure(source)  # a copy is no novelty
+    helper_after = source + "\n\ndef helper(x):\n    return x + 1\n"
+    assert format_example(helper_after) == example  # the return of program(), not of a helper
+    assert (
+        format_example("def program(Q, D, S, ctx):\n    return fuse(\n        [S], [1.0])\n")
+        == FORMAT
+    )
+    assert format_example("x = 1\n") == FORMAT
+
+
+@pytest.mark.parametrize("with_candidates", [False, True])
+def test_every_seed_passes_the_checks_and_scores_as_its_library_program(tiny_task, with_candidates):
+    import numpy as np
+
+    from embedding_ttc.programs.catalog import get_program
+    from embedding_ttc.search.checks.source import check_source
+    from embedding_ttc.search.editing.seeds import SEEDS
+    from embedding_ttc.search.sandbox.limits import SandboxLimits
+    from embedding_ttc.search.sandbox.program import SandboxedProgram
+
+    from fakes import HashingEncoder
+    from library_support import direct_call
+
+    candidates = [np.array([0, 1, 4]), np.array([2, 3]), np.array([4, 0, 1])]
+    Q, D, S, ctx, _ = direct_call(
+        tiny_task, HashingEncoder(), candidates if with_candidates else None
+    )
+    for name, source in SEEDS.items():
+        check_source(source, task_names=[tiny_task.name])
+        limits = SandboxLimits(wall_seconds=30.0, memory_bytes=2 * 2**30)
+        seeded = SandboxedProgram(source, f"seed-{name}", limits)(Q, D, S, ctx)
+        np.testing.assert_allclose(seeded, get_program(name)(Q, D, S, ctx), rtol=0, atol=1e-6)

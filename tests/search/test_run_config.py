@@ -127,3 +127,36 @@ def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, cap
     assert code == 2
     assert "(seed: run has 0, asked 5)" in capsys.readouterr().err
     assert (tmp_path / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()  # untouched
+
+
+GUIDED = Path(__file__).resolve().parents[2] / "results" / "proposers" / "guided"
+
+
+def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_default(
+    tmp_path,
+):
+    import argparse
+
+    from embedding_ttc.cli.search import _config, add_search_commands
+    from embedding_ttc.llm.gguf import DEFAULT_LLM
+
+    def asked(*argv: str) -> RunConfig:
+        parser = argparse.ArgumentParser()
+        add_search_commands(parser.add_subparsers())
+        args = parser.parse_args(["search", "--run-dir", "x", *argv])
+        recorded = read_run_config(GUIDED)
+        assert recorded is not None
+        return _config(args, recorded.tasks)
+
+    options = ("--proposer", "llama-cpp", "--llm-mode", "guided", "--objective", "reference")
+    default = asked(*options)
+    assert default.model == DEFAULT_LLM
+    assert asked(*options, "--llm-model", "qwen2.5-coder-0.5b").model == "qwen2.5-coder-0.5b"
+    assert asked("--proposer", "structural").model is None
+    # The committed guided run was recorded before the local model was: it resumes as made.
+    recorded = read_run_config(GUIDED)
+    assert recorded is not None and recorded.model is None
+    default.check_resume(recorded, default_model=DEFAULT_LLM)
+    other = asked(*options, "--llm-model", "qwen2.5-coder-0.5b")
+    with pytest.raises(RunMismatchError, match=r"model: run has 'qwen2\.5-coder-1\.5b'"):
+        other.check_resume(recorded, default_model=DEFAULT_LLM)

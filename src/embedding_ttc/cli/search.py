@@ -50,7 +50,7 @@ def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
         tasks=tasks,
         encoder=args.encoder,
         proposer=args.proposer,
-        model=args.model,
+        model=_model_name(args),
         seed=args.seed,
         shortlist=args.shortlist,
         drafting=_drafting(args),
@@ -63,6 +63,17 @@ def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
         reference=None if args.reference.lower() == "none" else args.reference,
         objective=args.objective,
     )
+
+
+def _model_name(args: argparse.Namespace) -> str | None:
+    """The LLM the run uses, as recorded: ``--model``, else the local GGUF (named or default)."""
+    if args.model:
+        return str(args.model)
+    if args.proposer == "llama-cpp":
+        from embedding_ttc.llm.gguf import DEFAULT_LLM
+
+        return str(args.llm_model or DEFAULT_LLM)
+    return None
 
 
 def _drafting(args: argparse.Namespace) -> DraftingOptions | None:
@@ -116,7 +127,8 @@ def _proposer(args: argparse.Namespace, precheck: Precheck) -> Any:
     if not isinstance(proposer, ChatBackend):
         raise EmbeddingTTCError(f"the {args.proposer} proposer has no chat seam to draft with")
     if editing is not None:
-        return editing.wrap(proposer, precheck, args.seed)
+        reference = None if args.reference.lower() == "none" else args.reference
+        return editing.wrap(proposer, precheck, args.seed, reference)
     assert drafting is not None
     return drafting.wrap(proposer, precheck)
 
@@ -214,7 +226,10 @@ def open_search_loop(
         raise EmbeddingTTCError(f"search: {exc}") from None
     reference = get_program(config.reference) if config.reference else None
     ledger = Ledger(args.run_dir)
-    config.check_resume(read_run_config(ledger.run_dir))
+    default_model = _model_name(
+        argparse.Namespace(model=None, llm_model=None, proposer=args.proposer)
+    )
+    config.check_resume(read_run_config(ledger.run_dir), default_model)
     write_run_config(ledger.run_dir, config)
     console = console or rich_console(highlight=False)
     if ledger.records:

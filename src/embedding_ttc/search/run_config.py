@@ -93,11 +93,13 @@ class RunConfig(BaseModel):
             del body["drafting"]
         return body
 
-    def check_resume(self, recorded: RunConfig | None) -> None:
+    def check_resume(self, recorded: RunConfig | None, default_model: str | None = None) -> None:
         """Refuse to resume a run directory recorded with other settings than these.
 
         Every setting asked is compared with the recorded one; a run asked without drafting
-        does not compare ``drafting`` (its ``search.json`` then has no such entry).
+        does not compare ``drafting`` (its ``search.json`` then has no such entry). A run
+        recorded with no model name (local runs made before the local model was recorded)
+        used the proposer's default: it resumes when ``default_model`` is asked.
 
         Raises:
             RunMismatchError: naming each setting that differs, as recorded and as asked.
@@ -106,6 +108,8 @@ class RunConfig(BaseModel):
         if recorded is None:
             return
         asked, had = self.to_json(), recorded.model_dump(mode="json")
+        if had.get("model") is None and default_model is not None:
+            had["model"] = default_model
         diff = [k for k in asked if had.get(k) != asked[k]]
         if diff:
             detail = ", ".join(f"{k}: run has {had.get(k)!r}, asked {asked[k]!r}" for k in diff)

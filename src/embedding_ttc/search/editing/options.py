@@ -48,15 +48,19 @@ class EditOptions:
     precheck: bool = True
 
     def wrap(
-        self, inner: ChatBackend, precheck: Precheck, seed: int
+        self, inner: ChatBackend, precheck: Precheck, seed: int, reference: str | None = None
     ) -> EditProposer | GuidedStructuralProposer:
         """The proposer around ``inner``, with ``precheck`` when the edit options use one.
+
+        The edit proposer starts from the run's ``reference`` program while the frontier
+        holds only P0, when the reference has a search-program form (:mod:`.seeds`).
 
         Raises:
             EmbeddingTTCError: guided mode over a backend that cannot constrain JSON.
 
         """
         from embedding_ttc.search.editing.proposer import EditProposer
+        from embedding_ttc.search.editing.seeds import seeds_for
         from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
         from embedding_ttc.search.proposers.base import JsonChatBackend
 
@@ -76,6 +80,7 @@ class EditOptions:
             precheck=precheck if self.precheck else None,
             context_tokens=self.context_tokens,
             seed=seed,
+            seeds=seeds_for(reference),
         )
 
 

@@ -7,11 +7,16 @@ drawn with weight ``1 / rank`` (the best most often), as evolutionary program se
 exploitation of the elite with exploration of the rest. The frontier is the one the state
 shows (the search part only, :meth:`~embedding_ttc.search.loop.SearchLoop.state`), so a
 choice never reads a validation number.
+
+While the frontier shows nothing but the root (P0, whose body returns ``S``), there is nothing
+to edit: a run given seeds (:mod:`.seeds`, the reference program as a search program) starts
+from one of them instead, and its children carry the seed's name as their parent.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
@@ -29,24 +34,45 @@ class Parent:
     """The program an edit starts from.
 
     Attributes:
-        record: its ledger record, as the proposer sees it.
+        record: its ledger record, as the proposer sees it (``None`` for a seed).
         source: its program source.
-        on_frontier: drawn from the frontier (else an exploration draw).
+        on_frontier: drawn from the frontier (else an exploration draw or a seed).
+        name: its program id, or the seed's library name.
 
     """
 
-    record: LedgerRecord
+    record: LedgerRecord | None
     source: str
     on_frontier: bool
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            if self.record is None:
+                raise ValueError("a parent without a ledger record needs a name")
+            object.__setattr__(self, "name", self.record.program_id)
+
+    @property
+    def is_seed(self) -> bool:
+        """A library program offered as a start, not a program of the run."""
+        return self.record is None
 
 
-def choose_parent(state: SearchState, *, seed: int, explore: float = EXPLORE) -> Parent:
+def choose_parent(
+    state: SearchState,
+    *,
+    seed: int,
+    explore: float = EXPLORE,
+    seeds: Sequence[tuple[str, str]] = (),
+) -> Parent:
     """The parent of ``state.generation``'s edit (see the module docstring).
 
     Args:
         state: what the proposer sees.
         seed: the proposer's seed.
         explore: the probability of an off-frontier parent, in ``[0, 1]``.
+        seeds: ``(name, source)`` programs to start from while the frontier shows only the
+            root.
 
     Raises:
         ValueError: ``explore`` outside ``[0, 1]``, or no program to start from.
@@ -56,6 +82,9 @@ def choose_parent(state: SearchState, *, seed: int, explore: float = EXPLORE) ->
         raise ValueError(f"explore is a probability, got {explore}")
     rng = random.Random(seed * SEED_MIX + state.generation)
     draw = rng.random()
+    if seeds and all(p.record.generation == 0 for p in state.frontier):
+        name, seeded = seeds[rng.randrange(len(seeds))]
+        return Parent(None, seeded, on_frontier=False, name=name)
     if draw < explore and state.read_source is not None:
         on_front = {p.record.program_id for p in state.frontier}
         others = [

@@ -9,7 +9,8 @@
 5. the parent's result on each task against its own parent (the search part, the run's
    objective): where the last change helped and where it hurt;
 6. the lessons of its lineage (:func:`~embedding_ttc.search.lessons.lineage`), newest first;
-7. what to return: search/replace blocks (:mod:`.blocks`) changing one idea, then a
+7. what to return: search/replace blocks (:mod:`.blocks`) changing one idea, shown by an
+   example made from the parent's own last line (:func:`format_example`), then a
    ``Novelty:`` and a ``Hypothesis:`` line.
 
 Sections 1 to 3 depend only on the run, so llama.cpp keeps them in its KV cache from one
@@ -17,6 +18,8 @@ generation to the next.
 """
 
 from __future__ import annotations
+
+import re
 
 from embedding_ttc.search.editing.parents import Parent
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
@@ -35,6 +38,8 @@ from embedding_ttc.search.records import SearchState
 
 HELPER_TOKENS = 900
 """Tokens the helper list may take beyond its minimum."""
+
+_RETURN = re.compile(r"^(\s+)return (\S.*?)(\s+#.*)?$")
 
 FORMAT = """\
 <<<<<<< SEARCH
@@ -69,14 +74,14 @@ def render_edit_prompt(
     ]
     body = [
         _parent_section(parent),
-        results_section(state, parent.record),
-        lessons_section(state, parent.record),
-        _reply_section(state),
+        results_section(state, parent.record) if parent.record is not None else "",
+        lessons_section(state, parent.name),
+        _reply_section(state, parent),
     ]
     minimum = _join([*head, helper_section(MIN_HELPERS), *body])
     if count(minimum) > context_tokens:
         raise ValueError(
-            f"an edit prompt of {parent.record.program_id} needs {count(minimum)} tokens; "
+            f"an edit prompt of {parent.name} needs {count(minimum)} tokens; "
             f"the budget of {context_tokens} is too small"
         )
     spare = min(HELPER_TOKENS, context_tokens - count(minimum))
@@ -100,6 +105,12 @@ def _task(state: SearchState) -> str:
 
 def _parent_section(parent: Parent) -> str:
     r = parent.record
+    if r is None:
+        title = (
+            f"The program to edit: {parent.name}, the library program this run is compared "
+            "with (every Δ of the run is against it or P0)"
+        )
+        return section(title, fenced(parent.source.rstrip()), spaced=False)
     mean = f"{r.mean_delta:+.4f}" if r.mean_delta is not None else "n/a"
     cost = f", c = {r.cost_ratio:.2f}" if r.cost_ratio is not None else ""
     return section(
@@ -109,13 +120,45 @@ def _parent_section(parent: Parent) -> str:
     )
 
 
-def _reply_section(state: SearchState) -> str:
+def format_example(source: str) -> str:
+    """A block in the reply format, made from ``source``'s own last ``return`` line.
+
+    A small model copies the shape it is shown, placeholders included; an example whose
+    SEARCH part is a real line of the program and whose change is only its comment (a copy
+    of it is the parent's structure, which the novelty check refuses) shows the format
+    without suggesting an idea. Without a ``return`` line in
+    ``program``, the generic :data:`FORMAT`.
+    """
+    lines = source.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("def program(")), None)
+    if start is None:
+        return FORMAT
+    body = lines[start + 1 :]
+    end = next((i for i, line in enumerate(body) if line.strip() and not line[0].isspace()), None)
+    returns = [
+        line for line in body[:end]
+        if _RETURN.match(line) and not line.rstrip().endswith(("(", "[", "{", ",", "\\"))
+    ]  # fmt: skip
+    if not returns:
+        return FORMAT
+    line = returns[-1]
+    m = _RETURN.match(line)
+    assert m is not None
+    indent, expr = m.group(1), m.group(2)
+    return (
+        f"<<<<<<< SEARCH\n{line}\n=======\n{indent}return {expr}  # the rescored matrix\n"
+        ">>>>>>> REPLACE"
+    )
+
+
+def _reply_section(state: SearchState, parent: Parent) -> str:
     return section(
         f"Your edit (generation {state.generation})",
         "Change ONE idea: add, drop or swap one channel, normalisation, fusion or feedback "
         "step, guided by the results and lessons above. Reply with one or more blocks of "
-        "this form, each SEARCH part copied exactly from the program:\n"
-        f"{fenced(FORMAT, 'text')}\n"
+        "search/replace, each SEARCH part copied exactly from the program. For example, "
+        "this block only rewrites the comment of the last line (yours must change code):\n"
+        f"{fenced(format_example(parent.source), 'text')}\n"
         "Then one line `Novelty: ...` (what you changed) and one line `Hypothesis: ...` "
         "(why it should raise nDCG@10). Do not repeat the whole program; use only the "
         "helpers listed above.",

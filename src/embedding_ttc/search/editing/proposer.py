@@ -3,18 +3,21 @@
 The paper uses its proposer "purely as a mutation function". :class:`EditProposer` wraps any
 :class:`~embedding_ttc.search.proposers.base.ChatBackend`; per generation it
 
-1. chooses a parent (:func:`~embedding_ttc.search.editing.parents.choose_parent`);
+1. chooses a parent (:func:`~embedding_ttc.search.editing.parents.choose_parent`; a seed,
+   the run's reference as a search program, while the frontier shows only P0);
 2. sends the edit prompt (:func:`~embedding_ttc.search.editing.prompt.render_edit_prompt`):
    the parent's source, its per-task results against its own parent, its lineage's lessons;
 3. applies the search/replace blocks of the reply mechanically
    (:func:`~embedding_ttc.search.editing.blocks.apply_blocks`) and pre-checks the result when
-   given a pre-check;
+   given a pre-check. A reply with no block that applies but with a whole program (small
+   models often rewrite rather than edit) is taken as that program, as code-editing agents
+   accept a whole-file reply; the program's docstring says which it was (``Edit:``);
 4. when the edit cannot be applied or the result fails the pre-check, continues the
    conversation with up to ``repair_rounds`` repair turns naming what went wrong (an edit
    that applied is kept: the repair's blocks apply to the edited program, shown again).
 
-The program's module docstring is rewritten to the reply's ``Novelty:``, ``Hypothesis:`` and
-``Parent:`` lines, so the archived file says what it is. Every failed call becomes an
+The program's module docstring is rewritten to the reply's ``Novelty:``, ``Hypothesis:``,
+``Parent:`` and ``Edit:`` lines, so the archived file says what it is. Every failed call becomes an
 :class:`~embedding_ttc.search.records.Attempt` (the ledger keeps every reply); accounting is the
 drafting proposer's (the proposal's usage is its own call's, the attempts carry the rest, and
 ``cost_usd`` sums all calls). When nothing passes, the last edited program (else the parent
@@ -24,7 +27,7 @@ unchanged is not proposed: ``source=None``) goes to the loop, which records the 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
@@ -69,6 +72,8 @@ class EditProposer:
             estimate of four characters a token).
         seed: the base seed of the parent choice and the calls (default the backend's, else
             the run's).
+        seeds: ``(name, source)`` programs to start from while the frontier shows only P0
+            (:func:`~embedding_ttc.search.editing.seeds.seeds_for`).
 
     """
 
@@ -82,6 +87,7 @@ class EditProposer:
         context_tokens: int = DEFAULT_EDIT_CONTEXT_TOKENS,
         count_tokens: TokenCounter | None = None,
         seed: int | None = None,
+        seeds: Sequence[tuple[str, str]] = (),
     ) -> None:
         if repair_rounds < 0:
             raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
@@ -95,6 +101,7 @@ class EditProposer:
         self.context_tokens = context_tokens
         self.count_tokens = count_tokens or getattr(inner, "count_tokens", None)
         self.seed = seed
+        self.seeds = tuple(seeds)
 
     def _seed(self, state: SearchState) -> int:
         return self.seed if self.seed is not None else base_seed(self.inner, state)
@@ -102,7 +109,7 @@ class EditProposer:
     def propose(self, state: SearchState) -> Proposal:
         """Edit one parent (see the module docstring)."""
         base_seed = self._seed(state)
-        parent = choose_parent(state, seed=base_seed, explore=self.explore)
+        parent = choose_parent(state, seed=base_seed, explore=self.explore, seeds=self.seeds)
         prompt = render_edit_prompt(
             state, parent, context_tokens=self.context_tokens, count_tokens=self.count_tokens
         )
@@ -142,14 +149,18 @@ class EditProposer:
     def _judge(self, reply: ChatReply, current: str, parent: Parent) -> _Call:
         if not reply.text.strip():
             return _Call(reply, False, Status.PROPOSER_ERROR, "the model returned an empty reply")
+        meta = parse_reply(reply.text)
         try:
             applied = apply_blocks(current, parse_blocks(reply.text))
         except EditError as exc:
-            return _Call(reply, False, Status.REJECTED, f"edit: {exc}")
-        meta = parse_reply(reply.text)
-        source = _with_docstring(
-            applied.source, meta.novelty, meta.hypothesis, parent.record.program_id
-        )
+            whole = _whole_program(meta.source)
+            if whole is None:
+                return _Call(reply, False, Status.REJECTED, f"edit: {exc}")
+            edited, how = whole, "the reply's whole program (no block applied)"
+        else:
+            edited = applied.source
+            how = f"{len(applied.matches)} block(s) placed ({', '.join(applied.matches)})"
+        source = _with_docstring(edited, meta.novelty, meta.hypothesis, parent.name, how)
         check = self.precheck(source) if self.precheck is not None else _parses(source)
         return _Call(reply, check.ok, check.status, check.reason, source)
 
@@ -180,7 +191,7 @@ class EditProposer:
                 cost_usd=sum(c.reply.usage.cost_usd for c in calls),
             ),
             proposer=self.name,
-            parent_id=parent.record.program_id,
+            parent_id=parent.name,
             raw_reply=chosen.reply.text,
             attempts=attempts,
         )
@@ -210,9 +221,25 @@ def _repair_message(call: _Call, current: str) -> str:
     )
 
 
-def _with_docstring(source: str, novelty: str, hypothesis: str, parent_id: str) -> str:
+def _whole_program(source: str | None) -> str | None:
+    """The reply's program when it is a whole one (defines ``program``, holds no edit block)."""
+    if source is None or "<<<<<<<" in source or ">>>>>>>" in source:
+        return None
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return None
+    defines = any(
+        isinstance(node, ast.FunctionDef) and node.name == "program" for node in module.body
+    )
+    return source if defines else None
+
+
+def _with_docstring(
+    source: str, novelty: str, hypothesis: str, parent_id: str, how: str = ""
+) -> str:
     """``source`` with its module docstring saying what the edit is (when it can be found)."""
-    if not novelty and not hypothesis:
+    if not novelty and not hypothesis and not how:
         return source
     try:
         module = ast.parse(source)
@@ -220,6 +247,8 @@ def _with_docstring(source: str, novelty: str, hypothesis: str, parent_id: str) 
         return source  # the check reports it
     lines = [novelty or "An edit of " + parent_id, ""]
     lines += [f"Novelty: {novelty}", f"Hypothesis: {hypothesis}", f"Parent: {parent_id}"]
+    if how:
+        lines.append(f"Edit: {how}")
     doc = '"""' + "\n".join(lines).replace('"""', "'''") + '\n"""\n'
     first = module.body[0] if module.body else None
     if (

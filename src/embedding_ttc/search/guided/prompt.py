@@ -46,7 +46,7 @@ def render_guided_prompt(
         _task(state),
         _genome_section(record, genome),
         results_section(state, record),
-        lessons_section(state, record),
+        lessons_section(state, record.program_id),
         _catalogue(genome, offered, state.views_collapsed),
         section(
             f"Your choice (generation {state.generation})",

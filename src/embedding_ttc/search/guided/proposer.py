@@ -255,6 +255,7 @@ def _parent(state: SearchState, seed: int, explore: float) -> tuple[LedgerRecord
     chosen = choose_parent(
         dataclasses.replace(state, frontier=frontier, history=tagged), seed=seed, explore=explore
     )
+    assert chosen.record is not None  # no seeds: every parent is a ledger record
     genome = genome_from_source(chosen.source)
     if genome is None:  # an explored program whose file lost its header
         best = frontier[0]

@@ -32,9 +32,13 @@ def results_section(state: SearchState, record: LedgerRecord) -> str:
     return section(f"{record.program_id} task by task", body, spaced=False)
 
 
-def lessons_section(state: SearchState, record: LedgerRecord) -> str:
-    """The lessons of ``record``'s lineage (:func:`~embedding_ttc.search.lessons.lineage`)."""
-    rows = lineage(state.history, record.program_id, LESSONS)
+def lessons_section(state: SearchState, program_id: str) -> str:
+    """The lessons of ``program_id``'s lineage (:func:`~embedding_ttc.search.lessons.lineage`).
+
+    ``program_id`` may also name a seed (a library program the run started from): its
+    lineage is then its children, what was already tried on it.
+    """
+    rows = lineage(state.history, program_id, LESSONS)
     if not rows:
         return ""
     body = "\n".join(f"- {r.lesson}" for r in rows)
