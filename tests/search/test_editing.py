@@ -454,3 +454,73 @@ def test_every_seed_passes_the_checks_and_scores_as_its_library_program(tiny_tas
         limits = SandboxLimits(wall_seconds=30.0, memory_bytes=2 * 2**30)
         seeded = SandboxedProgram(source, f"seed-{name}", limits)(Q, D, S, ctx)
         np.testing.assert_allclose(seeded, get_program(name)(Q, D, S, ctx), rtol=0, atol=1e-6)
+
+
+# --- replies of the 1.5B model's first runs ---------------------------------------------------
+
+HEADINGS = """\
+### SEARCH
+```python
+    return rrf([lexical, S], mask)  # float32 (n_q, n_d)
+```
+
+### REPLACE
+```python
+    return rrf([lexical, S, S], mask)  # the rescored matrix
+```
+
+### Novelty: counts the dense ranking twice
+"""
+
+
+def test_pairs_written_as_markdown_headings_over_fences_are_blocks():
+    from embedding_ttc.search.editing.seeds import SEEDS
+
+    blocks = parse_blocks(HEADINGS)
+    assert blocks == [
+        EditBlock(
+            "    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n",
+            "    return rrf([lexical, S, S], mask)  # the rescored matrix\n",
+        )
+    ]
+    edited = apply_blocks(SEEDS["BM25DenseRRF"], blocks).source
+    assert "return rrf([lexical, S, S], mask)" in edited
+    assert parse_blocks("**Search:**\n```\na\n```\nno replace heading\n```\nb\n```\n") == []
+    assert parse_blocks("### REPLACE\n```\nb\n```\n### SEARCH\n```\na\n```\n") == []
+
+
+def test_a_repeated_search_revises_the_earlier_blocks_change():
+    from embedding_ttc.search.editing.seeds import SEEDS
+
+    last = "    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n"
+    reply = (
+        f"<<<<<<< SEARCH\n{last}=======\n    return rrf([S], mask)\n>>>>>>> REPLACE\n"
+        f"<<<<<<< SEARCH\n{last}=======\n    return rrf([S, lexical, S], mask)\n>>>>>>> REPLACE\n"
+    )
+    edited = apply_blocks(SEEDS["BM25DenseRRF"], parse_blocks(reply))
+    assert edited.source.endswith("    return rrf([S, lexical, S], mask)\n")
+    assert "rrf([S], mask)" not in edited.source and edited.matches == ("exact", "exact")
+
+
+def test_a_generation_without_a_program_keeps_the_reason_and_the_last_reply(server, tmp_path):
+    from embedding_ttc.search.ledger import Ledger
+    from embedding_ttc.search.loop import Budget, SearchLoop
+
+    from .loop_fakes import FakeChecker, FakeEvaluator, FakeSandbox
+
+    bad = "<<<<<<< SEARCH\n    return nothing_like_this\n=======\n    return S\n>>>>>>> REPLACE\n"
+    server.enqueue(Reply(bad), Reply(bad + "\nstill wrong"))
+    evaluator = FakeEvaluator({})
+    loop = SearchLoop(
+        proposer=EditProposer(backend(server), explore=0.0),
+        checker=FakeChecker(),
+        sandbox=FakeSandbox(),
+        evaluator=evaluator,
+        ledger=Ledger(tmp_path),
+        clock=evaluator.clock,
+    )
+    loop.run(Budget(generations=1))
+    _, g1 = Ledger(tmp_path).records
+    assert g1.status == Status.REJECTED
+    assert g1.reason.startswith("edit: block 1: its SEARCH text is not in the program")
+    assert g1.reply == bad + "\nstill wrong" and g1.attempts[0]["reply"] == bad

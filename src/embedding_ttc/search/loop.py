@@ -218,7 +218,9 @@ class SearchLoop:
     def _judge(self, proposal: Proposal, program_id: str) -> dict[str, Any]:
         """Checks and evaluation of one proposal: the record's status and metric fields."""
         if proposal.source is None or not proposal.source.strip():
-            return {"status": Status.REJECTED, "reason": "parse: the reply contains no program"}
+            # The last reply is kept: nothing else of it reaches the ledger.
+            reason = proposal.reason or "parse: the reply contains no program"
+            return {"status": Status.REJECTED, "reason": reason, "reply": proposal.raw_reply}
         path = self.ledger.save_source(program_id, proposal.source)
         out: dict[str, Any] = {"source_path": str(path.relative_to(self.ledger.run_dir))}
         try:

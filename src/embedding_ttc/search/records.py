@@ -93,6 +93,7 @@ class Proposal:
         usage: what the call cost.
         proposer: the proposer's name (``"openai"``, ``"structural"`` ...).
         raw_reply: the model's whole reply (kept for forensics).
+        reason: why there is no program, when ``source`` is ``None`` ("" otherwise).
         attempts: earlier drafts of the same generation that failed a pre-check, with reasons.
 
     """
@@ -104,6 +105,7 @@ class Proposal:
     proposer: str
     parent_id: str | None = None
     raw_reply: str = ""
+    reason: str = ""
     attempts: tuple[Attempt, ...] = field(default=())
 
 
@@ -222,6 +224,8 @@ class LedgerRecord(BaseModel):
 
     The metrics (``per_task``, ``mean_delta``, ``wtl`` over tasks, ``cost_ratio``) are there
     when ``status`` is ``ok`` and absent otherwise; the validation refuses any other mix.
+    ``reply`` is the model's last reply when it gave no program (a program's reply lives on in
+    its file, a failed draft's in ``attempts``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -250,6 +254,7 @@ class LedgerRecord(BaseModel):
     fingerprint: str | None = None
     attempts: list[dict[str, object]] = Field(default_factory=list)
     lesson: str = ""
+    reply: str = ""
 
     @model_validator(mode="before")
     @classmethod

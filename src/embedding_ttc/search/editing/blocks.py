@@ -9,9 +9,12 @@ A reply holds one or more blocks in the format code-editing agents use::
     >>>>>>> REPLACE
 
 :func:`parse_blocks` reads them (inside or outside a code fence; five to nine marker
-characters; ``SEARCH``/``REPLACE`` in any case). :func:`apply_blocks` applies them in order to
-the parent's source, each to the text the earlier ones left. A block's SEARCH text is located
-by the first of three matches that finds it, from strict to loose:
+characters; ``SEARCH``/``REPLACE`` in any case). A reply with no such block may hold the same
+pairs as markdown, which small models often write instead: a ``SEARCH`` heading (``### SEARCH``,
+``**Search:**``) over a fenced block, then a ``REPLACE`` heading over another.
+:func:`apply_blocks` applies them in order to the parent's source, each to the text the
+earlier ones left. A block's SEARCH text is located by the first of three matches that finds
+it, from strict to loose:
 
 1. **exact**: the text occurs verbatim (the first occurrence is replaced; a model copying a
    line that occurs twice means the first more often than not, and the result is checked and
@@ -23,8 +26,10 @@ by the first of three matches that finds it, from strict to loose:
    :class:`difflib.SequenceMatcher` ratio, when that ratio reaches :data:`FUZZY_RATIO` and is
    the only window that does (a mistyped name or a changed comment in the copy).
 
-A block that none of them places, an empty SEARCH section, or a reply with no block at all
-raises :class:`EditError`, whose message names the block and shows the closest lines, so that
+A block whose SEARCH text an earlier block already replaced (the model revising its own
+change: the same SEARCH twice) replaces that earlier block's replacement. A block that none
+of them places, an empty SEARCH section, or a reply with no block at all raises
+:class:`EditError`, whose message names the block and shows the closest lines, so that
 one repair turn can tell the model what it got wrong.
 """
 
@@ -33,6 +38,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 from embedding_ttc.errors import EmbeddingTTCError
@@ -51,6 +57,10 @@ Match = Literal["exact", "whitespace", "fuzzy"]
 _SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\s*$", re.IGNORECASE)
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$", re.IGNORECASE)
+_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s*)?\**\s*(SEARCH|REPLACE)\s*:?\s*\**\s*:?\s*$", re.IGNORECASE
+)
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 class EditError(EmbeddingTTCError):
@@ -101,6 +111,33 @@ def parse_blocks(reply: str) -> list[EditBlock]:
             raise EditError(f"block {len(blocks) + 1}: no >>>>>>> REPLACE line closes it")
         blocks.append(EditBlock(_text(lines[start:divider]), _text(lines[divider + 1 : end])))
         i = end + 1
+    return blocks or _heading_blocks(lines)
+
+
+def _heading_blocks(lines: list[str]) -> list[EditBlock]:
+    """Pairs written as a ``SEARCH`` heading over a fenced block, then a ``REPLACE`` one."""
+    found: list[tuple[str, str]] = []  # (kind, fenced text), in order
+    i = 0
+    while i < len(lines):
+        heading = _HEADING.match(lines[i])
+        if heading is None:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j >= len(lines) or not _FENCE.match(lines[j]):
+            i += 1
+            continue
+        end = next((k for k in range(j + 1, len(lines)) if _FENCE.match(lines[k])), None)
+        if end is None:
+            break
+        found.append((heading.group(1).upper(), _text(lines[j + 1 : end])))
+        i = end + 1
+    blocks = []
+    for (kind, search), (next_kind, replace) in pairwise(found):
+        if kind == "SEARCH" and next_kind == "REPLACE":
+            blocks.append(EditBlock(search, replace))
     return blocks
 
 
@@ -115,10 +152,16 @@ def apply_blocks(source: str, blocks: list[EditBlock]) -> Applied:
         raise EditError("the reply holds no <<<<<<< SEARCH / ======= / >>>>>>> REPLACE block")
     text = source if source.endswith("\n") else source + "\n"
     matches: list[Match] = []
+    replaced: dict[str, str] = {}  # SEARCH text -> its replacement, as applied so far
     for number, block in enumerate(blocks, 1):
         if not block.search.strip():
             raise EditError(f"block {number}: the SEARCH section is empty")
+        asked = block.search
+        earlier = replaced.get(asked)
+        if earlier is not None and asked not in text and earlier.strip() and earlier in text:
+            block = EditBlock(earlier, block.replace)  # revises the earlier block's change
         text, how = _apply_one(text, block, number)
+        replaced[asked] = block.replace
         matches.append(how)
     return Applied(text, tuple(matches))
 

@@ -194,6 +194,7 @@ class EditProposer:
             parent_id=parent.name,
             raw_reply=chosen.reply.text,
             attempts=attempts,
+            reason="" if chosen.source is not None else chosen.reason[:REASON_CHARS],
         )
 
 
