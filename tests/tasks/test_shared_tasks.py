@@ -71,3 +71,19 @@ def test_a_query_sample_is_seeded_by_the_task_name_and_restricts_judgements(shar
     assert sample_queries(task, task.n_queries) is task
     with pytest.raises(ValueError, match="at least one query"):
         sample_queries(task, 0)
+
+
+def test_a_program_search_refuses_transfer_only_tasks(tmp_path):
+    from embedding_ttc.cli import main
+    from embedding_ttc.errors import EmbeddingTTCError
+    from embedding_ttc.tasks.catalog import check_choosable, suite_tasks, transfer_only_tasks
+
+    barred = transfer_only_tasks()
+    assert set(suite_tasks("multilingual")) | set(suite_tasks("heldout")) == set(barred)
+    assert barred["xquad_th"] == "multilingual" and barred["scifact"] == "heldout"
+    assert not set(suite_tasks("discovery")) & set(barred)
+    check_choosable(suite_tasks("discovery"), "a program search")
+    with pytest.raises(EmbeddingTTCError, match=r"transfer-only tasks: jaquad_ja \(multilingual\)"):
+        check_choosable(["aila_statutes", "jaquad_ja"], "a program search")
+    code = main(["search", "--suite", "multilingual", "--run-dir", str(tmp_path / "run")])
+    assert code != 0 and not (tmp_path / "run" / "ledger.jsonl").exists()

@@ -212,6 +212,7 @@ def open_search_loop(
     from embedding_ttc.search.split import record_split, split_queries
     from embedding_ttc.tasks.catalog import (
         available_task_names,
+        check_choosable,
         find_data_root,
         load_task,
         suite_tasks,
@@ -220,6 +221,7 @@ def open_search_loop(
     _check_executor(args)
     data_root = find_data_root(args.data_dir)
     task_names = list(args.task or suite_tasks(args.suite))
+    check_choosable(task_names, "a program search")
     try:
         config = _config(args, task_names)
     except ValueError as exc:  # an objective against no reference

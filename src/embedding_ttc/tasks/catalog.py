@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.errors import DatasetError, UnknownNameError
+from embedding_ttc.errors import DatasetError, EmbeddingTTCError, UnknownNameError
 from embedding_ttc.registry import closest
 from embedding_ttc.tasks.beir import load_beir_folder
 from embedding_ttc.tasks.packaged import PACKAGED_TASKS, packaged_folder
@@ -120,6 +121,35 @@ def suite_tasks(name: str) -> list[str]:
         hint = f" Did you mean: {', '.join(near)}?" if near else ""
         raise UnknownNameError(f"unknown suite {name!r}.{hint} Suites: {', '.join(suites)}")
     return list(suites[name]["tasks"])
+
+
+def transfer_only_tasks() -> dict[str, str]:
+    """Tasks of the transfer-only suites (``heldout``, ``multilingual``), each with its suite.
+
+    Those tasks report how programs transfer; nothing is chosen on them, so a program search
+    refuses them (:func:`check_choosable`).
+    """
+    out: dict[str, str] = {}
+    for name, suite in _suites().items():
+        if suite.get("transfer_only"):
+            out.update(dict.fromkeys(suite["tasks"], name))
+    return out
+
+
+def check_choosable(task_names: Sequence[str], purpose: str) -> None:
+    """Refuse ``task_names`` holding a transfer-only task, for ``purpose`` (what would choose).
+
+    Raises:
+        EmbeddingTTCError: naming each transfer-only task and its suite.
+
+    """
+    barred = transfer_only_tasks()
+    hits = [f"{t} ({barred[t]})" for t in task_names if t in barred]
+    if hits:
+        raise EmbeddingTTCError(
+            f"{purpose} would choose on transfer-only tasks: {', '.join(hits)}; those suites "
+            "are for reporting how programs transfer, never for choosing"
+        )
 
 
 def suite_description(name: str) -> str:
