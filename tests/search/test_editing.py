@@ -524,3 +524,31 @@ def test_a_generation_without_a_program_keeps_the_reason_and_the_last_reply(serv
     assert g1.status == Status.REJECTED
     assert g1.reason.startswith("edit: block 1: its SEARCH text is not in the program")
     assert g1.reply == bad + "\nstill wrong" and g1.attempts[0]["reply"] == bad
+
+
+def test_an_edit_using_a_helper_it_did_not_import_gets_the_import(server):
+    from embedding_ttc.search.editing.seeds import seeds_for
+
+    edit = (
+        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n=======\n"
+        "    return rrf([zscore_rows(lexical), S], mask)\n>>>>>>> REPLACE\n"
+        "Novelty: z-scores BM25 per query first.\n"
+    )
+    server.enqueue(Reply(edit))
+    seeds = seeds_for("BM25DenseRRF")
+    proposal = EditProposer(backend(server), explore=0.0, seeds=seeds).propose(_root_only_state())
+    assert proposal.source is not None and proposal.attempts == ()
+    tree = ast.parse(proposal.source)
+    imported = {a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert "zscore_rows" in imported
+
+
+def test_a_copy_of_the_seed_is_a_near_duplicate_of_it():
+    from embedding_ttc.search.editing.seeds import SEEDS, seed_structures
+    from embedding_ttc.search.novelty import closest, structure
+
+    registered = seed_structures("BM25DenseRRF")
+    assert list(registered) == ["seed:BM25DenseRRF"] and seed_structures(None) == {}
+    copy = SEEDS["BM25DenseRRF"].replace("# float32 (n_q, n_d)", "# the rescored matrix")
+    near = closest(structure(copy), registered)
+    assert near.duplicate and near.name == "seed:BM25DenseRRF"

@@ -201,6 +201,7 @@ def open_search_loop(
     from embedding_ttc.programs.catalog import get_program
     from embedding_ttc.search.checks.source import check_source
     from embedding_ttc.search.drafting.precheck import ledger_precheck
+    from embedding_ttc.search.editing.seeds import seed_structures
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
     from embedding_ttc.search.executors import open_runner
     from embedding_ttc.search.ledger import Ledger
@@ -256,7 +257,7 @@ def open_search_loop(
         memory_bytes=args.memory_gb * 2**30,
         encode_texts_per_item=args.encode_budget,
     )
-    library = library_structures()
+    library = {**library_structures(), **seed_structures(config.reference)}
 
     def checker(source: str) -> object:
         return check_source(source, task_names=known_tasks)

@@ -9,7 +9,10 @@ The paper uses its proposer "purely as a mutation function". :class:`EditPropose
    the parent's source, its per-task results against its own parent, its lineage's lessons;
 3. applies the search/replace blocks of the reply mechanically
    (:func:`~embedding_ttc.search.editing.blocks.apply_blocks`) and pre-checks the result when
-   given a pre-check. A reply with no block that applies but with a whole program (small
+   given a pre-check, after the drafting proposer's mechanical repairs (a helper used
+   without its import is imported, a constant read but not defined takes the parent's
+   value: :func:`~embedding_ttc.search.drafting.repairs.repair_source`). A reply with no
+   block that applies but with a whole program (small
    models often rewrite rather than edit) is taken as that program, as code-editing agents
    accept a whole-file reply; the program's docstring says which it was (``Edit:``);
 4. when the edit cannot be applied or the result fails the pre-check, continues the
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.drafting.precheck import PrecheckResult
+from embedding_ttc.search.drafting.repairs import repair_source
 from embedding_ttc.search.editing.blocks import EditError, apply_blocks, parse_blocks
 from embedding_ttc.search.editing.parents import EXPLORE, Parent, choose_parent
 from embedding_ttc.search.editing.prompt import render_edit_prompt
@@ -160,6 +164,7 @@ class EditProposer:
         else:
             edited = applied.source
             how = f"{len(applied.matches)} block(s) placed ({', '.join(applied.matches)})"
+        edited, _ = repair_source(edited, donors=(parent.source,))
         source = _with_docstring(edited, meta.novelty, meta.hypothesis, parent.name, how)
         check = self.precheck(source) if self.precheck is not None else _parses(source)
         return _Call(reply, check.ok, check.status, check.reason, source)

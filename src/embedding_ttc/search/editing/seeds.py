@@ -10,7 +10,9 @@ does (a contract test compares them task by task).
 
 The edit proposer starts from a seed while the frontier shows no program but the root
 (:func:`~embedding_ttc.search.editing.parents.choose_parent`); the seed's children are ledger
-records like any other, with the seed's name as their parent.
+records like any other, with the seed's name as their parent. A run with a reference
+registers its seed's structure with the library's (:func:`seed_structures`), so a copy of the
+seed (a comment changed) is a near-duplicate, not a new program.
 """
 
 from __future__ import annotations
@@ -47,3 +49,10 @@ def seeds_for(reference: str | None) -> tuple[tuple[str, str], ...]:
     if reference is None or reference not in SEEDS:
         return ()
     return ((reference, SEEDS[reference]),)
+
+
+def seed_structures(reference: str | None) -> dict[str, tuple[str, ...]]:
+    """The structures of the seeds of ``reference``, named ``seed:<name>``, for the registry."""
+    from embedding_ttc.search.novelty import structure
+
+    return {f"seed:{name}": structure(source) for name, source in seeds_for(reference)}
