@@ -412,24 +412,44 @@ def test_while_the_frontier_holds_only_p0_the_edit_starts_from_the_seed(server):
     assert SEEDS["BM25DenseRRF"].rstrip().splitlines()[-1] in prompt
 
 
-def test_the_format_example_is_the_parents_own_last_line_with_another_comment():
-    from embedding_ttc.search.editing.prompt import FORMAT, format_example
+def test_the_format_example_is_a_line_of_the_parent_with_another_comment():
+    from embedding_ttc.search.editing.prompt import EXAMPLE_COMMENT, FORMAT, format_example
     from embedding_ttc.search.editing.seeds import SEEDS
     from embedding_ttc.search.novelty import structure
 
     source = SEEDS["BM25DenseRRF"]
     example = format_example(source)
-    assert example.startswith("<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # float32")
-    assert "=======\n    return rrf([lexical, S], mask)  # the rescored matrix\n" in example
+    first = "    mask = mask_for(ctx, S)  # None, or (n_q, n_d) bool: each query's candidates\n"
+    assert example == (
+        f"<<<<<<< SEARCH\n{first}=======\n    mask = mask_for(ctx, S)  # {EXAMPLE_COMMENT}\n"
+        ">>>>>>> REPLACE"
+    )
     edited = apply_blocks(source, parse_blocks(example)).source
     assert edited != source and structure(edited) == structure(source)  # a copy is no novelty
-    helper_after = source + "\n\ndef helper(x):\n    return x + 1\n"
-    assert format_example(helper_after) == example  # the return of program(), not of a helper
-    assert (
-        format_example("def program(Q, D, S, ctx):\n    return fuse(\n        [S], [1.0])\n")
-        == FORMAT
-    )
+    helper_after = source + "\n\ndef helper(x):\n    y = x + 1\n    return y\n"
+    assert format_example(helper_after) == example  # a line of program(), not of a helper
+    p0 = format_example("def program(Q, D, S, ctx):\n    return S.copy()\n")
+    assert p0.endswith(f"=======\n    return S.copy()  # {EXAMPLE_COMMENT}\n>>>>>>> REPLACE")
+    multi = "def program(Q, D, S, ctx):\n    return fuse(\n        [S], [1.0])\n"
+    assert format_example(multi) == FORMAT
     assert format_example("x = 1\n") == FORMAT
+
+
+def test_a_block_copied_with_another_comment_is_placed_by_its_code():
+    from embedding_ttc.search.editing.seeds import SEEDS
+
+    reply = (
+        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # the rescored matrix\n=======\n"
+        "    return rrf([zscore_rows(lexical), S], mask)\n>>>>>>> REPLACE\n"
+    )
+    edited = apply_blocks(SEEDS["BM25DenseRRF"], parse_blocks(reply))
+    assert edited.matches == ("code",)
+    assert edited.source.endswith("    return rrf([zscore_rows(lexical), S], mask)\n")
+    with pytest.raises(EditError, match="not in the program"):
+        apply_blocks(
+            SEEDS["BM25DenseRRF"],
+            parse_blocks("<<<<<<< SEARCH\n# only\n=======\nx\n>>>>>>> REPLACE\n"),
+        )
 
 
 @pytest.mark.parametrize("with_candidates", [False, True])

@@ -13,7 +13,7 @@ characters; ``SEARCH``/``REPLACE`` in any case). A reply with no such block may 
 pairs as markdown, which small models often write instead: a ``SEARCH`` heading (``### SEARCH``,
 ``**Search:**``) over a fenced block, then a ``REPLACE`` heading over another.
 :func:`apply_blocks` applies them in order to the parent's source, each to the text the
-earlier ones left. A block's SEARCH text is located by the first of three matches that finds
+earlier ones left. A block's SEARCH text is located by the first of four matches that finds
 it, from strict to loose:
 
 1. **exact**: the text occurs verbatim (the first occurrence is replaced; a model copying a
@@ -22,7 +22,9 @@ it, from strict to loose:
 2. **whitespace**: the same lines once trailing whitespace is dropped and the common
    indentation of the block is taken away; the replacement is re-indented by the difference
    (small models often drop or double a level of indentation when they copy);
-3. **fuzzy**: the window of as many source lines with the highest
+3. **code**: the same lines once their comments are dropped as well (a model that copies a
+   line with the comment of an example, or rewrites a comment while copying);
+4. **fuzzy**: the window of as many source lines with the highest
    :class:`difflib.SequenceMatcher` ratio, when that ratio reaches :data:`FUZZY_RATIO` and is
    the only window that does (a mistyped name or a changed comment in the copy).
 
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
@@ -52,7 +55,7 @@ best non-overlapping other window reached 0.85 for at most 1 % of them (3-line w
 at 6 lines and more). A block matching two places at this level is refused as ambiguous.
 """
 
-Match = Literal["exact", "whitespace", "fuzzy"]
+Match = Literal["exact", "whitespace", "code", "fuzzy"]
 
 _SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\s*$", re.IGNORECASE)
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
@@ -177,6 +180,11 @@ def _apply_one(text: str, block: EditBlock, number: int) -> tuple[str, Match]:
         lo, shift = placed
         replace = _reindent(block.replace, shift)
         return "".join([*lines[:lo], replace, *lines[lo + len(want) :]]), "whitespace"
+    placed = _whitespace_match(lines, want, strip_comment)
+    if placed is not None:
+        lo, shift = placed
+        replace = _reindent(block.replace, shift)
+        return "".join([*lines[:lo], replace, *lines[lo + len(want) :]]), "code"
     ratio, lo, runner_up = _fuzzy_match(lines, want)
     if ratio >= FUZZY_RATIO and runner_up < FUZZY_RATIO:
         shift = _indent(lines[lo]) - _indent(want[0]) if want[0].strip() else 0
@@ -194,13 +202,21 @@ def _apply_one(text: str, block: EditBlock, number: int) -> tuple[str, Match]:
     )
 
 
-def _whitespace_match(lines: list[str], want: list[str]) -> tuple[int, int] | None:
-    """The first window equal to ``want`` up to trailing space and a common indent shift."""
+def _whitespace_match(
+    lines: list[str], want: list[str], view: Callable[[str], str] | None = None
+) -> tuple[int, int] | None:
+    """The first window equal to ``want`` up to trailing space and a common indent shift.
+
+    With ``view``, each line is compared as ``view`` shows it (e.g. without its comment).
+    """
     n = len(want)
-    core = _dedent(want)
+    see = view or (lambda line: line)
+    core = _dedent([see(w) for w in want])
+    if not any(core):
+        return None
     for lo in range(len(lines) - n + 1):
         window = [line.rstrip("\n") for line in lines[lo : lo + n]]
-        if _dedent(window) == core:
+        if _dedent([see(w) for w in window]) == core:
             first = next((k for k, w in enumerate(want) if w.strip()), 0)
             return lo, _indent(window[first]) - _indent(want[first])
     return None
@@ -219,6 +235,14 @@ def _fuzzy_match(lines: list[str], want: list[str]) -> tuple[float, int, float]:
     best, at = max(scored, key=lambda s: (s[0], -s[1]))
     others = [r for r, lo in scored if abs(lo - at) >= n]
     return best, at, max(others, default=0.0)
+
+
+def strip_comment(line: str) -> str:
+    """``line`` without a trailing ``#`` comment (when no quote precedes the ``#``)."""
+    at = line.find("#")
+    if at < 0 or "'" in line[:at] or '"' in line[:at]:
+        return line
+    return line[:at].rstrip()
 
 
 def _dedent(block: list[str]) -> list[str]:

@@ -19,8 +19,9 @@ generation to the next.
 
 from __future__ import annotations
 
-import re
+import ast
 
+from embedding_ttc.search.editing.blocks import strip_comment
 from embedding_ttc.search.editing.parents import Parent
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import (
@@ -39,7 +40,7 @@ from embedding_ttc.search.records import SearchState
 HELPER_TOKENS = 900
 """Tokens the helper list may take beyond its minimum."""
 
-_RETURN = re.compile(r"^(\s+)return (\S.*?)(\s+#.*)?$")
+EXAMPLE_COMMENT = "an example: this block changes only the comment"
 
 FORMAT = """\
 <<<<<<< SEARCH
@@ -121,34 +122,38 @@ def _parent_section(parent: Parent) -> str:
 
 
 def format_example(source: str) -> str:
-    """A block in the reply format, made from ``source``'s own last ``return`` line.
+    """A block in the reply format, made from one line of ``source``'s ``program``.
 
     A small model copies the shape it is shown, placeholders included; an example whose
     SEARCH part is a real line of the program and whose change is only its comment (a copy
     of it is the parent's structure, which the novelty check refuses) shows the format
-    without suggesting an idea. Without a ``return`` line in
-    ``program``, the generic :data:`FORMAT`.
+    without suggesting an idea. The line is the first one-line statement of ``program``'s
+    body other than a ``return`` (an edit most often changes the last line, and a model mixes
+    up an example made from the line it wants to change), else its last ``return``; without
+    either, the generic :data:`FORMAT`.
     """
-    lines = source.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("def program(")), None)
-    if start is None:
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
         return FORMAT
-    body = lines[start + 1 :]
-    end = next((i for i, line in enumerate(body) if line.strip() and not line[0].isspace()), None)
-    returns = [
-        line for line in body[:end]
-        if _RETURN.match(line) and not line.rstrip().endswith(("(", "[", "{", ",", "\\"))
-    ]  # fmt: skip
-    if not returns:
-        return FORMAT
-    line = returns[-1]
-    m = _RETURN.match(line)
-    assert m is not None
-    indent, expr = m.group(1), m.group(2)
-    return (
-        f"<<<<<<< SEARCH\n{line}\n=======\n{indent}return {expr}  # the rescored matrix\n"
-        ">>>>>>> REPLACE"
+    program = next(
+        (n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None
     )
+    if program is None:
+        return FORMAT
+    lines = source.splitlines()
+    whole = [  # one-line statements (a docstring is not one)
+        n for n in program.body if n.lineno == n.end_lineno and not isinstance(n, ast.Expr)
+    ]
+    others = [n for n in whole if not isinstance(n, ast.Return)]
+    returns = [n for n in whole if isinstance(n, ast.Return)]
+    chosen = others[0] if others else (returns[-1] if returns else None)
+    if chosen is None:
+        return FORMAT
+    line = lines[chosen.lineno - 1]
+    indent = line[: len(line) - len(line.lstrip())]
+    code = strip_comment(line).strip()
+    return f"<<<<<<< SEARCH\n{line}\n=======\n{indent}{code}  # {EXAMPLE_COMMENT}\n>>>>>>> REPLACE"
 
 
 def _reply_section(state: SearchState, parent: Parent) -> str:
@@ -157,7 +162,7 @@ def _reply_section(state: SearchState, parent: Parent) -> str:
         "Change ONE idea: add, drop or swap one channel, normalisation, fusion or feedback "
         "step, guided by the results and lessons above. Reply with one or more blocks of "
         "search/replace, each SEARCH part copied exactly from the program. For example, "
-        "this block only rewrites the comment of the last line (yours must change code):\n"
+        "this block only rewrites a comment (yours must change code):\n"
         f"{fenced(format_example(parent.source), 'text')}\n"
         "Then one line `Novelty: ...` (what you changed) and one line `Hypothesis: ...` "
         "(why it should raise nDCG@10). Do not repeat the whole program; use only the "
