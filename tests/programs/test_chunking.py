@@ -103,7 +103,8 @@ from embedding_ttc.programs.primitives.chunking import (
         pytest.param("12\n\n$ 3\n\nTotal. 7", ["12\n\n$ 3\n\nTotal. 7"], id="leading-letterless"),
         pytest.param("1.\n\n2.", ["1.\n\n2."], id="no-letter-at-all"),
         pytest.param("no terminator here", ["no terminator here"], id="no-terminator"),
-        pytest.param("สวัสดีครับ ผมชื่อสมชาย", ["สวัสดีครับ ผมชื่อสมชาย"], id="thai-no-terminator"),
+        # Thai ends a sentence with a space between Thai letters, not a terminator.
+        pytest.param("สวัสดีครับ ผมชื่อสมชาย", ["สวัสดีครับ", "ผมชื่อสมชาย"], id="thai-space"),
         pytest.param("", [], id="empty"),
         pytest.param(" \n\t ", [], id="blank"),
     ],

@@ -15,16 +15,14 @@ N = 3 the BM25 IDF ``log(1 + (N - df + 0.5) / (df + 0.5))`` is
 from __future__ import annotations
 
 import math
-import sys
 import time
 import unicodedata
 
 import bm25s
 import numpy as np
 import pytest
-import regex
 
-from embedding_ttc.programs.primitives import lexical
+from embedding_ttc.programs.primitives import lexical, tokenizers
 from embedding_ttc.programs.primitives.lexical import (
     BM25,
     BM25_B,
@@ -58,12 +56,13 @@ IDF2 = math.log(1.6)  # df = 2
         ("مرحبا بالعالم", ["مرحبا", "بالعالم"]),
         ("ሰላም ዓለም።", ["ሰላም", "ዓለም"]),
         ("한국어 문장", ["한국어", "문장"]),
-        ("北京大学", ["北", "京", "大", "学"]),
-        ("カーテンを々", ["カ", "ー", "テ", "ン", "を", "々"]),
-        ("ｶﾀｶﾅ", ["カ", "タ", "カ", "ナ"]),  # half-width katakana, NFKC-normalised
-        ("ภาษาไทย", ["ภ", "า", "ษ", "า", "ไ", "ท", "ย"]),
-        ("ที่นี่", ["ที่", "นี่"]),  # Thai combining marks stay on their letter
-        ("BM25 in 北京 and Москва!", ["bm25", "in", "北", "京", "and", "москва"]),
+        # unspaced scripts: overlapping letter bigrams (the default unicode tokenizer)
+        ("北京大学", ["北京", "京大", "大学"]),
+        ("カーテンを々", ["カー", "ーテ", "テン", "ンを", "を々"]),
+        ("ｶﾀｶﾅ", ["カタ", "タカ", "カナ"]),  # half-width katakana, NFKC-normalised
+        ("ภาษาไทย", ["ภา", "าษ", "ษา", "าไ", "ไท", "ทย"]),
+        ("ที่นี่", ["ที่นี่"]),  # Thai combining marks stay on their letter
+        ("BM25 in 北京 and Москва!", ["bm25", "in", "北京", "and", "москва"]),
         ("", []),
         ("... --- !!!", []),
     ],
@@ -83,14 +82,8 @@ def test_tokenize(text: str, expected: list[str]) -> None:
 )
 def test_tokenize_fast_paths_agree_with_the_full_pattern(text: str) -> None:
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    assert tokenize(text) == lexical._TOKEN.findall(folded)
-
-
-def test_unspaced_block_filter_covers_every_unspaced_letter() -> None:
-    every_char = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000)
-    unspaced = regex.compile(rf"(?V1)[[{lexical._UNSPACED}]&&[\p{{L}}\p{{N}}\p{{M}}]]")
-    missed = [ch for ch in unspaced.findall(every_char) if not lexical._MAY_BE_UNSPACED.match(ch)]
-    assert missed == []
+    with tokenizers.use_tokenizer("letters"):  # unicode also normalises Arabic letters
+        assert tokenize(text) == tokenizers._LETTERS_TOKEN.findall(folded)
 
 
 def test_bigrams() -> None:
@@ -197,8 +190,13 @@ def test_bigram_overlap_hand_computed() -> None:
 
 
 def test_bigram_overlap_on_chinese_characters() -> None:
+    # unicode: tokens are letter bigrams 北京 京大 大学, so the query's token bigrams are the
+    # character trigrams 北京大 and 京大学: both in d0; d1 (南京 京大 大学) has 京大学 only.
     got = bigram_overlap(["北京大学"], ["我在北京大学学习", "南京大学"])
-    # Query bigrams {北京, 京大, 大学}: all in d0; d1 has 大学 and 京大.
+    np.testing.assert_allclose(got, [[1.0, 1 / 2]], rtol=1e-6)
+    # letters: one token per letter, query bigrams {北京, 京大, 大学}: all in d0; d1 has 2.
+    with tokenizers.use_tokenizer("letters"):
+        got = bigram_overlap(["北京大学"], ["我在北京大学学习", "南京大学"])
     np.testing.assert_allclose(got, [[1.0, 2 / 3]], rtol=1e-6)
 
 

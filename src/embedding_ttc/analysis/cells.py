@@ -102,7 +102,8 @@ class Cell(_Record):
     library program's (:mod:`embedding_ttc.analysis.staleness`).
 
     Schema 3 added ``source_sha256``; a cell of schema 2 is a library program's and reads
-    with ``None`` there.
+    with ``None`` there. ``tokenizer`` (added within schema 3) is the result's: the tokenizer
+    of the lexical channels, ``None`` in a cell made before it was recorded.
     """
 
     schema_version: Literal[3] = CELL_SCHEMA_VERSION
@@ -130,6 +131,7 @@ class Cell(_Record):
     program_version: int = 1
     query_sample: int | None = None
     source_sha256: str | None = None
+    tokenizer: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -220,6 +222,7 @@ def make_cell(
         program_version=result.program_version,
         query_sample=query_sample,
         source_sha256=source_sha256,
+        tokenizer=result.tokenizer,
     )
 
 

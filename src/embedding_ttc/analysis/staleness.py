@@ -18,6 +18,7 @@ from embedding_ttc.analysis.heads import LEARNED_HEAD
 from embedding_ttc.analysis.plan import Plan, QuerySample, ShortlistPolicy
 from embedding_ttc.programs.base import program_version
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.primitives.tokenizers import tokenizer_name
 
 
 def current_version(name: str) -> int:
@@ -41,7 +42,10 @@ def to_compute(
     gives for its task, on another query sample than ``sample`` gives, or by another program
     than the run's: for a program file (a name in ``sources``, mapped to the sha256 of its
     source), from another source; for a library program, by another version than
-    ``version(name)`` (the installed one by default), or from a file of the same name.
+    ``version(name)`` (the installed one by default), or from a file of the same name; and
+    any cell made under another tokenizer than the active one (a cell that records none
+    predates the tokenizer setting: the library's lexical programs raised their versions
+    with it, and the other programs do not tokenise).
     """
     sample = sample or QuerySample()
     sources = sources or {}
@@ -50,6 +54,7 @@ def to_compute(
     present = list(store.present(k for k in plan if k not in gone))
     library = {c.program for c in present if c.program not in sources}
     versions = {name: version(name) for name in library}
+    active = tokenizer_name()
     stale = [
         c.key
         for c in present
@@ -57,6 +62,7 @@ def to_compute(
         or c.query_sample != sample.n_for(c.task)
         or c.source_sha256 != sources.get(c.program)
         or (c.program in library and c.program_version != versions[c.program])
+        or (c.tokenizer is not None and c.tokenizer != active)
     ]
     return absent, stale
 

@@ -32,6 +32,7 @@ from embedding_ttc.cli.common import (
     add_data_dir,
     add_device,
     add_encode_budget,
+    add_tokenizer,
     command_line,
 )
 from embedding_ttc.errors import EmbeddingTTCError
@@ -362,6 +363,7 @@ def add_analysis_commands(sub: Any) -> None:
         "it, and cells stored under another setting are recomputed",
     )
     add_data_dir(tr)
+    add_tokenizer(tr)
     add_cache_options(tr)
     add_backend(tr)
     add_device(tr)

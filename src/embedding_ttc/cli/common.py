@@ -143,6 +143,29 @@ def _device(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _tokenizer(text: str) -> str:
+    from embedding_ttc.errors import UnknownNameError
+    from embedding_ttc.programs.primitives.tokenizers import get_tokenizer
+
+    try:
+        return get_tokenizer(text).name
+    except UnknownNameError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_tokenizer(parser: argparse.ArgumentParser) -> None:
+    """``--tokenizer NAME``: the lexical channels' tokenizer, for this process and its children."""
+    from embedding_ttc.programs.primitives.tokenizers import DEFAULT_TOKENIZER, TOKENIZER_ENV
+
+    parser.add_argument(
+        "--tokenizer",
+        type=_tokenizer,
+        metavar="NAME",
+        help=f"tokenizer of every lexical channel (BM25 included): unicode, letters or ascii "
+        f"(default ${TOKENIZER_ENV}, else {DEFAULT_TOKENIZER}); recorded with the results",
+    )
+
+
 DATA_DIR_HELP = (
     "folder of task folders (default: $EMBEDDING_TTC_DATA, ../shared/datasets, or the user "
     "data folder; the packaged tasks need none)"
@@ -242,6 +265,10 @@ def run_command(args: argparse.Namespace, on_interrupt: str) -> int:
     as an interruption too (:func:`terminate_as_interrupt`).
     """
     try:
+        if getattr(args, "tokenizer", None):
+            from embedding_ttc.programs.primitives.tokenizers import select_tokenizer
+
+            select_tokenizer(args.tokenizer)  # in the environment: child processes agree
         with terminate_as_interrupt():
             return int(args.func(args))
     except EmbeddingTTCError as exc:

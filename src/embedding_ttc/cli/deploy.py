@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli.common import add_data_dir, add_device, stage_progress
+from embedding_ttc.cli.common import add_data_dir, add_device, add_tokenizer, stage_progress
 from embedding_ttc.errors import EmbeddingTTCError
 
 
@@ -277,6 +277,7 @@ def add_deploy_commands(sub: Any) -> None:
     bu.add_argument("--seed", type=int, default=0, help="seed of the reference sample")
     bu.add_argument("--force", action="store_true", help="replace an existing index at --out")
     add_data_dir(bu)
+    add_tokenizer(bu)
     bu.add_argument("--no-progress", action="store_true", help="no progress bars")
     encoder_options(bu)
     bu.add_argument(
@@ -315,6 +316,7 @@ def add_deploy_commands(sub: Any) -> None:
 
     se = sub.add_parser("serve", help="serve an index over HTTP (needs the serve extra)")
     se.add_argument("dir", type=Path, help="the index directory")
+    add_tokenizer(se)
     se.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     se.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     se.add_argument(

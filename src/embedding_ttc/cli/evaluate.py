@@ -15,6 +15,7 @@ from embedding_ttc.cli.common import (
     add_data_dir,
     add_device,
     add_encode_budget,
+    add_tokenizer,
     build_encoder,
     command_line,
     print_listing,
@@ -467,6 +468,7 @@ def add_evaluate_commands(sub: Any) -> None:
     )
     add_encode_budget(ev)
     add_data_dir(ev)
+    add_tokenizer(ev)
     ev.add_argument(
         "--shortlist",
         type=int,

@@ -52,6 +52,7 @@ from embedding_ttc.deploy.manifest import (
     ProgramRecord,
     ReferenceRecord,
     SegmentRecord,
+    check_tokenizer,
 )
 from embedding_ttc.deploy.program_file import ProgramFile
 from embedding_ttc.deploy.record import Progress, chunk_tables, record_encodes
@@ -85,6 +86,7 @@ from embedding_ttc.evaluation.evaluate import encode_texts
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
 from embedding_ttc.programs.primitives.lexical import BM25_B, BM25_K1, BM25_METHOD
+from embedding_ttc.programs.primitives.tokenizers import tokenizer_name
 from embedding_ttc.programs.recipe import Recipe
 
 DEFAULT_REFERENCE_SIZE = 64
@@ -147,6 +149,7 @@ def _manifest(
         bm25=Bm25Params(k1=BM25_K1, b=BM25_B, method=BM25_METHOD),
         segments=segments,
         files=files,
+        tokenizer=tokenizer_name(),
         **fields,
     )
 
@@ -294,6 +297,7 @@ def extend_index(
     """
     m = current.manifest
     root = current.directory
+    check_tokenizer(m, root)
     sweep(root, m)
     texts = [d.joined for d in docs]
     D_new = _encode_documents(encoder, texts, progress)

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy
 from embedding_ttc.deploy.build import _manifest, _now, publish_manifest
 from embedding_ttc.deploy.corpus import Document
-from embedding_ttc.deploy.manifest import Counts, HistoryEntry, Manifest
+from embedding_ttc.deploy.manifest import Counts, HistoryEntry, Manifest, check_tokenizer
 from embedding_ttc.deploy.record import ChunkTable, Progress
 from embedding_ttc.deploy.segment import (
     Segment,
@@ -101,6 +101,7 @@ def compact_index(
     The caller holds the index's lock; ``manifest`` is the one the segments were loaded from
     (all of its segments, in order).
     """
+    check_tokenizer(manifest, root)
     sweep(root, manifest)
     if progress is not None:
         progress("compact", 0, 1)

@@ -21,6 +21,10 @@ class ProgramVersionError(DeployError):
     """The installed program is another version than the one the index was built with."""
 
 
+class TokenizerMismatchError(DeployError):
+    """The active tokenizer is not the one the index's BM25 and text analyses were built with."""
+
+
 class CandidateError(EmbeddingTTCError, ValueError):
     """A candidate list is empty, names an unknown document, or names one twice.
 

@@ -54,6 +54,7 @@ from embedding_ttc.deploy.manifest import (
     REFERENCE,
     EncoderIdentity,
     Manifest,
+    check_tokenizer,
     read_manifest,
 )
 from embedding_ttc.deploy.program_file import ProgramFile, stored_program
@@ -182,6 +183,7 @@ class Index:
         source, stored in the manifest, is run in the sandbox with ``limits`` on every call.
         """
         built = self.manifest.program
+        check_tokenizer(self.manifest, self.directory)
         if built.discovered is not None:
             return stored_program(built.name, built.discovered, self.directory, limits)
         self.check_program()

@@ -12,6 +12,13 @@ directory (:class:`LegacyManifest`, converted on reading); it serves as before, 
 compact`` rewrites it in the schema-3 layout, which ``index add`` asks for first. An
 embedding-ttc that reads older schemas only refuses a newer index with a message naming the
 version, rather than calling a new field malformed.
+
+``tokenizer`` (added within schema 3) names the tokenizer of the index's BM25 indexes and
+text analyses (:mod:`embedding_ttc.programs.primitives.tokenizers`); :func:`check_tokenizer`
+refuses to serve or extend an index under another. An older manifest names none: its index was
+built with the tokenizer now called ``letters``, which gives ``unicode``'s tokens on ASCII
+text; its lexical library programs raised their versions with the change (so such an index of
+theirs refuses through the version check), and the check lets the others through.
 """
 
 from __future__ import annotations
@@ -23,9 +30,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from embedding_ttc import __version__
-from embedding_ttc.deploy.errors import DeployError, IndexCorruptError
+from embedding_ttc.deploy.errors import DeployError, IndexCorruptError, TokenizerMismatchError
 from embedding_ttc.durable import FileEntry
 from embedding_ttc.encoders.base import EncoderInfo
+from embedding_ttc.programs.primitives.tokenizers import tokenizer_name
 from embedding_ttc.programs.recipe import Artifact, BatchKind, Recipe
 
 SCHEMA_VERSION: Literal[3] = 3
@@ -341,6 +349,7 @@ class Manifest(_Record):
     segments: list[SegmentRecord]
     files: dict[str, FileEntry]
     history: list[HistoryEntry]
+    tokenizer: str | None = None
 
     @property
     def legacy(self) -> bool:
@@ -390,6 +399,21 @@ class LegacyManifest(_Record):
             segments=[segment],
             files={k: self.files[k] for k in is_reference},
             history=self.history,
+        )
+
+
+def check_tokenizer(manifest: Manifest, root: Path) -> None:
+    """Raise :class:`TokenizerMismatchError` unless the active tokenizer is the index's.
+
+    The index's BM25 indexes and stored text analyses hold the tokens of the tokenizer it was
+    built with; queries tokenised by another would match them wrongly, silently.
+    """
+    built, active = manifest.tokenizer, tokenizer_name()
+    if built is not None and built != active:
+        raise TokenizerMismatchError(
+            f"index {root} was built with tokenizer {built!r}, but the active tokenizer is "
+            f"{active!r}; use it with EMBEDDING_TTC_TOKENIZER={built} (or --tokenizer {built}), "
+            "or rebuild the index"
         )
 
 

@@ -46,6 +46,7 @@ from embedding_ttc.evaluation.records import (
     Timings,
 )
 from embedding_ttc.programs.base import Context, Matrix, Program, program_version
+from embedding_ttc.programs.primitives.tokenizers import tokenizer_name
 from embedding_ttc.tasks.task import RetrievalTask
 
 Progress = Callable[[int], None]
@@ -327,6 +328,7 @@ def run_programs(
             task=task_record(task),
             program=program.name,
             program_version=program_version(program),
+            tokenizer=tokenizer_name(),
             shortlist=first_stage_run.record.depth if first_stage_run else shortlist,
             first_stage=_first_stage_name(shortlist, first_stage, first_stage_run),
             first_stage_run=first_stage_run.record if first_stage_run else None,

@@ -127,6 +127,9 @@ class TaskResult(_Record):
     Schema 2 added the extra measures of ``--metrics`` (``metrics``: the aggregate of each,
     ``per_query_metrics``: measure -> query id -> value, ``metrics_depth``: how deep a ranking
     they were computed on) and ``first_stage_run``; a schema-1 record reads with none of them.
+    ``tokenizer`` (added within schema 2) names the tokenizer of the lexical channels
+    (:mod:`embedding_ttc.programs.primitives.tokenizers`) the result was computed under;
+    ``None`` in a record made before it was recorded (the tokenizer now called ``letters``).
     """
 
     schema_version: Literal[2] = TASK_RESULT_SCHEMA_VERSION
@@ -146,6 +149,7 @@ class TaskResult(_Record):
     metrics: dict[str, float] = Field(default_factory=dict)
     per_query_metrics: dict[str, dict[str, float]] = Field(default_factory=dict)
     metrics_depth: int | None = None
+    tokenizer: str | None = None
 
     @model_validator(mode="before")
     @classmethod

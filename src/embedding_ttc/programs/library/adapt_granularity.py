@@ -31,6 +31,8 @@ class AdaptGranularity:
     """Element-wise maximum of the row-z-scored paragraph and sentence MaxSim channels."""
 
     name = "AdaptGranularity"
+    # 2: script-aware sentences (Thai spaces and zero-width spaces split)
+    version = 2
     recipe = Recipe(artifacts=(Artifact("paragraph", PASSAGE), Artifact("sentence", PASSAGE)))
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

@@ -19,6 +19,8 @@ class BM25Program:
     """Okapi BM25 over the raw texts (registered as ``BM25``)."""
 
     name = "BM25"
+    # 2: script-aware tokens (unicode tokenizer: CJK/Thai bigrams, Arabic normalised)
+    version = 2
     recipe = Recipe(lexical=True, batch="candidates")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

@@ -20,6 +20,8 @@ class BM25DenseRRF:
     """Reciprocal rank fusion of the BM25 and cosine rankings."""
 
     name = "BM25DenseRRF"
+    # 2: script-aware tokens (unicode tokenizer: CJK/Thai bigrams, Arabic normalised)
+    version = 2
     recipe = Recipe(lexical=True, batch="candidates")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

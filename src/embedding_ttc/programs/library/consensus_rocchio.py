@@ -103,6 +103,8 @@ class ConsensusRocchio:
     """Consensus-filtered Rocchio and bidirectional channels on top of *DiverseDualCtx*."""
 
     name = "ConsensusRocchio"
+    # 2: script-aware tokens and sentences (unicode tokenizer; Thai, zero-width splits)
+    version = 2
     recipe = expansion_recipe(
         3, 2, "DiverseDualCtx's 2 + the query under retrieval.passage (none if views collapse)"
     )

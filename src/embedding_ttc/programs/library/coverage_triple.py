@@ -35,6 +35,8 @@ class CoverageTriple:
     """Sum of the row-z-scored, centroid-debiased CoverageTriple channels."""
 
     name = "CoverageTriple"
+    # 2: script-aware sentences (Thai spaces and zero-width spaces split)
+    version = 2
     recipe = Recipe(artifacts=COVERAGE_ARTIFACTS, batch="candidates")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

@@ -58,7 +58,9 @@ class CrossRoundRRF:
     """RRF across an initial, a Rocchio and a query-residual round of multi-channel RRF."""
 
     name = "CrossRoundRRF"
-    version = 2  # 2: BidirZScore's column statistics over every query, not candidates only
+    # 3: script-aware tokens and sentences (unicode tokenizer; Thai, zero-width splits)
+    # 2: BidirZScore's column statistics over every query, not candidates only
+    version = 3
     recipe = Recipe(artifacts=HYBRID_ARTIFACTS, lexical=True, batch="reference")
 
     def rounds(

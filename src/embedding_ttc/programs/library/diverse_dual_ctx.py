@@ -65,6 +65,8 @@ class DiverseDualCtx:
     """Expand each query with sentences of a dominant and a diverse anchor; fuse all rounds."""
 
     name = "DiverseDualCtx"
+    # 2: script-aware tokens and sentences (unicode tokenizer; Thai, zero-width splits)
+    version = 2
     recipe = expansion_recipe(
         2,
         2,

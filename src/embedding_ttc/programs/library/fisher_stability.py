@@ -106,7 +106,9 @@ class FisherStability:
     """Multi-round expansion plus Fisher and rank-stability channels, on GraphCentrality."""
 
     name = "FisherStability"
-    version = 2  # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
+    # 3: script-aware tokens and sentences (unicode tokenizer; Thai, zero-width splits)
+    # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
+    version = 3
     recipe = expansion_recipe(12, 8, "GraphCentrality's + two contextual expansion rounds")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

@@ -57,7 +57,9 @@ class GraphCentrality:
     """Central and hardest-negative anchors expanded, on top of MomentumProg."""
 
     name = "GraphCentrality"
-    version = 2  # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
+    # 3: script-aware tokens and sentences (unicode tokenizer; Thai, zero-width splits)
+    # 2: duplicate documents tie as equally central (central_anchor's _TIE_EPS)
+    version = 3
     recipe = expansion_recipe(10, 6, "MomentumProg's + two anchor expansions")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

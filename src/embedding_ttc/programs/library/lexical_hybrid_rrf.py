@@ -41,7 +41,9 @@ class LexicalHybridRRF:
     """RRF of nine embedding channels, BM25 and word-bigram overlap."""
 
     name = "LexicalHybridRRF"
-    version = 2  # 2: BidirZScore's column statistics over every query, not candidates only
+    # 3: script-aware tokens and sentences (unicode tokenizer; Thai, zero-width splits)
+    # 2: BidirZScore's column statistics over every query, not candidates only
+    version = 3
     recipe = Recipe(artifacts=HYBRID_ARTIFACTS, lexical=True, batch="reference")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

@@ -90,6 +90,8 @@ class MomentumProg:
     """Momentum-chosen anchors expanded under four views, on top of NegContrastive."""
 
     name = "MomentumProg"
+    # 2: script-aware tokens and sentences (unicode tokenizer; Thai, zero-width splits)
+    version = 2
     recipe = expansion_recipe(
         8, 4, "NegContrastive's + one momentum expansion per view (one if views collapse)"
     )

@@ -58,6 +58,8 @@ class NegContrastive:
     """Contrast a positive-anchor and a bottom-anchor expansion, on top of ConsensusRocchio."""
 
     name = "NegContrastive"
+    # 2: script-aware tokens and sentences (unicode tokenizer; Thai, zero-width splits)
+    version = 2
     recipe = expansion_recipe(4, 3, "ConsensusRocchio's + a negative-anchor expansion")
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

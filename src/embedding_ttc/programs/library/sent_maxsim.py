@@ -26,6 +26,8 @@ class SentMaxSim:
     """Sentence-level MaxSim: each document's best sentence cosine with the query."""
 
     name = "SentMaxSim"
+    # 2: script-aware sentences (Thai spaces and zero-width spaces split)
+    version = 2
     recipe = Recipe(artifacts=(Artifact("sentence", PASSAGE),))
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:

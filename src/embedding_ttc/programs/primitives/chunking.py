@@ -24,7 +24,14 @@ Sentence rules, in order:
   when it contains an ideographic terminator (``。！？｡``), unless a closing bracket is
   followed by more text (``「本当？」と彼は聞いた``), or when a non-``.`` run is followed by
   a Han, Hiragana or Katakana character (``你好!我很好``);
-* so a ``.`` inside a token never splits: decimals (``3.14``), versions, URLs;
+* so a ``.`` (or a full-width ``．``) inside a token never splits: decimals (``3.14``,
+  ``３．１４``), versions, URLs; commas never split, the Arabic ``،`` included (a clause
+  boundary, as ``,`` is: splitting there would cut a sentence's evidence in two);
+* in Thai, which separates sentences by a space rather than a full stop, whitespace between
+  two Thai letters ends a sentence (not around the repetition mark ``ๆ`` or after ``ฯ``, which
+  are spaced off inside a sentence);
+* zero-width spaces (U+200B, U+FEFF) count as whitespace after a terminator and are stripped
+  from a sentence's ends, as are full-width (U+3000) and other Unicode spaces;
 * a piece without a letter (``$``, ``5,363``, ``(370)``, ``—``) is not a sentence: it joins
   the piece before it (or, first in the text, the piece after it). Tables extracted from PDFs
   put each cell between blank lines; this rule turns their rows ("Net income $ 5,363 $ 4,869")
@@ -48,6 +55,8 @@ from typing import Any
 import numpy as np
 import regex
 from numpy.typing import NDArray
+
+from embedding_ttc.programs.primitives.tokenizers import IGNORABLE
 
 __all__ = [
     "MAX_CHUNKS_PER_DOC",
@@ -92,12 +101,23 @@ _ABBREVIATIONS = frozenset(
 # consumed) the whitespace and the character that follow it on the line.
 _CANDIDATE = regex.compile(
     r"""(?P<run>[\p{Sentence_Terminal}\u2026]+)(?P<close>[\p{Pe}\p{Pf}\p{Pi}"']*)"""
-    r"(?=(?P<space>\s*)(?P<next>.?))",
+    r"(?=(?P<space>[\s\u200b\ufeff]*)(?P<next>.?))",
     regex.DOTALL,
 )
 # Terminators of scripts written without spaces: they end a sentence with no space after.
 _WIDE_TERMINATORS = frozenset("\u3002\uff01\uff1f\uff61")  # 。！？｡
 _UNSPACED_LETTER = regex.compile(r"[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\u30fc]")
+# Thai writes a space, not a full stop, between sentences: a space between two Thai letters is
+# a sentence end. Not after or before the repetition mark ๆ or after the abbreviation mark ฯ,
+# which Thai spaces off inside a sentence ("เด็ก ๆ").
+_THAI_SPACE = regex.compile(
+    r"(?<=[\p{sc=Thai}&&[\p{L}\p{M}]--[\u0e2f\u0e46]])[\s\u200b]+(?=[\p{sc=Thai}&&\p{L}--[\u0e46]])",
+    regex.V1,
+)
+_MAY_BE_THAI = regex.compile(r"[\u0e00-\u0e7f]")
+# Whitespace and the invisible characters the tokenizers ignore (zero-width spaces and joiners,
+# bidi marks, the soft hyphen), stripped from the ends of a sentence.
+_STRIPPED = "".join(c for c in map(chr, range(0x3001)) if c.isspace()) + IGNORABLE
 _DOTTED = regex.compile(r"(?:[\p{L}\p{M}]{1,3}\.)+[\p{L}\p{M}]{1,3}")
 # A run of line breaks with only whitespace between them that contains a blank line.
 _BLANK_LINE = regex.compile(r"\R[^\S\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*\R\s*")
@@ -137,14 +157,15 @@ def _is_boundary(text: str, match: Any, block_end: int) -> bool:
         return not (run == "." and _is_abbreviation(text, match.start()))
     if not _WIDE_TERMINATORS.isdisjoint(run):
         return not (close and following.isalnum())
-    return run.strip(".") != "" and _UNSPACED_LETTER.match(following) is not None
+    # A full stop (ASCII or full-width) with no space after is inside a token: 3.14, ３．１４.
+    return run.strip(".\uff0e") != "" and _UNSPACED_LETTER.match(following) is not None
 
 
 def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     """Shrink ``[start, end)`` to exclude surrounding whitespace."""
     piece = text[start:end]
-    left = len(piece) - len(piece.lstrip())
-    right = len(piece.rstrip())
+    left = len(piece) - len(piece.lstrip(_STRIPPED))
+    right = len(piece.rstrip(_STRIPPED))
     return start + left, start + max(left, right)
 
 
@@ -178,12 +199,14 @@ def _join_letterless(text: str, spans: list[tuple[int, int]]) -> list[tuple[int,
 
 def _block_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Sentence spans of one block, stripped and non-empty."""
+    cuts = [m.end() for m in _CANDIDATE.finditer(text, start, end) if _is_boundary(text, m, end)]
+    if _MAY_BE_THAI.search(text, start, end) is not None:
+        cuts = sorted({*cuts, *(m.end() for m in _THAI_SPACE.finditer(text, start, end))})
     spans: list[tuple[int, int]] = []
     cut = start
-    for match in _CANDIDATE.finditer(text, start, end):
-        if _is_boundary(text, match, end):
-            spans.append(_strip_span(text, cut, match.end()))
-            cut = match.end()
+    for boundary in cuts:
+        spans.append(_strip_span(text, cut, boundary))
+        cut = boundary
     spans.append(_strip_span(text, cut, end))
     return [(a, b) for a, b in spans if b > a]
 

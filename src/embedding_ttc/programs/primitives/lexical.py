@@ -4,7 +4,8 @@ These are the encoder-free channels of LexicalHybridRRF (paper, Appendix A.5: ID
 word overlap after Robertson et al. 1995, and word-bigram overlap) and CrossRoundRRF (A.6:
 query-term coverage ratio and rare-term IDF "with Unicode-aware CJK tokenization"). The paper
 notes that its tokenizer "matches ASCII word characters", so the lexical channels degrade on
-non-Latin scripts (Appendix A, preamble); :func:`tokenize` here treats every script alike.
+non-Latin scripts (Appendix A, preamble); :func:`tokenize` here uses the active tokenizer of
+:mod:`.tokenizers`, by default one that knows each script.
 
 Each channel returns a dense ``float32`` matrix of shape ``(n_queries, n_docs)``. Coverage,
 bigram overlap and rare-term IDF are built on one sparse term-document incidence helper
@@ -21,8 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, pairwise
@@ -30,9 +29,10 @@ from typing import Any
 
 import bm25s
 import numpy as np
-import regex
 from numpy.typing import NDArray
 from scipy import sparse
+
+from embedding_ttc.programs.primitives.tokenizers import get_tokenizer, tokenizer_name
 
 __all__ = [
     "BM25",
@@ -66,31 +66,6 @@ BM25_METHOD = "lucene"
 #: any term with the corpus. A global constant, never tuned per task.
 RARE_TERM_QUANTILE = 0.5
 
-# Scripts written without spaces between words: each letter (with its combining marks) is a
-# token, so lexical matching works on Chinese, Japanese, Thai, Lao, Khmer and Myanmar text.
-# By Script, not Script_Extensions (which would also claim shared Latin marks such as U+0323),
-# plus the Japanese letters of the Common script: 〆, the vertical kana repeat marks and the
-# prolonged sound mark ー.
-_UNSPACED = (
-    r"\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}"
-    r"\u3006\u3031-\u3035\u30fc"
-)
-_TOKEN = regex.compile(
-    rf"(?V1)[[\p{{L}}\p{{N}}]&&[{_UNSPACED}]]\p{{M}}*"  # one letter of an unspaced script
-    rf"|[[\p{{L}}\p{{N}}]--[{_UNSPACED}]][[\p{{L}}\p{{N}}\p{{M}}]--[{_UNSPACED}]]*"  # a word
-)
-# Faster patterns that give the same tokens when they apply (the set operations above halve
-# the speed): words of any script when no unspaced-script character can occur, and ASCII.
-_WORD = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}\p{M}]*")
-_ASCII_WORD = re.compile(r"[a-z0-9]+")
-# Unicode blocks that hold every letter, digit and mark of _UNSPACED (a superset, checked by
-# a test): a text with none of them takes the _WORD path.
-_MAY_BE_UNSPACED = re.compile(
-    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3005-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\ua9e0-\ua9ff\uaa60-\uaa7f\uf900-\ufaff\uff66-\uff9f"
-    "\U000116d0-\U000116ff\U00016fe0-\U00016fff\U0001aff0-\U0001b16f\U00020000-\U0003ffff]"
-)
-
 # Queries per block of the query-document product; bounds its temporary memory to about
 # ``_BLOCK * n_docs`` entries.
 _BLOCK = 512
@@ -102,14 +77,15 @@ _DENSE_TERM_SHARE = 1 / 256
 
 
 def tokenize(text: str) -> list[str]:
-    """Split a text into lower-cased word tokens in any script.
+    """Split a text into tokens with the active tokenizer (:mod:`.tokenizers`).
 
-    The text is NFKC-normalised and case-folded (so full-width ``ＡＢＣ`` is ``abc`` and
-    ``Straße`` is ``strasse``). A word is a run of letters, digits and combining marks of a
-    script written with spaces (Latin, Cyrillic, Greek, Arabic, Devanagari, Hangul, Ethiopic,
-    ...), so Devanagari vowel signs stay inside their word; everything else (punctuation,
-    symbols, ``_``) separates words. Letters of scripts written without spaces (Han,
-    Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) are one token each.
+    The default, ``unicode``, NFKC-normalises and case-folds the text (so full-width ``ＡＢＣ``
+    is ``abc`` and ``Straße`` is ``strasse``), ignores invisible marks, normalises Arabic
+    letters and diacritics, keeps a word of a spaced script (Latin, Cyrillic, Greek, Arabic,
+    Devanagari, Hangul, ...) whole with its combining marks, and cuts runs of scripts written
+    without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) into overlapping letter bigrams.
+    Every lexical channel tokenises through here, so one setting
+    (:func:`~.tokenizers.use_tokenizer`, ``EMBEDDING_TTC_TOKENIZER``) switches them all.
 
     No stemming and no stopword list: both are language-specific, and the channels built on
     these tokens already discount common terms through IDF (BM25, rare-term IDF) or are
@@ -122,7 +98,7 @@ def tokenize(text: str) -> list[str]:
         The tokens in text order, with repeats.
 
     """
-    return list(_tokens(text))
+    return list(_tokens(tokenizer_name(), text))
 
 
 TOKEN_CACHE_TEXTS = 1 << 16
@@ -131,12 +107,9 @@ program tokenises the same candidate documents for every query."""
 
 
 @functools.lru_cache(maxsize=TOKEN_CACHE_TEXTS)
-def _tokens(text: str) -> tuple[str, ...]:
-    if text.isascii():  # NFKC and case folding of ASCII are lower-casing
-        return tuple(_ASCII_WORD.findall(text.lower()))
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    pattern = _WORD if _MAY_BE_UNSPACED.search(folded) is None else _TOKEN
-    return tuple(pattern.findall(folded))
+def _tokens(tokenizer: str, text: str) -> tuple[str, ...]:
+    """The tokens of ``text`` under the tokenizer named ``tokenizer`` (cached on both)."""
+    return get_tokenizer(tokenizer).split(text)
 
 
 def bigrams(tokens: Sequence[str]) -> list[str]:
@@ -500,8 +473,11 @@ class BM25:
         """
         vocabulary: dict[str, int] = {}
         token_ids: list[list[int]] = []
+        name = tokenizer_name()
         for text in doc_texts:
-            token_ids.append([vocabulary.setdefault(t, len(vocabulary)) for t in _tokens(text)])
+            token_ids.append(
+                [vocabulary.setdefault(t, len(vocabulary)) for t in _tokens(name, text)]
+            )
         if not vocabulary:
             # bm25s cannot index an empty vocabulary; every score is 0 anyway.
             return cls(n_docs=len(token_ids), _retriever=None)

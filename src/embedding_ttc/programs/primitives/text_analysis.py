@@ -45,6 +45,7 @@ from embedding_ttc.programs.primitives.chunking import (
     sentence_spans,
 )
 from embedding_ttc.programs.primitives.lexical import tokenize
+from embedding_ttc.programs.primitives.tokenizers import tokenizer_name
 
 ANALYSES_SCHEMA_VERSION = 1
 """Version of the on-disk layout of :meth:`TextAnalyses.save` (``meta.json``)."""
@@ -387,6 +388,9 @@ class TextAnalyses:
             "schema_version": ANALYSES_SCHEMA_VERSION,
             "documents": self.n_docs,
             "vocabulary": len(self.vocabulary),
+            # The tokenizer active when saving, the one they were analysed with (the index
+            # manifest records it too and refuses to serve under another).
+            "tokenizer": tokenizer_name(),
         }
         write_atomic(root / _META, json.dumps(meta, indent=2) + "\n")
 
@@ -404,7 +408,8 @@ class TextAnalyses:
             meta = json.loads((root / _META).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"text analyses {root / _META} are unreadable ({exc})") from None
-        if not isinstance(meta, dict) or set(meta) != {"schema_version", "documents", "vocabulary"}:
+        expected = {"schema_version", "documents", "vocabulary"}  # "tokenizer" added later
+        if not isinstance(meta, dict) or not expected <= set(meta) <= {*expected, "tokenizer"}:
             raise ValueError(f"text analyses {root / _META} has unexpected fields")
         if meta["schema_version"] != ANALYSES_SCHEMA_VERSION:
             raise ValueError(
@@ -449,7 +454,8 @@ def _load(path: Path, dtype: type, mmap: bool) -> NDArray[Any]:
 class TextAnalyzer:
     """Analyses texts with one vocabulary, remembering each text's analysis (thread-safe).
 
-    A text is analysed once however many calls hand it over. Past
+    A text is analysed once per tokenizer however many calls hand it over (the memo is keyed
+    on the active tokenizer's name and the text). Past
     :data:`ANALYSIS_CACHE_TEXTS` remembered texts it starts afresh, with a new vocabulary
     (analyses returned earlier keep theirs).
     """
@@ -458,7 +464,7 @@ class TextAnalyzer:
         self.max_texts = max_texts
         self._lock = threading.Lock()
         self._vocabulary = Vocabulary()
-        self._memo: dict[str, DocAnalysis] = {}
+        self._memo: dict[tuple[str, str], DocAnalysis] = {}
 
     def analyses(self, texts: Sequence[str]) -> TextAnalyses:
         """The analyses of ``texts``, in order."""
@@ -467,11 +473,12 @@ class TextAnalyzer:
                 self._vocabulary = Vocabulary()
                 self._memo = {}
             memo, vocabulary = self._memo, self._vocabulary
+            name = tokenizer_name()
             docs = []
             for text in texts:
-                doc = memo.get(text)
+                doc = memo.get((name, text))
                 if doc is None:
-                    doc = memo[text] = analyze_text(text, vocabulary)
+                    doc = memo[name, text] = analyze_text(text, vocabulary)
                 docs.append(doc)
             return TextAnalyses.of_documents(docs, vocabulary)
 

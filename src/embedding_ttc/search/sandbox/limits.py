@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from embedding_ttc.programs.primitives.tokenizers import TOKENIZER_ENV, tokenizer_name
+
 
 @dataclass(frozen=True)
 class SandboxLimits:
@@ -100,6 +102,9 @@ def child_env(limits: SandboxLimits, workdir: str) -> dict[str, str]:
         "TMPDIR": workdir,
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
+        # The parent's active tokenizer (a use_tokenizer block included), so that a sandboxed
+        # program's lexical channels tokenise as the evaluation around it does.
+        TOKENIZER_ENV: tokenizer_name(),
         **_threads(limits),
     }
 
