@@ -67,7 +67,9 @@ class ParsedReply:
 
 
 @dataclass(frozen=True)
-class _Block:
+class FencedBlock:
+    """A fenced code block of a reply: its info string's language, its lines joined."""
+
     lang: str
     code: str
     start: int  # first line of the block (the opening fence), in the reply's lines
@@ -85,7 +87,7 @@ def parse_reply(text: str) -> ParsedReply:
 
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    blocks = _fenced_blocks(lines)
+    blocks = fenced_blocks(lines)
     chosen = _choose(blocks)
     if chosen is not None:
         source: str | None = _finish(chosen.code)
@@ -106,9 +108,9 @@ def parse_reply(text: str) -> ParsedReply:
     )
 
 
-def _fenced_blocks(lines: list[str]) -> list[_Block]:
+def fenced_blocks(lines: list[str]) -> list[FencedBlock]:
     """Every fenced block, in order; an unterminated last block runs to the end."""
-    blocks: list[_Block] = []
+    blocks: list[FencedBlock] = []
     i = 0
     while i < len(lines):
         opening = _FENCE.match(lines[i])
@@ -121,7 +123,9 @@ def _fenced_blocks(lines: list[str]) -> list[_Block]:
         while j < len(lines) and not _closes(lines[j], fence):
             j += 1
         body = [_outdent(line, indent) for line in lines[i + 1 : j]]
-        blocks.append(_Block(lang=lang, code="\n".join(body), start=i, end=min(j + 1, len(lines))))
+        blocks.append(
+            FencedBlock(lang=lang, code="\n".join(body), start=i, end=min(j + 1, len(lines)))
+        )
         i = j + 1
     return blocks
 
@@ -143,7 +147,7 @@ def _outdent(line: str, indent: int) -> str:
     return expanded[min(width, indent) :]
 
 
-def _choose(blocks: list[_Block]) -> _Block | None:
+def _choose(blocks: list[FencedBlock]) -> FencedBlock | None:
     defining = [b for b in blocks if _DEFINES_PROGRAM.search(b.code)]
     if defining:
         return defining[-1]

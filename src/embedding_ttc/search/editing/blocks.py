@@ -45,6 +45,7 @@ from itertools import pairwise
 from typing import Literal
 
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.search.parse import fenced_blocks
 
 FUZZY_RATIO = 0.85
 """Least similarity of a fuzzy match (``difflib`` ratio of the joined, stripped lines).
@@ -63,7 +64,6 @@ _REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$", re.IGNORECASE)
 _HEADING = re.compile(
     r"^\s*(?:#{1,6}\s*)?\**\s*(SEARCH|REPLACE)\s*:?\s*\**\s*:?\s*$", re.IGNORECASE
 )
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 class EditError(EmbeddingTTCError):
@@ -120,23 +120,11 @@ def parse_blocks(reply: str) -> list[EditBlock]:
 def _heading_blocks(lines: list[str]) -> list[EditBlock]:
     """Pairs written as a ``SEARCH`` heading over a fenced block, then a ``REPLACE`` one."""
     found: list[tuple[str, str]] = []  # (kind, fenced text), in order
-    i = 0
-    while i < len(lines):
-        heading = _HEADING.match(lines[i])
-        if heading is None:
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines) and not lines[j].strip():
-            j += 1
-        if j >= len(lines) or not _FENCE.match(lines[j]):
-            i += 1
-            continue
-        end = next((k for k in range(j + 1, len(lines)) if _FENCE.match(lines[k])), None)
-        if end is None:
-            break
-        found.append((heading.group(1).upper(), _text(lines[j + 1 : end])))
-        i = end + 1
+    for fenced in fenced_blocks(lines):
+        above = next((lines[k] for k in range(fenced.start - 1, -1, -1) if lines[k].strip()), "")
+        heading = _HEADING.match(above)
+        if heading is not None:
+            found.append((heading.group(1).upper(), _text(fenced.code.split("\n"))))
     blocks = []
     for (kind, search), (next_kind, replace) in pairwise(found):
         if kind == "SEARCH" and next_kind == "REPLACE":
