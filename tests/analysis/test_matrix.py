@@ -11,6 +11,8 @@ from embedding_ttc.analysis.matrix import run_matrix
 from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy, group_jobs, plan
 from embedding_ttc.analysis.staleness import to_compute
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.base import program_version
+from embedding_ttc.programs.catalog import get_program
 
 from fakes import HashingEncoder
 
@@ -176,10 +178,11 @@ def test_a_cell_of_another_program_version_is_stale(computed):
     the_plan = plan(ENCODERS, TASKS, PROGRAMS)
     store = CellStore(computed[0])
     assert to_compute(the_plan, store, ShortlistPolicy()) == ([], [])
-    assert {store.load(k).program_version for k in the_plan} == {1}
-    # SoftCentroid's scores change (version 2): its four cells, and only they, are stale.
-    newer = {"SoftCentroid": 2}
-    absent, stale = to_compute(the_plan, store, ShortlistPolicy(), lambda n: newer.get(n, 1))
+    current = {name: program_version(get_program(name)) for name in PROGRAMS}
+    assert all(store.load(k).program_version == current[k.program] for k in the_plan)
+    # SoftCentroid's scores change (a version up): its four cells, and only they, are stale.
+    newer = {**current, "SoftCentroid": current["SoftCentroid"] + 1}
+    absent, stale = to_compute(the_plan, store, ShortlistPolicy(), newer.__getitem__)
     assert absent == [] and sorted(stale) == sorted(
         k for k in the_plan if k.program == "SoftCentroid"
     )
