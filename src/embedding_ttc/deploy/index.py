@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy
 from embedding_ttc.deploy.arrays import load_array, read_lines
 from embedding_ttc.deploy.build import build_index, extend_index, index_lock
+from embedding_ttc.deploy.chunk_rows import IndexChunks
 from embedding_ttc.deploy.compact import compact_index
 from embedding_ttc.deploy.corpus import Document, check_new_documents
 from embedding_ttc.deploy.errors import (
@@ -110,6 +111,7 @@ class Index:
         reference: the reference query sample (batch-statistics programs), else ``None``.
         analyses: the documents' text analyses over every segment (an index of a lexical
             library program whose every segment holds them), else ``None``.
+        chunks: the segments' chunk tables: each document's chunk embeddings by stored row.
 
     """
 
@@ -134,6 +136,7 @@ class Index:
             if parts and all(a is not None for a in parts)
             else None
         )
+        self.chunks = IndexChunks(self.segments, self.starts)
 
     def __len__(self) -> int:
         return len(self.doc_ids)

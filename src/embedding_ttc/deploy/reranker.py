@@ -31,6 +31,9 @@ An index of a lexical library program holds its documents' text analyses (tokens
 sentence and paragraph spans; one folder per segment); each program call is handed those of
 its columns (:class:`~embedding_ttc.programs.primitives.text_analysis.ColumnAnalyses`,
 ``ctx.text_analyses``), a document given as a text the index does not hold being analysed live.
+Chunk channels (sentences, pairs, paragraphs) get their columns' chunk embeddings by stored row
+(:class:`~embedding_ttc.deploy.chunk_rows.ColumnChunks`, ``ctx.chunk_embeddings``), no chunk
+text being cut or looked up.
 
 Rankings: best first; ties broken as trec_eval breaks them (descending document id), as in
 :class:`~embedding_ttc.evaluation.ranking.TaskRanker`; a ranking of texts breaks ties by
@@ -49,6 +52,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from embedding_ttc.deploy.chunk_rows import ColumnChunks
 from embedding_ttc.deploy.doc_table import text_hash
 from embedding_ttc.deploy.errors import CandidateError
 from embedding_ttc.deploy.first_stage import FIRST_STAGES, FirstStage
@@ -169,6 +173,8 @@ class _Columns:
     D: Embeddings
     texts: tuple[str, ...]
     ids: tuple[str, ...]
+    held: NDArray[np.intp]  # the index rows of the leading columns
+    live: tuple[str, ...] = ()  # then the texts of documents the index does not hold
     recorded: StoreBuilder | None = None  # index-time work of live documents
     analyses: TextAnalysisSource | None = None  # the columns' text analyses, if the index has them
 
@@ -461,13 +467,16 @@ class Reranker:
             embeddings, recorded = self._compute_live(query, texts, stats)
             where = {t: i for i, t in enumerate(texts)}
             D[held.size :] = embeddings[[where[docs[int(p)].text] for p in live]]
+        live_texts = tuple(docs[int(p)].text for p in live)
         columns = _Columns(
             D,
-            tuple(self.index.texts(rows[held])) + tuple(docs[int(p)].text for p in live),
+            tuple(self.index.texts(rows[held])) + live_texts,
             tuple(self.index.doc_ids[int(j)] for j in rows[held])
             + tuple(f"live-{int(p)}" for p in live),
+            rows[held],
+            live_texts,
             recorded,
-            self._analyses(rows[held], [docs[int(p)].text for p in live]),
+            self._analyses(rows[held], live_texts),
         )
         return columns, np.concatenate([held, live])
 
@@ -565,6 +574,7 @@ class Reranker:
             self.index.vectors(cols),
             tuple(self.index.texts(cols)),
             tuple(self.index.doc_ids[int(j)] for j in cols),
+            cols,
             analyses=self._analyses(cols),
         )
         values = self._call(Q, texts, columns, local, reference, stats)
@@ -609,6 +619,7 @@ class Reranker:
             index_time=enc.index_time,
             scored_rows=scored_rows,
             text_analyses=columns.analyses,
+            chunk_embeddings=ColumnChunks(self.index.chunks, columns.held, columns.live, enc),
         )
         start = time.perf_counter()
         out = self.program(Q, D, S, ctx)

@@ -51,6 +51,27 @@ class TextAnalysisSource(Protocol):
         ...
 
 
+class ChunkEmbeddingSource(Protocol):
+    """Where a program finds its documents' chunk embeddings without cutting or keying texts.
+
+    A deployed index knows, per document, the store rows of its sentences, sentence pairs and
+    paragraphs (its chunk tables, written at build time), so it hands its program the chunk
+    embeddings of the call's columns by index arithmetic
+    (:class:`~embedding_ttc.deploy.chunk_rows.ColumnChunks`).
+    """
+
+    def chunk_embeddings(
+        self, granularity: str, max_per_doc: int | None
+    ) -> tuple[NDArray[np.intp], Embeddings] | None:
+        """The owner (column) and ``retrieval.passage`` embedding of each chunk, or ``None``.
+
+        The chunks are those :func:`~embedding_ttc.programs.primitives.chunking.chunk_documents`
+        cuts from ``ctx.doc_texts`` with the granularity's splitter, the first
+        ``max_per_doc`` of each document, in column order; ``None`` when they are not stored.
+        """
+        ...
+
+
 @contextmanager
 def _no_scope() -> Iterator[None]:
     yield
@@ -83,6 +104,10 @@ class Context:
             them from ``doc_texts`` otherwise
             (:func:`~embedding_ttc.programs.primitives.text_analysis.analyses_of`), with the
             same values.
+        chunk_embeddings: when set, the documents' chunk embeddings by stored row (a deployed
+            index's); programs that use chunks cut and encode them from ``doc_texts``
+            otherwise (:func:`~embedding_ttc.programs.primitives.channels.encode_granularity`),
+            with the same values.
 
     """
 
@@ -96,6 +121,7 @@ class Context:
     index_time: Callable[[], AbstractContextManager[None]] = field(default=_no_scope)
     scored_rows: int | None = None
     text_analyses: TextAnalysisSource | None = None
+    chunk_embeddings: ChunkEmbeddingSource | None = None
 
     @property
     def doc_lengths(self) -> NDArray[np.int64]:

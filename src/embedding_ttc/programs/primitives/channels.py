@@ -36,9 +36,10 @@ They are deterministic, and each text is encoded once per call.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,10 +47,10 @@ from numpy.typing import NDArray
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.programs.base import Context, Matrix
 
-# ``chunking`` and ``scores`` by module for the names the search prompt lists under them
-# (``Chunks``, ``candidate_mask``): the search's import repair takes a name this module holds
-# to be found here, so it holds only its own names besides those it always imported.
-from embedding_ttc.programs.primitives import chunking, scores
+# ``scores`` by module for the names the search prompt lists under it (``candidate_mask``):
+# the search's import repair takes a name this module holds to be found here, so it holds
+# only its own names besides those it always imported.
+from embedding_ttc.programs.primitives import scores
 from embedding_ttc.programs.primitives.chunking import (
     MAX_CHUNKS_PER_DOC,
     chunk_documents,
@@ -119,11 +120,55 @@ FUSIONS = ("zscore", "rrf")
 """The fusion methods of :func:`fuse`."""
 
 
+class ChunkLayout(Protocol):
+    """Chunks of documents: each chunk's text and owning document (``chunking.Chunks``' shape)."""
+
+    @property
+    def texts(self) -> Sequence[str]:
+        """The chunk texts, in document order."""
+        ...
+
+    @property
+    def owner(self) -> NDArray[np.intp]:
+        """The document of each chunk (non-decreasing, every document present)."""
+        ...
+
+    @property
+    def n_docs(self) -> int:
+        """The number of documents."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)  # array fields have no boolean equality
+class StoredChunks:
+    """Chunks whose embeddings came by stored row: their texts are cut only if read.
+
+    Scoring needs only the owners; a reader of the texts (:func:`best_chunk`) gets the chunks
+    ``chunk_documents`` cuts from the same documents, which are those the rows were stored for.
+    """
+
+    owner: NDArray[np.intp]
+    n_docs: int
+    doc_texts: Sequence[str]
+    granularity: str
+    max_per_doc: int | None
+
+    @functools.cached_property
+    def texts(self) -> Sequence[str]:
+        """The chunk texts, cut from the documents on first use."""
+        cut = chunk_documents(
+            self.doc_texts, SPLITTERS[self.granularity], max_chunks_per_doc=self.max_per_doc
+        )
+        if cut.owner.shape != self.owner.shape or not np.array_equal(cut.owner, self.owner):
+            raise ValueError(f"the stored {self.granularity} chunks are not the documents' chunks")
+        return cut.texts
+
+
 @dataclass(frozen=True)
 class ChunkChannel:
     """Documents split into chunks and the chunks' embeddings (rows aligned with ``chunks``)."""
 
-    chunks: chunking.Chunks
+    chunks: ChunkLayout
     embeddings: Matrix
 
 
@@ -145,10 +190,20 @@ def encode_chunks(
 def encode_granularity(ctx: Context, granularity: str) -> ChunkChannel:
     """Split every document at ``granularity`` (a key of :data:`SPLITTERS`) and encode it.
 
-    With ``ctx.text_analyses`` (a deployed index's), the chunks are cut from the stored
-    sentence and paragraph spans instead of splitting the texts again: the same chunks.
+    With ``ctx.chunk_embeddings`` (a deployed index's), the chunks' embeddings are gathered by
+    their stored rows, no chunk text being cut or looked up (:class:`StoredChunks`). Else,
+    with ``ctx.text_analyses``, the chunks are cut from the stored sentence and paragraph
+    spans instead of splitting the texts again. The same chunks and embeddings either way.
     """
-    source = getattr(ctx, "text_analyses", None)  # a sandboxed program's context has none
+    stored = getattr(ctx, "chunk_embeddings", None)  # a sandboxed program's context has none
+    if stored is not None:
+        found = stored.chunk_embeddings(granularity, MAX_CHUNKS_PER_DOC)
+        if found is not None:
+            owner, emb = found
+            n_docs = len(ctx.doc_texts)
+            layout = StoredChunks(owner, n_docs, ctx.doc_texts, granularity, MAX_CHUNKS_PER_DOC)
+            return ChunkChannel(layout, emb)
+    source = getattr(ctx, "text_analyses", None)
     if source is None:
         return encode_chunks(ctx, SPLITTERS[granularity])
     chunks = analyses_of(ctx).chunks(ctx.doc_texts, granularity, MAX_CHUNKS_PER_DOC)

@@ -27,12 +27,12 @@ CONTEXT_FIELDS: frozenset[str] = frozenset(
 )
 """The attributes of :class:`~embedding_ttc.programs.base.Context` a program may read."""
 
-DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset({"scored_rows", "text_analyses"})
+DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset({"scored_rows", "text_analyses", "chunk_embeddings"})
 """Context fields a searched program does not see: deployment hints for library programs.
 
 A searched program is evaluated on whole query batches, where ``scored_rows`` is always
-``None``, and without an index, where ``text_analyses`` is always ``None``; the sandbox's
-context carries neither.
+``None``, and without an index, where ``text_analyses`` and ``chunk_embeddings`` are always
+``None``; the sandbox's context carries none of them.
 """
 
 FORBIDDEN_NAMES: frozenset[str] = frozenset(
