@@ -1,19 +1,20 @@
-"""Chunk embeddings by stored row: a candidate set's sentences, pairs and paragraphs by arithmetic.
+"""Index-time embeddings by stored row: a candidate set's chunks and documents by arithmetic.
 
-A segment stores, per chunk artifact its program declares (``sentence@retrieval.passage`` and
-the like), a chunk table: the segment row owning each chunk and the chunk's row in the
-segment's store group (``chunks/NN.owner.npy``, ``chunks/NN.rows.npy``; :mod:`.segment`). The
-owners are non-decreasing, so each document's chunks are one range of the table; its start and
-end per document (:class:`ChunkRows`, read once per segment on first use) turn a candidate set
-into its chunk embeddings by vectorised index arithmetic and one gather from the memory-mapped
-store: no chunk text is cut from the documents, and none is hashed to be looked up.
+A segment stores, per index-time encode its program declares (``sentence@retrieval.passage``,
+``document@retrieval.query`` and the like), a chunk table: the segment row owning each text
+and the text's row in the segment's store group (``chunks/NN.owner.npy``,
+``chunks/NN.rows.npy``; :mod:`.segment`). The owners are non-decreasing, so each document's
+texts are one range of the table; its start and end per document (:class:`ChunkRows`,
+computed once per segment on first use) turn a candidate set into its embeddings by
+vectorised index arithmetic and one gather from the memory-mapped store: no chunk text is cut
+from the documents, and no text is hashed to be looked up.
 
 Served rows are the store rows the text lookup would find: a segment holds every index-time
 text its own documents need, copied byte for byte from an earlier segment that held it
 (:func:`~embedding_ttc.deploy.build.extend_index`), so the same embeddings in the same order.
 Documents given as texts that the index does not hold (the texts-in path of the reranker) have
-their chunks cut and encoded through the call's ``encode_fn`` as before, where the recording
-pass of those documents serves them (:class:`ColumnChunks`).
+their texts cut and encoded through the call's ``encode_fn`` as before, where the recording
+pass of those documents serves them (:class:`ColumnEmbeddings`).
 """
 
 from __future__ import annotations
@@ -30,14 +31,13 @@ from embedding_ttc.deploy.errors import IndexCorruptError
 from embedding_ttc.deploy.manifest import ChunkRecord
 from embedding_ttc.deploy.segment import Segment
 from embedding_ttc.deploy.store import StoreEncodeFn, StoreKey
-from embedding_ttc.encoders.base import PASSAGE, Embeddings
+from embedding_ttc.encoders.base import Embeddings
 from embedding_ttc.programs.primitives.channels import SPLITTERS
-from embedding_ttc.programs.primitives.chunking import chunk_documents
 from embedding_ttc.programs.recipe import Artifact
 
 
 class ChunkRows:
-    """One chunk table of a segment: per document, the store rows of its chunks, in order.
+    """One chunk table of a segment: per document, the store rows of its texts, in order.
 
     The table's files are memory-mapped when the index is loaded (so a loaded index keeps
     serving after a compaction removed them); the per-document ranges are computed on first
@@ -150,12 +150,12 @@ class IndexChunks:
         return lengths, out
 
 
-class ColumnChunks:
-    """A program call's chunk embeddings: stored rows of held columns, then live texts' encodes.
+class ColumnEmbeddings:
+    """A call's index-time embeddings: stored rows of held columns, then live texts' encodes.
 
-    The :class:`~embedding_ttc.programs.base.ChunkEmbeddingSource` the reranker hands its
+    The :class:`~embedding_ttc.programs.base.StoredEmbeddingSource` the reranker hands its
     program: the columns are the index ``rows`` (in column order), then ``live_texts``,
-    documents the index does not hold, whose chunks are cut and encoded through ``encode_fn``
+    documents the index does not hold, whose texts are cut and encoded through ``encode_fn``
     (inside its ``index_time``: the recording pass of those documents serves them). Rows
     served from the index count as ``encode_fn``'s store texts.
     """
@@ -172,15 +172,20 @@ class ColumnChunks:
         self.live_texts = tuple(live_texts)
         self.encode_fn = encode_fn
 
-    def chunk_embeddings(
-        self, granularity: str, max_per_doc: int | None
+    def embeddings(
+        self, unit: str, view: str, max_length: int | None, max_per_doc: int | None
     ) -> tuple[NDArray[np.intp], Embeddings] | None:
-        """The owner and ``retrieval.passage`` embedding of each chunk of the call's columns."""
-        if granularity not in SPLITTERS:
+        """The owner and embedding of each text of an index-time encode of the call's columns.
+
+        ``None`` when the index has no table of that encode (the program then encodes through
+        ``encode_fn``, which looks the texts up in the store).
+        """
+        if unit != "document" and unit not in SPLITTERS:
             return None
-        label = Artifact(granularity, PASSAGE, max_per_doc=max_per_doc).describe()
+        artifact = Artifact(unit, view, max_length, max_per_doc=max_per_doc)
+        label = artifact.describe()
         tables = self.index.tables(label)
-        if tables is None or tables[0].key != (PASSAGE, None, None):
+        if tables is None or tables[0].key != artifact.key:
             return None
         held = self.index.gather(label, self.rows)
         if held is None:
@@ -190,10 +195,9 @@ class ColumnChunks:
         owner = np.repeat(np.arange(self.rows.size, dtype=np.intp), lengths)
         if not self.live_texts:
             return owner, emb
-        splitter = SPLITTERS[granularity]
-        live = chunk_documents(self.live_texts, splitter, max_chunks_per_doc=max_per_doc)
+        live = artifact.texts(self.live_texts)
         with self.encode_fn.index_time():
-            live_emb = self.encode_fn(live.texts, PASSAGE, None, None)
+            live_emb = self.encode_fn(live.texts, view, None, max_length)
         return (
             np.concatenate([owner, live.owner + self.rows.size]).astype(np.intp),
             np.concatenate([emb, np.asarray(live_emb, dtype=np.float32)]),

@@ -31,9 +31,10 @@ An index of a lexical library program holds its documents' text analyses (tokens
 sentence and paragraph spans; one folder per segment); each program call is handed those of
 its columns (:class:`~embedding_ttc.programs.primitives.text_analysis.ColumnAnalyses`,
 ``ctx.text_analyses``), a document given as a text the index does not hold being analysed live.
-Chunk channels (sentences, pairs, paragraphs) get their columns' chunk embeddings by stored row
-(:class:`~embedding_ttc.deploy.chunk_rows.ColumnChunks`, ``ctx.chunk_embeddings``), no chunk
-text being cut or looked up.
+A program's index-time embeddings of its columns (their sentences, pairs and paragraphs, the
+documents under another view) are gathered by stored row
+(:class:`~embedding_ttc.deploy.chunk_rows.ColumnEmbeddings`, ``ctx.stored_embeddings``), no
+chunk text being cut and no text looked up.
 
 Rankings: best first; ties broken as trec_eval breaks them (descending document id), as in
 :class:`~embedding_ttc.evaluation.ranking.TaskRanker`; a ranking of texts breaks ties by
@@ -52,7 +53,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from embedding_ttc.deploy.chunk_rows import ColumnChunks
+from embedding_ttc.deploy.chunk_rows import ColumnEmbeddings
 from embedding_ttc.deploy.doc_table import text_hash
 from embedding_ttc.deploy.errors import CandidateError
 from embedding_ttc.deploy.first_stage import FIRST_STAGES, FirstStage
@@ -619,7 +620,7 @@ class Reranker:
             index_time=enc.index_time,
             scored_rows=scored_rows,
             text_analyses=columns.analyses,
-            chunk_embeddings=ColumnChunks(self.index.chunks, columns.held, columns.live, enc),
+            stored_embeddings=ColumnEmbeddings(self.index.chunks, columns.held, columns.live, enc),
         )
         start = time.perf_counter()
         out = self.program(Q, D, S, ctx)

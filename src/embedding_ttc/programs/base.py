@@ -51,23 +51,25 @@ class TextAnalysisSource(Protocol):
         ...
 
 
-class ChunkEmbeddingSource(Protocol):
-    """Where a program finds its documents' chunk embeddings without cutting or keying texts.
+class StoredEmbeddingSource(Protocol):
+    """Where a program finds its documents' index-time embeddings by row, no text keyed.
 
-    A deployed index knows, per document, the store rows of its sentences, sentence pairs and
-    paragraphs (its chunk tables, written at build time), so it hands its program the chunk
-    embeddings of the call's columns by index arithmetic
-    (:class:`~embedding_ttc.deploy.chunk_rows.ColumnChunks`).
+    A deployed index knows, per document, the store rows of its index-time encodes (its
+    sentences, sentence pairs and paragraphs, or the document under another view: its chunk
+    tables, written at build time), so it hands its program those of the call's columns by
+    index arithmetic (:class:`~embedding_ttc.deploy.chunk_rows.ColumnEmbeddings`).
     """
 
-    def chunk_embeddings(
-        self, granularity: str, max_per_doc: int | None
+    def embeddings(
+        self, unit: str, view: str, max_length: int | None, max_per_doc: int | None
     ) -> tuple[NDArray[np.intp], Embeddings] | None:
-        """The owner (column) and ``retrieval.passage`` embedding of each chunk, or ``None``.
+        """The owner (column) and embedding of each text of an index-time encode, or ``None``.
 
-        The chunks are those :func:`~embedding_ttc.programs.primitives.chunking.chunk_documents`
-        cuts from ``ctx.doc_texts`` with the granularity's splitter, the first
-        ``max_per_doc`` of each document, in column order; ``None`` when they are not stored.
+        ``unit`` is ``document`` (each column's text: one per column) or a granularity of
+        :data:`~embedding_ttc.programs.primitives.channels.SPLITTERS`, whose texts are those
+        :func:`~embedding_ttc.programs.primitives.chunking.chunk_documents` cuts from
+        ``ctx.doc_texts``, the first ``max_per_doc`` of each document; encoded under ``view``
+        at ``max_length`` tokens. In column order; ``None`` when the index does not store them.
         """
         ...
 
@@ -104,10 +106,11 @@ class Context:
             them from ``doc_texts`` otherwise
             (:func:`~embedding_ttc.programs.primitives.text_analysis.analyses_of`), with the
             same values.
-        chunk_embeddings: when set, the documents' chunk embeddings by stored row (a deployed
-            index's); programs that use chunks cut and encode them from ``doc_texts``
-            otherwise (:func:`~embedding_ttc.programs.primitives.channels.encode_granularity`),
-            with the same values.
+        stored_embeddings: when set, the documents' index-time embeddings by stored row (a
+            deployed index's); programs encode them from ``doc_texts`` otherwise
+            (:func:`~embedding_ttc.programs.primitives.channels.encode_granularity` and
+            :func:`~embedding_ttc.programs.primitives.channels.encode_documents`), with the
+            same values.
 
     """
 
@@ -121,7 +124,7 @@ class Context:
     index_time: Callable[[], AbstractContextManager[None]] = field(default=_no_scope)
     scored_rows: int | None = None
     text_analyses: TextAnalysisSource | None = None
-    chunk_embeddings: ChunkEmbeddingSource | None = None
+    stored_embeddings: StoredEmbeddingSource | None = None
 
     @property
     def doc_lengths(self) -> NDArray[np.int64]:

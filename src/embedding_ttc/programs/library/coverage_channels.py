@@ -55,25 +55,27 @@ COVERAGE_ARTIFACTS: tuple[Artifact, ...] = (
 
 ROW_BLOCK = 256
 """Rows normalised at a time: a block's float64 temporaries (0.8 MB at 384 dimensions) stay in
-cache, where one pass over a ``(20000, 384)`` float64 matrix per step would stream 61 MB."""
+cache, where a float64 copy of 20,000 chunk embeddings (61 MB) would be streamed through
+memory once per step."""
 
 
 def unit_rows(X: NDArray[np.floating]) -> Matrix:
     """L2-normalised rows as float32; a row of norm at most ``NORM_EPS`` becomes zero."""
-    return _unit_about(np.asarray(X, dtype=np.float64), None)
+    return _unit_about(np.asarray(X), None)
 
 
-def _unit_about(x: NDArray[np.float64], centre: NDArray[np.float64] | None) -> Matrix:
-    """``unit(x - centre)`` row by row (``centre`` ``None``: ``unit(x)``), ``x`` untouched.
+def _unit_about(x: NDArray[np.floating], centre: NDArray[np.float64] | None) -> Matrix:
+    """``unit(x - centre)`` row by row in float64 (``centre`` ``None``: ``unit(x)``), as float32.
 
-    Float64 throughout, the norm as ``np.linalg.norm`` takes it (the square root of
-    ``np.add.reduce`` over the squares), rounded to float32 once, on the quotient: each row's
-    arithmetic does not depend on the block it is in, so the result is the unblocked one's.
+    ``x`` (float32 or float64, untouched) is converted a block of rows at a time. The norm is
+    taken as ``np.linalg.norm`` takes it (the square root of ``np.add.reduce`` over the
+    squares) and the float64 quotient is rounded to float32 once: each row's arithmetic does
+    not depend on the block it is in, so the result is the unblocked computation's, bit for bit.
     """
     rows = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
     out = np.empty(rows.shape, dtype=np.float32)
     for lo in range(0, rows.shape[0], ROW_BLOCK):
-        block = rows[lo : lo + ROW_BLOCK]
+        block = np.asarray(rows[lo : lo + ROW_BLOCK], dtype=np.float64)
         if centre is not None:
             block = block - centre
         norms = np.sqrt(np.add.reduce(block * block, axis=-1, keepdims=True))
@@ -104,18 +106,22 @@ class Centred:
     @classmethod
     def of(cls, X: Matrix, in_play: NDArray[np.bool_]) -> Centred:
         """Centre ``X`` on the mean of its rows where ``in_play`` is True."""
-        x = np.asarray(X, dtype=np.float64)
+        x = np.asarray(X)
+        # The mean of the rows converted to float64, without a float64 copy of them: the
+        # reduction adds the same float64 values in the same order (row after row, each
+        # column on its own), the conversion happening in its buffer; and the rows of
+        # ``x[in_play]`` when every row is in play are ``x``'s, so no gather either.
         if not in_play.any():
             centroid = np.zeros(x.shape[1])
-        elif in_play.all():  # the rows of x[in_play], in its layout: the same mean, no copy
-            centroid = x.mean(axis=0)
+        elif in_play.all():
+            centroid = x.mean(axis=0, dtype=np.float64)
         else:
-            centroid = x[in_play].mean(axis=0)
+            centroid = x[in_play].mean(axis=0, dtype=np.float64)
         return cls(_unit_about(x, centroid), centroid)
 
     def queries(self, Q: Matrix) -> Matrix:
         """The queries about the same centroid, re-normalised."""
-        return _unit_about(np.asarray(Q, dtype=np.float64), self.centroid)
+        return _unit_about(np.asarray(Q), self.centroid)
 
 
 def docs_in_play(mask: Mask | None, n_docs: int) -> NDArray[np.bool_]:

@@ -190,19 +190,17 @@ def encode_chunks(
 def encode_granularity(ctx: Context, granularity: str) -> ChunkChannel:
     """Split every document at ``granularity`` (a key of :data:`SPLITTERS`) and encode it.
 
-    With ``ctx.chunk_embeddings`` (a deployed index's), the chunks' embeddings are gathered by
+    With ``ctx.stored_embeddings`` (a deployed index's), the chunks' embeddings are gathered by
     their stored rows, no chunk text being cut or looked up (:class:`StoredChunks`). Else,
     with ``ctx.text_analyses``, the chunks are cut from the stored sentence and paragraph
     spans instead of splitting the texts again. The same chunks and embeddings either way.
     """
-    stored = getattr(ctx, "chunk_embeddings", None)  # a sandboxed program's context has none
+    stored = _stored(ctx, granularity, PASSAGE, None, MAX_CHUNKS_PER_DOC)
     if stored is not None:
-        found = stored.chunk_embeddings(granularity, MAX_CHUNKS_PER_DOC)
-        if found is not None:
-            owner, emb = found
-            n_docs = len(ctx.doc_texts)
-            layout = StoredChunks(owner, n_docs, ctx.doc_texts, granularity, MAX_CHUNKS_PER_DOC)
-            return ChunkChannel(layout, emb)
+        owner, emb = stored
+        n_docs = len(ctx.doc_texts)
+        layout = StoredChunks(owner, n_docs, ctx.doc_texts, granularity, MAX_CHUNKS_PER_DOC)
+        return ChunkChannel(layout, emb)
     source = getattr(ctx, "text_analyses", None)
     if source is None:
         return encode_chunks(ctx, SPLITTERS[granularity])
@@ -235,8 +233,22 @@ def best_chunk(channel: ChunkChannel, q: NDArray[np.floating], doc: int) -> str:
 # --- documents and queries re-encoded ------------------------------------------------------
 
 
+def _stored(
+    ctx: Context, unit: str, view: str, max_length: int | None, max_per_doc: int | None
+) -> tuple[NDArray[np.intp], Matrix] | None:
+    """``ctx.stored_embeddings``' embeddings of an index-time encode, if it has them."""
+    source = getattr(ctx, "stored_embeddings", None)  # a sandboxed program's context has none
+    return None if source is None else source.embeddings(unit, view, max_length, max_per_doc)
+
+
 def encode_documents(ctx: Context, view: str, max_length: int | None = None) -> Matrix:
-    """Re-encode the whole documents under ``view`` (index-time work)."""
+    """Re-encode the whole documents under ``view`` (index-time work).
+
+    With ``ctx.stored_embeddings`` (a deployed index's), gathered by stored row instead.
+    """
+    stored = _stored(ctx, "document", view, max_length, None)
+    if stored is not None:
+        return stored[1]
     with ctx.index_time():
         return ctx.encode_fn(list(ctx.doc_texts), view, None, max_length)
 

@@ -27,11 +27,13 @@ CONTEXT_FIELDS: frozenset[str] = frozenset(
 )
 """The attributes of :class:`~embedding_ttc.programs.base.Context` a program may read."""
 
-DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset({"scored_rows", "text_analyses", "chunk_embeddings"})
+DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset(
+    {"scored_rows", "text_analyses", "stored_embeddings"}
+)
 """Context fields a searched program does not see: deployment hints for library programs.
 
 A searched program is evaluated on whole query batches, where ``scored_rows`` is always
-``None``, and without an index, where ``text_analyses`` and ``chunk_embeddings`` are always
+``None``, and without an index, where ``text_analyses`` and ``stored_embeddings`` are always
 ``None``; the sandbox's context carries none of them.
 """
 
