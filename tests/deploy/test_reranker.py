@@ -123,7 +123,10 @@ def test_search_equals_evaluate_with_a_dense_shortlist(aila, fast_encoder, aila_
         np.testing.assert_allclose([s for _, s in mine], scores, atol=TOL)
 
 
-@pytest.mark.parametrize("name", ["BidirZScore", "LexicalHybridRRF"])
+# CrossRoundRRF and CoverageTriple: the chunk channels LexicalHybridRRF shares, by stored row.
+@pytest.mark.parametrize(
+    "name", ["BidirZScore", "LexicalHybridRRF", "CrossRoundRRF", "CoverageTriple"]
+)
 def test_batch_statistics_programs_match_evaluate_when_run_jointly(
     aila, fast_encoder, aila_index, name
 ):

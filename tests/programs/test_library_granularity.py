@@ -15,13 +15,14 @@ from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.programs.library.bidir_zscore import bidirectional_scores
-from embedding_ttc.programs.library.coverage_channels import Centred, CoverageChannels
+from embedding_ttc.programs.library.coverage_channels import Centred, CoverageChannels, unit_rows
 from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.chunking import (
     sentence_pairs,
     split_paragraphs,
     split_sentences,
 )
+from embedding_ttc.programs.primitives.feedback import NORM_EPS
 from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder
@@ -201,6 +202,44 @@ def test_centring_uses_only_documents_in_play_and_moves_both_sides():
     # A query at the centroid itself becomes the zero vector (it favours no document).
     q = np.array([[0.5, 0.5], [1.0, 0.0]], dtype=np.float32)
     np.testing.assert_allclose(centred.queries(q), [[0.0, 0.0], [s, -s]], atol=1e-6)
+
+
+def centred_as_first_written(X: np.ndarray, in_play: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Centred.of`` as first written: a float64 copy, the mean, ``x - mu``, the norm, divide."""
+    x = np.asarray(X, dtype=np.float64)
+    mu = x[in_play].mean(axis=0) if in_play.any() else np.zeros(x.shape[1])
+    x = x - mu
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    out = np.divide(x, norms, out=np.zeros_like(x), where=norms > NORM_EPS)
+    return out.astype(np.float32), mu
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 255, 256, 257, 3000])
+def test_centring_is_bit_for_bit_the_unblocked_float64_computation(n):
+    # The evaluation path's scores depend on these bits: blocking the rows, converting them a
+    # block at a time and taking the mean in a float64 accumulator must change none of them.
+    rng = np.random.default_rng(n)
+    X = (rng.standard_normal((n, 384)) * rng.uniform(0.01, 10, size=(n, 1))).astype(np.float32)
+    if n > 3:
+        X[3] = X[:3].mean(axis=0)  # a row at the centroid of a subset below
+    for in_play in (np.ones(n, bool), rng.random(n) < 0.4, np.zeros(n, bool), np.arange(n) < 3):
+        want, mu = centred_as_first_written(X, in_play)
+        got = Centred.of(X, in_play)
+        assert got.embeddings.dtype == np.float32
+        np.testing.assert_array_equal(got.centroid, mu)
+        np.testing.assert_array_equal(got.embeddings, want)
+        Q = rng.standard_normal((5, 384)).astype(np.float32)
+        Q[0] = mu  # a query at the centroid: the zero vector
+        np.testing.assert_array_equal(got.queries(Q), centred_as_first_written_queries(Q, mu))
+    np.testing.assert_array_equal(unit_rows(X), centred_as_first_written(X, np.zeros(n, bool))[0])
+
+
+def centred_as_first_written_queries(Q: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """``Centred.queries`` as first written."""
+    x = np.asarray(Q, dtype=np.float64) - mu
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    out = np.divide(x, norms, out=np.zeros_like(x), where=norms > NORM_EPS)
+    return out.astype(np.float32)
 
 
 def cosine_about_centroid(Q: np.ndarray, X: np.ndarray, in_play: list[int]) -> np.ndarray:
