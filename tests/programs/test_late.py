@@ -8,7 +8,12 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from embedding_ttc.programs.primitives.late import BLOCK_ELEMENTS, maxsim, topmeansim
+from embedding_ttc.programs.primitives.late import (
+    BLOCK_ELEMENTS,
+    maxsim,
+    maxsim_topmeansim,
+    topmeansim,
+)
 
 
 def unit_2d(cosines: list[float]) -> np.ndarray:
@@ -142,3 +147,21 @@ def test_memory_stays_bounded_on_a_large_input(fn: Callable[..., np.ndarray]) ->
     assert out.shape == (n_q, n_docs)
     assert np.isfinite(out).all()
     assert peak < full_bytes / 4
+
+
+@pytest.mark.parametrize("block_elements", [BLOCK_ELEMENTS, 7])
+@pytest.mark.parametrize("masked", [False, True])
+def test_maxsim_topmeansim_are_the_two_functions_bit_for_bit(block_elements, masked):
+    rng = np.random.default_rng(3)
+    owner = np.repeat(np.arange(6), [1, 3, 2, 4, 1, 2])
+    C = rng.standard_normal((owner.size, 8)).astype(np.float32)
+    Q = rng.standard_normal((5, 8)).astype(np.float32)
+    mask = rng.random((5, 6)) < 0.6 if masked else None
+    both = maxsim_topmeansim(Q, C, owner, 6, mask=mask, block_elements=block_elements)
+    alone = (
+        maxsim(Q, C, owner, 6, mask=mask, block_elements=block_elements),
+        topmeansim(Q, C, owner, 6, mask=mask, block_elements=block_elements),
+    )
+    for got, want in zip(both, alone, strict=True):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, want)

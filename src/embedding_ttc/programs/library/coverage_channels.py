@@ -36,8 +36,7 @@ from embedding_ttc.programs.primitives.channels import (
     ChunkChannel,
     encode_documents,
     encode_granularity,
-    maxsim_scores,
-    topmeansim_scores,
+    maxsim_topmeansim_scores,
 )
 from embedding_ttc.programs.primitives.feedback import NORM_EPS
 from embedding_ttc.programs.primitives.scores import Mask, Scores
@@ -176,8 +175,7 @@ class CoverageChannels:
         """The eight channel matrices for queries ``Q`` (no encoder call)."""
         out: list[Scores] = []
         for channel, centre in zip(self.chunks, self.chunk_centres, strict=True):
-            q = centre.queries(Q)
-            out += [maxsim_scores(q, channel, mask), topmeansim_scores(q, channel, mask)]
+            out += maxsim_topmeansim_scores(centre.queries(Q), channel, mask)
         for centre in (self.topic, self.documents):
             out.append(centre.queries(Q) @ centre.embeddings.T)
         return out

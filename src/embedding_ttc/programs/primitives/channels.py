@@ -59,7 +59,7 @@ from embedding_ttc.programs.primitives.chunking import (
     split_sentences,
 )
 from embedding_ttc.programs.primitives.feedback import soft_centroid_query
-from embedding_ttc.programs.primitives.late import maxsim, topmeansim
+from embedding_ttc.programs.primitives.late import maxsim, maxsim_topmeansim, topmeansim
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import Mask, Scores, rrf, zscore_rows
 from embedding_ttc.programs.primitives.text_analysis import analyses_of
@@ -220,6 +220,14 @@ def topmeansim_scores(Q: Matrix, channel: ChunkChannel, mask: Mask | None) -> Sc
     """Mean cosine of each document's chunks above the query's median chunk cosine."""
     chunks = channel.chunks
     return topmeansim(Q, channel.embeddings, chunks.owner, chunks.n_docs, mask=mask)
+
+
+def maxsim_topmeansim_scores(
+    Q: Matrix, channel: ChunkChannel, mask: Mask | None
+) -> tuple[Scores, Scores]:
+    """:func:`maxsim_scores` and :func:`topmeansim_scores`, each query-chunk cosine taken once."""
+    chunks = channel.chunks
+    return maxsim_topmeansim(Q, channel.embeddings, chunks.owner, chunks.n_docs, mask=mask)
 
 
 def best_chunk(channel: ChunkChannel, q: NDArray[np.floating], doc: int) -> str:

@@ -27,6 +27,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from embedding_ttc.programs.primitives.scores import Mask, Scores
 
+# The names the search prompt lists; maxsim_topmeansim, both at once for the library's channel
+# sets, is left out (a generated program calls the two).
+__all__ = ["BLOCK_ELEMENTS", "maxsim", "topmeansim"]
+
 BLOCK_ELEMENTS: int = 1 << 24
 """Budget of query-chunk similarities held at once (16.8 M float32 = 64 MiB per block).
 
@@ -118,10 +122,33 @@ def topmeansim(
         ValueError: on mismatched shapes or an ``owner`` that does not satisfy the layout.
 
     """
+    return maxsim_topmeansim(Q, C, owner, n_docs, mask=mask, block_elements=block_elements)[1]
+
+
+def maxsim_topmeansim(
+    Q: ArrayLike,
+    C: ArrayLike,
+    owner: ArrayLike,
+    n_docs: int,
+    *,
+    mask: Mask | None = None,
+    block_elements: int = BLOCK_ELEMENTS,
+) -> tuple[Scores, Scores]:
+    """:func:`maxsim` and :func:`topmeansim` of the same chunks, each similarity computed once.
+
+    The same blocks and the same products as the two functions called apart, so the same
+    values bit for bit; for a caller that wants both (CoverageTriple's channels), one query by
+    chunk product per block instead of two.
+
+    Returns:
+        ``(maxsim, topmeansim)``, each a new ``float32`` ``(n_q, n_docs)`` matrix.
+
+    """
     q, c, starts, m = _prepare(Q, C, owner, n_docs, mask, block_elements)
+    best_out = np.zeros((q.shape[0], n_docs), dtype=np.float32)
     out = np.zeros((q.shape[0], n_docs), dtype=np.float32)
     if n_docs == 0:
-        return out
+        return best_out, out
     own = np.asarray(owner, dtype=np.intp)
     for lo, hi in _blocks(q.shape[0], c.shape[0], block_elements):
         sims = q[lo:hi] @ c.T
@@ -132,10 +159,12 @@ def topmeansim(
         total = np.add.reduceat(np.where(above, sims, 0.0), starts, axis=1, dtype=np.float64)
         count = np.add.reduceat(above, starts, axis=1, dtype=np.int64)
         best = np.maximum.reduceat(sims, starts, axis=1)
+        best_out[lo:hi] = best
         out[lo:hi] = np.where(count > 0, total / np.maximum(count, 1), best)
     if m is not None:
+        best_out[~m] = 0.0
         out[~m] = 0.0
-    return out
+    return best_out, out
 
 
 def _above_candidate_median(sims: NDArray[np.float32], chunk_mask: Mask) -> Mask:
