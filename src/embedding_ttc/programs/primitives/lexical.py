@@ -77,15 +77,16 @@ _DENSE_TERM_SHARE = 1 / 256
 
 
 def tokenize(text: str) -> list[str]:
-    """Split a text into tokens with the active tokenizer (:mod:`.tokenizers`).
+    """Split a text into lower-cased word tokens in any script.
 
-    The default, ``unicode``, NFKC-normalises and case-folds the text (so full-width ``ＡＢＣ``
-    is ``abc`` and ``Straße`` is ``strasse``), ignores invisible marks, normalises Arabic
+    The active tokenizer decides how. The default, ``unicode``, NFKC-normalises and
+    case-folds the text (so full-width ``ＡＢＣ`` is ``abc`` and ``Straße`` is
+    ``strasse``), ignores invisible marks, normalises Arabic
     letters and diacritics, keeps a word of a spaced script (Latin, Cyrillic, Greek, Arabic,
     Devanagari, Hangul, ...) whole with its combining marks, and cuts runs of scripts written
     without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) into overlapping letter bigrams.
-    Every lexical channel tokenises through here, so one setting
-    (:func:`~.tokenizers.use_tokenizer`, ``EMBEDDING_TTC_TOKENIZER``) switches them all.
+    Every lexical channel tokenises through here, so one setting (:mod:`.tokenizers`:
+    :func:`~.tokenizers.use_tokenizer`, ``EMBEDDING_TTC_TOKENIZER``) switches them all.
 
     No stemming and no stopword list: both are language-specific, and the channels built on
     these tokens already discount common terms through IDF (BM25, rare-term IDF) or are

@@ -30,10 +30,11 @@ PRIMITIVE_MODULES: tuple[str, ...] = (
 )
 """The primitives modules listed in the prompt, in this order (a test checks none is missing)."""
 
-UNLISTED_MODULES: tuple[str, ...] = ("text_analysis", "lexical_analysed")
+UNLISTED_MODULES: tuple[str, ...] = ("text_analysis", "lexical_analysed", "tokenizers")
 """Primitives modules the prompt leaves out: the per-document text analyses behind the lexical
 channels, which compute what ``lexical``'s functions compute (the same scores) from analyses a
-deployed index stores; a program written from texts has ``lexical`` for that."""
+deployed index stores (a program written from texts has ``lexical`` for that), and the
+tokenizer registry, a setting of the run that ``lexical.tokenize`` already follows."""
 
 
 @functools.cache
