@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedding_ttc.deploy.chunk_rows import ColumnEmbeddings, ragged_positions
+from embedding_ttc.deploy.chunk_rows import ColumnEmbeddings
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.errors import IndexCorruptError
 from embedding_ttc.deploy.index import Index
@@ -32,6 +32,7 @@ from embedding_ttc.programs.primitives.channels import (
     encode_granularity,
 )
 from embedding_ttc.programs.primitives.chunking import MAX_CHUNKS_PER_DOC, chunk_documents
+from embedding_ttc.programs.primitives.text_analysis import ragged_positions
 from embedding_ttc.tasks.catalog import load_task
 
 FAST_ENCODER = "tokenlearn-static-64"

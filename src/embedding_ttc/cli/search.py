@@ -60,20 +60,32 @@ def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
             if args.validation_share > 0
             else None
         ),
-        reference=None if args.reference.lower() == "none" else args.reference,
+        reference=_reference(args),
         objective=args.objective,
     )
+
+
+def _reference(args: argparse.Namespace) -> str | None:
+    """The run's reference program (``--reference``; ``none``: no reference)."""
+    return None if args.reference.lower() == "none" else str(args.reference)
+
+
+def _default_model(proposer: str) -> str | None:
+    """The model a proposer uses when none is named and the run records it (local GGUF)."""
+    if proposer == "llama-cpp":
+        from embedding_ttc.llm.gguf import DEFAULT_LLM
+
+        return DEFAULT_LLM
+    return None
 
 
 def _model_name(args: argparse.Namespace) -> str | None:
     """The LLM the run uses, as recorded: ``--model``, else the local GGUF (named or default)."""
     if args.model:
         return str(args.model)
-    if args.proposer == "llama-cpp":
-        from embedding_ttc.llm.gguf import DEFAULT_LLM
-
-        return str(args.llm_model or DEFAULT_LLM)
-    return None
+    if args.proposer == "llama-cpp" and args.llm_model:
+        return str(args.llm_model)
+    return _default_model(args.proposer)
 
 
 def _drafting(args: argparse.Namespace) -> DraftingOptions | None:
@@ -127,8 +139,7 @@ def _proposer(args: argparse.Namespace, precheck: Precheck) -> Any:
     if not isinstance(proposer, ChatBackend):
         raise EmbeddingTTCError(f"the {args.proposer} proposer has no chat seam to draft with")
     if editing is not None:
-        reference = None if args.reference.lower() == "none" else args.reference
-        return editing.wrap(proposer, precheck, args.seed, reference)
+        return editing.wrap(proposer, precheck, args.seed, _reference(args))
     assert drafting is not None
     return drafting.wrap(proposer, precheck)
 
@@ -229,10 +240,7 @@ def open_search_loop(
         raise EmbeddingTTCError(f"search: {exc}") from None
     reference = get_program(config.reference) if config.reference else None
     ledger = Ledger(args.run_dir)
-    default_model = _model_name(
-        argparse.Namespace(model=None, llm_model=None, proposer=args.proposer)
-    )
-    config.check_resume(read_run_config(ledger.run_dir), default_model)
+    config.check_resume(read_run_config(ledger.run_dir), _default_model(args.proposer))
     write_run_config(ledger.run_dir, config)
     console = console or rich_console(highlight=False)
     if ledger.records:

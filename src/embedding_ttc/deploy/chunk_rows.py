@@ -33,6 +33,7 @@ from embedding_ttc.deploy.segment import Segment
 from embedding_ttc.deploy.store import StoreEncodeFn, StoreKey
 from embedding_ttc.encoders.base import Embeddings
 from embedding_ttc.programs.primitives.channels import SPLITTERS
+from embedding_ttc.programs.primitives.text_analysis import ragged_positions
 from embedding_ttc.programs.recipe import Artifact
 
 
@@ -85,13 +86,6 @@ def _tables(segment: Segment) -> dict[str, ChunkRows]:
         if (group.view, group.dim, group.max_length) in segment.store.groups:
             out[record.artifact] = ChunkRows(segment, record)
     return out
-
-
-def ragged_positions(starts: NDArray[np.int64], lengths: NDArray[np.int64]) -> NDArray[np.int64]:
-    """``starts[i] .. starts[i] + lengths[i] - 1`` for every ``i``, concatenated."""
-    ends = np.cumsum(lengths)
-    total = int(ends[-1]) if ends.size else 0
-    return np.repeat(starts - (ends - lengths), lengths) + np.arange(total, dtype=np.int64)
 
 
 class IndexChunks:

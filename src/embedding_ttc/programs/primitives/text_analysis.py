@@ -141,6 +141,13 @@ class Vocabulary:
         return np.array([-1 if i is None else i for i in ids], dtype=np.int64)
 
 
+def ragged_positions(starts: NDArray[np.int64], lengths: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``starts[i] .. starts[i] + lengths[i] - 1`` for every ``i``, concatenated."""
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if ends.size else 0
+    return np.repeat(starts - (ends - lengths), lengths) + np.arange(total, dtype=np.int64)
+
+
 @dataclass(frozen=True, eq=False)  # array fields have no boolean equality
 class Ragged:
     """Rows of varying length in one array: row ``i`` is ``values[indptr[i]:indptr[i + 1]]``."""
@@ -177,8 +184,7 @@ class Ragged:
         lengths = self.indptr[rows + 1] - starts
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        index = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=np.int64)
-        return Ragged(indptr, np.asarray(self.values[index]))
+        return Ragged(indptr, np.asarray(self.values[ragged_positions(starts, lengths)]))
 
     @classmethod
     def concatenate(cls, parts: Sequence[Ragged]) -> Ragged:

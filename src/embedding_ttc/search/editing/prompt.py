@@ -124,7 +124,7 @@ def _parent_section(parent: Parent) -> str:
 def format_example(source: str) -> str:
     """A block in the reply format, made from one line of ``source``'s ``program``.
 
-    A small model copies the shape it is shown, placeholders included; an example whose
+    A small model copies the shape it is shown, even its stand-in lines; an example whose
     SEARCH part is a real line of the program and whose change is only its comment (a copy
     of it is the parent's structure, which the novelty check refuses) shows the format
     without suggesting an idea. The line is the first one-line statement of ``program``'s
