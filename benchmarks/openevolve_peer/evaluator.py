@@ -24,10 +24,14 @@ of a smoke run's extra fields (``status``, ``program_id``) into its programs as 
 validation part's numbers are in the ledger and never returned here. OpenEvolve keeps each
 program's code, and the ledger keeps each source: the two are joined by text.
 
-OpenEvolve's initial program (``initial_program.py``, as written) is P0, generation 0 of the
-ledger: it is given P0's numbers rather than being rejected as a near-duplicate of itself.
-Any other text goes through the loop, so a model's rewrite of P0 is a rejected near-duplicate,
-as it would be for our proposers.
+OpenEvolve's initial program (``initial_program.py``, as written) is the run's reference,
+BM25DenseRRF, in the search-program form our edit proposer starts from
+(:data:`~embedding_ttc.search.editing.seeds.SEEDS`): both searches start from the same
+program. It is given the reference's numbers (Δ 0 against itself, the reference's cost
+ratio; :func:`~embedding_ttc.search.external.reference_seen`) and adds no ledger line, as the
+edit proposer's seed adds none. Any other text goes through the loop, so a model's copy of
+the seed is a rejected near-duplicate (the seed's structure is registered), as it would be
+for our proposers.
 
 Settings (those of ``results/search-transfer/search.json``): the discovery suite,
 all-MiniLM-L6-v2, seed 0, validation share 0.3, reference BM25DenseRRF, objective reference.
@@ -57,7 +61,12 @@ from typing import Any
 from embedding_ttc.cli import build_parser
 from embedding_ttc.cli.search import open_search_loop
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.external import HandedOver, evaluate_external, recorded_p0
+from embedding_ttc.search.external import (
+    HandedOver,
+    evaluate_external,
+    recorded_p0,
+    reference_seen,
+)
 from embedding_ttc.search.loop import SearchLoop
 
 PROPOSER = "openevolve"
@@ -100,10 +109,15 @@ def evaluate(program_path: str) -> dict[str, Any]:
     loop = _the_loop()
     source = Path(program_path).read_text(encoding="utf-8")
     if source == INITIAL_PROGRAM.read_text(encoding="utf-8"):
-        record = recorded_p0(loop)
-    else:
-        model = os.environ.get("EMBEDDING_TTC_OE_MODEL", "")
-        record = evaluate_external(loop, source, proposer=PROPOSER, model=model)
+        recorded_p0(loop)  # generation 0 first, as in every run directory
+        delta, cost_ratio = reference_seen(loop)
+        return {
+            "combined_score": SCORE_OFFSET + delta,
+            "search_delta": delta,
+            "cost_ratio": cost_ratio,
+        }
+    model = os.environ.get("EMBEDDING_TTC_OE_MODEL", "")
+    record = evaluate_external(loop, source, proposer=PROPOSER, model=model)
     if record.status is not Status.OK:
         return {
             "combined_score": FAILURE_SCORE,

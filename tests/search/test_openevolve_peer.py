@@ -1,10 +1,10 @@
 """The OpenEvolve peer's files (benchmarks/openevolve_peer) agree with the search they run.
 
 OpenEvolve itself is not installed here (it runs from its own environment, run.sh); these
-tests check what our side of the wiring promises: the initial program is P0 and passes our
-checks with OpenEvolve's markers, the evaluator asks for the settings of our transfer run,
-returns only search-part numbers, and the system message states our interface and
-constraints as they are in the code.
+tests check what our side of the wiring promises: the initial program is the edit
+proposer's seed and passes our checks with OpenEvolve's markers, the evaluator asks for the
+settings of our transfer run, returns only search-part numbers, and the system message states
+our interface and constraints as they are in the code.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import yaml
 
 from embedding_ttc.cli import build_parser
 from embedding_ttc.search.checks.source import check_source
+from embedding_ttc.search.editing.seeds import SEEDS
 from embedding_ttc.search.interface import CONSTRAINTS, INTERFACE_TEXT
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import P0_SOURCE
@@ -41,12 +42,13 @@ def _evaluator_module() -> ModuleType:
     return module
 
 
-def test_the_initial_program_is_p0_with_evolve_markers_and_passes_our_checks():
+def test_the_initial_program_is_the_edit_proposers_seed_with_evolve_markers():
     source = (PEER / "initial_program.py").read_text()
     body = source.split("# EVOLVE-BLOCK-START", 1)[1].split("# EVOLVE-BLOCK-END", 1)[0]
-    assert body.strip() == "return S.copy()"
+    assert body.strip() and body.strip() in SEEDS["BM25DenseRRF"]
     check_source(source, task_names={"aila_statutes"})
-    assert fingerprint(structure(source)) == fingerprint(structure(P0_SOURCE))
+    assert structure(source) == structure(SEEDS["BM25DenseRRF"])
+    assert fingerprint(structure(source)) != fingerprint(structure(P0_SOURCE))
 
 
 def test_the_evaluator_asks_for_the_settings_of_our_transfer_run():
@@ -98,26 +100,27 @@ def test_the_evaluator_returns_search_numbers_and_records_in_our_ledger(
     refused = tmp_path / "refused.py"
     refused.write_text("import os\n\n\ndef program(Q, D, S, ctx):\n    return S\n")
     failed = evaluator.evaluate(str(refused))
-    rewritten = tmp_path / "rewritten.py"  # a model's rewrite of P0 is not P0 itself
-    rewritten.write_text('"""The cosine."""\n\n\ndef program(Q, D, S, ctx):\n    return S.copy()\n')
+    rewritten = tmp_path / "rewritten.py"  # a model's copy of the seed is not the seed itself
+    rewritten.write_text(SEEDS["BM25DenseRRF"].replace("# None, or", "# the mask: None, or"))
     copied = evaluator.evaluate(str(rewritten))
 
     records = Ledger(run).records
     assert [r.program_id for r in records] == ["g0000-P0", "g0001", "g0002", "g0003"]
-    for outcome, record in ((initial, records[0]), (scored, records[1])):
-        seen = record.seen_by_proposer("reference")
-        assert outcome == {
-            "combined_score": pytest.approx(1.0 + (seen.mean_delta or 0.0)),
-            "search_delta": pytest.approx(seen.mean_delta),
-            "cost_ratio": pytest.approx(seen.cost_ratio),
-        }
-        whole = record.mean("reference", "all")
-        assert whole is not None and outcome["search_delta"] != pytest.approx(whole)
-    assert initial["search_delta"] < 0  # P0 loses to BM25DenseRRF: below 1, above a failure
+    # The seed is the reference: Δ 0 against itself, BM25DenseRRF's cost (no encode), no line.
+    assert initial == {"combined_score": 1.0, "search_delta": 0.0, "cost_ratio": 1.0}
+    seen = records[1].seen_by_proposer("reference")
+    assert scored == {
+        "combined_score": pytest.approx(1.0 + (seen.mean_delta or 0.0)),
+        "search_delta": pytest.approx(seen.mean_delta),
+        "cost_ratio": pytest.approx(seen.cost_ratio),
+    }
+    whole = records[1].mean("reference", "all")
+    assert whole is not None and scored["search_delta"] != pytest.approx(whole)
     assert records[1].proposer == "openevolve" and records[1].model == "qwen2.5-coder-0.5b"
     assert failed == {"combined_score": 0.0, "status": "rejected", "reason": records[2].reason}
     assert "no-external-model" in failed["reason"]
-    assert copied["combined_score"] == 0.0 and "near-duplicate of g0000-P0" in copied["reason"]
+    assert copied["combined_score"] == 0.0
+    assert "near-duplicate of seed:BM25DenseRRF" in copied["reason"]
     config = read_run_config(run)
     assert config is not None and config.objective == "reference"
     assert config.proposer == "openevolve" and config.model == "qwen2.5-coder-0.5b"

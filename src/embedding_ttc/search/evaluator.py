@@ -169,6 +169,23 @@ class SuiteEvaluator:
         """P0's outcome on every task, in suite order: Δ 0 against itself, cost ratio 1."""
         return {task.name: self._task_delta(task, self.baseline(task)) for task in self.tasks}
 
+    def reference_score(self) -> SuiteScore | None:
+        """The reference program scored as a candidate would be (``None``: no reference).
+
+        Against itself its Δ is 0 on every task and part; against P0 and in cost it is the
+        reference's own. A peer search that starts from the reference reads these numbers
+        for its starting program.
+        """
+        if self.reference is None:
+            return None
+        with self._locked():
+            results = {}
+            for task in self.tasks:
+                result = self.reference_result(task)
+                assert result is not None  # a reference is set
+                results[task.name] = result
+            return self._score(results)
+
     def _task_delta(self, task: RetrievalTask, result: TaskResult) -> TaskDelta:
         """``result`` against P0 and the reference, over all queries and each part."""
         base, reference = self.baseline(task), self.reference_result(task)

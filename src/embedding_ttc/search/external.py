@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from embedding_ttc.durable import file_lock
+from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.proposers.base import ProposerError
@@ -115,6 +116,32 @@ def recorded_p0(loop: SearchLoop) -> LedgerRecord:
         fresh = replace(loop, ledger=Ledger(run_dir))
         _record_p0(fresh)
         return fresh.ledger.records[0]
+
+
+def reference_seen(loop: SearchLoop) -> tuple[float, float]:
+    """The run's reference program as a proposer reads a record: ``(mean Δ, cost ratio)``.
+
+    A peer that starts from the reference (OpenEvolve's initial program written as
+    :data:`~embedding_ttc.search.editing.seeds.SEEDS` holds it) is given these numbers for its
+    starting program, as the edit proposer's seed stands for the reference: the mean over
+    tasks of the Δ against the loop's objective on each task's search part (the whole task
+    without a split), and the cost ratio over the suite. Nothing is added to the ledger.
+
+    Raises:
+        ValueError: the loop's evaluator has no reference program.
+
+    """
+    evaluator = loop.evaluator
+    score = evaluator.reference_score() if isinstance(evaluator, SuiteEvaluator) else None
+    if score is None:
+        raise ValueError("the run has no reference program (search with --reference)")
+    deltas = []
+    for name, task in score.per_task.items():
+        delta = task.delta(loop.objective, "search" if task.parts else "all")
+        if delta is None:
+            raise ValueError(f"the reference has no {loop.objective} Δ on {name}")
+        deltas.append(delta)
+    return sum(deltas) / len(deltas), score.cost_ratio
 
 
 def _record_p0(loop: SearchLoop) -> None:
