@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+import pytest
+
 from embedding_ttc.cli import build_parser, main
 
 
@@ -44,6 +46,7 @@ def test_evaluate_json_prints_only_json_and_no_chatter(tmp_path: Path, capsys, m
     assert [r["program"] for r in records] == ["P0"]
 
 
+@pytest.mark.slow  # the evaluate command end to end through a pipe (about 40 s)
 def test_evaluate_tables_piped_keep_every_name_whole(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     argv = ["evaluate", "--suite", "quickstart", "--program", "P0", "--program", "BM25DenseRRF"]

@@ -33,6 +33,7 @@ def test_the_ray_executor_takes_a_cluster_address():
     assert make_executor("ray").address is None  # then Ray reads RAY_ADDRESS or starts locally
 
 
+@pytest.mark.ray
 def test_ray_and_in_process_give_identical_cells(shared_datasets, tmp_path):
     ray = pytest.importorskip("ray")
     the_plan = plan(
@@ -52,6 +53,7 @@ def test_ray_and_in_process_give_identical_cells(shared_datasets, tmp_path):
         assert a.model_dump(exclude=TIMING) == b.model_dump(exclude=TIMING)
 
 
+@pytest.mark.ray
 def test_ray_runs_program_files_as_the_in_process_executor_does(shared_datasets, tmp_path):
     ray = pytest.importorskip("ray")
     source = Path(__file__).resolve().parents[1] / "search" / "programs" / "valid_zscore.py"

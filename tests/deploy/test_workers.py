@@ -138,6 +138,7 @@ def test_two_workers_answer_as_one_and_stop_on_sigterm(index_dir):
     assert not any(_alive(pid) for pid in pids)  # no orphan worker
 
 
+@pytest.mark.slow  # about a minute: uvicorn's supervisor gives each worker its start-up time
 def test_a_worker_that_cannot_start_stops_the_service(index_dir):
     # The parent never loads the encoder; each worker is asked for a GPU this machine lacks.
     proc = _start(index_dir, _free_port(), "--workers", "2", "--device", "cuda:7")

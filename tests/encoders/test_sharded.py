@@ -109,7 +109,11 @@ def ray():
     ray.shutdown()
 
 
-@pytest.mark.parametrize("name", [MINILM, STATIC])
+@pytest.mark.ray
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(MINILM, marks=pytest.mark.slow), STATIC],  # MiniLM: about a minute
+)
 def test_sharded_rows_equal_in_process_rows(ray, name, tmp_path):
     local = load_encoder(name, device="cpu")
     named = NamedEncoder(name, use_cache=False, device="cpu")
@@ -123,6 +127,7 @@ def test_sharded_rows_equal_in_process_rows(ray, name, tmp_path):
     assert sharded.encode([], view=PASSAGE).shape == (0, local.info.dim)
 
 
+@pytest.mark.ray
 def test_cache_hits_never_leave_the_driver(ray, tmp_path):
     named = NamedEncoder(STATIC, use_cache=False)
     sharded = ShardedEncoder(ray, named, load_encoder(STATIC, device="cpu"), shard_size=10)
@@ -135,6 +140,7 @@ def test_cache_hits_never_leave_the_driver(ray, tmp_path):
     assert np.array_equal(again[:30], first)
 
 
+@pytest.mark.ray
 def test_a_failed_task_names_the_shard(ray):
     # The driver plans on the CPU; the workers are asked for a GPU this machine lacks.
     named = NamedEncoder(STATIC, use_cache=False, device="cuda:7")
@@ -163,6 +169,7 @@ def _files(index: Path) -> dict[str, object]:
     return files
 
 
+@pytest.mark.ray
 @pytest.mark.parametrize("name", [MINILM, STATIC])
 def test_ray_build_writes_the_in_process_index(ray, name, tmp_path, capsys):
     corpus = _corpus(tmp_path / "corpus.jsonl")
@@ -190,6 +197,7 @@ def test_ray_build_writes_the_in_process_index(ray, name, tmp_path, capsys):
     assert ray.is_initialized()  # the command left the test's Ray alone
 
 
+@pytest.mark.ray
 def test_ray_build_failure_leaves_nothing(ray, tmp_path, capsys):
     corpus = _corpus(tmp_path / "corpus.jsonl")
     argv = [

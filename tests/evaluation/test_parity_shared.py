@@ -21,6 +21,16 @@ from embedding_ttc.tasks.catalog import load_task
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 TASKS = sorted(p.parent.name for p in SHARED.glob("*/qrels")) if SHARED.exists() else []
+LARGE_CORPUS_BYTES = 20_000_000
+"""A corpus above this size (medquad, aila_casedocs_full: 40 s or more each) runs with -m slow."""
+
+
+def _task_param(name: str) -> object:
+    corpus = SHARED / name / "corpus.jsonl"
+    large = corpus.exists() and corpus.stat().st_size > LARGE_CORPUS_BYTES
+    return pytest.param(name, marks=pytest.mark.slow) if large else name
+
+
 FAST_ENCODER = "tokenlearn-static-64"
 
 
@@ -53,7 +63,7 @@ def test_every_shared_task_is_covered(shared_datasets):
     assert len(TASKS) >= 16
 
 
-@pytest.mark.parametrize("name", TASKS)
+@pytest.mark.parametrize("name", [_task_param(name) for name in TASKS])
 def test_p0_parity_with_pytrec_eval(shared_datasets, fast_encoder, name):
     task = load_task(name, shared_datasets)
     run = next(run_programs([P0()], task, fast_encoder))

@@ -193,6 +193,7 @@ def test_missing_ray_names_the_extra(tmp_path, shared_datasets, monkeypatch, cap
         pass
 
 
+@pytest.mark.ray
 def test_failures_read_the_same_under_ray(shared_datasets, tmp_path):
     pytest.importorskip("ray")
     tasks = [load_task(name, shared_datasets) for name in TASKS]
@@ -224,6 +225,7 @@ def test_failures_read_the_same_under_ray(shared_datasets, tmp_path):
             remote.evaluate(get_program("P0"))
 
 
+@pytest.mark.ray
 def test_ray_writes_the_in_process_ledger_but_for_timings(shared_datasets, tmp_path, capsys):
     ray = pytest.importorskip("ray")
     local, remote = tmp_path / "local", tmp_path / "ray"

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from embedding_ttc.search.ledger import Ledger
 
 GENERATIONS = 6
@@ -53,6 +55,7 @@ def summary(run_dir: Path) -> list[tuple[object, ...]]:
     ]
 
 
+@pytest.mark.slow  # two real search runs, one killed midway (about 50 s)
 def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path, shared_datasets):
     cache = tmp_path / "cache"
     reference, killed = tmp_path / "reference", tmp_path / "killed"
