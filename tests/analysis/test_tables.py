@@ -8,7 +8,7 @@ import pytest
 from embedding_ttc.analysis.tables import heldout_markdown, sections, to_csv, to_latex, to_markdown
 from embedding_ttc.analysis.transfer_report import TransferReport
 
-from .test_transfer_report import CELLS, report
+from .test_transfer_report import CELLS, cell, report
 
 
 def test_renders_markdown_csv_and_latex():
@@ -71,3 +71,25 @@ def test_shortlisted_tasks_are_named_in_the_report_and_every_cell_row():
         ("t2", ""),
         ("t3", "100"),
     }
+
+
+def test_every_held_out_cell_head_to_head_against_the_reference():
+    assert "reference" not in sections(report())  # BM25DenseRRF was not run
+    cells = [
+        *CELLS,
+        cell("A", "t1", "BM25DenseRRF", 0.02),
+        cell("A", "t2", "BM25DenseRRF", -0.01),
+        cell("B", "t1", "BM25DenseRRF", 0.0),
+    ]
+    r = TransferReport.from_cells(
+        cells, encoders=["A", "B"], tasks=["t1", "t2", "t3"], programs=["X", "BM25DenseRRF"]
+    )
+    grid = sections(r)["reference"]
+    assert list(sections(r))[-2:] == ["reference", "cells"]
+    assert grid.header == ("encoder", "program", "t1", "t2", "t3")
+    # X minus BM25DenseRRF where both were run; the reference gets no row of its own
+    assert [row[:2] for row in grid.rows] == [("A", "X"), ("B", "X")]
+    a, b = grid.rows
+    assert a[2] == pytest.approx(0.01 - 0.02) and a[3] == pytest.approx(-0.0005 + 0.01)
+    assert a[4] is None and b[2] == pytest.approx(0.03) and b[3:] == (None, None)
+    assert "| A | X | -0.0100 | +0.0095 | – |" in grid.to_markdown()

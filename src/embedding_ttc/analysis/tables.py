@@ -19,6 +19,9 @@ as ``<section>.md``, ``.csv`` and ``.tex``, with every section but ``cells`` in 
   present when both are in the matrix;
 * ``fusion`` — BM25DenseRRF against LexicalHybridRRF (§4.4); present when both are;
 * ``deltas`` — every held-out Δ (the heat-map of Fig. 3), ``*`` marking a significant cell;
+* ``reference`` — every held-out cell head to head against the reference program
+  (BM25DenseRRF): the program's nDCG@10 minus the reference's; present when the reference
+  was run;
 * ``cells`` — one row per cell present, full precision (for figures and further analysis).
 """
 
@@ -32,6 +35,7 @@ from embedding_ttc.analysis.grid import Grid, Value
 from embedding_ttc.analysis.transfer_report import DEEP_LOSS, TransferReport
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.evaluation.comparison import Comparison
+from embedding_ttc.programs.catalog import REFERENCE_PROGRAM as REFERENCE
 
 
 def sections(report: TransferReport) -> dict[str, Grid]:
@@ -51,6 +55,9 @@ def sections(report: TransferReport) -> dict[str, Grid]:
     if report.fusion is not None:
         out["fusion"] = _fusion_grid(report, report.fusion)
     out["deltas"] = _deltas_grid(report)
+    versus_reference = _reference_grid(report)
+    if versus_reference is not None:
+        out["reference"] = versus_reference
     out["cells"] = _cells_grid(report)
     return out
 
@@ -330,6 +337,31 @@ def _deltas_grid(r: TransferReport) -> Grid:
         ("encoder", "program", *r.tasks),
         tuple(rows),
         ("",) * (2 + len(r.tasks)),
+    )
+
+
+def _reference_grid(r: TransferReport) -> Grid | None:
+    index = {c.key: c for c in r.cells}
+    if not any(CellKey(e, t, REFERENCE) in index for e in r.encoders for t in r.tasks):
+        return None
+    rows: list[tuple[Value, ...]] = []
+    for e in r.encoders:
+        for p in r.programs:
+            if p == REFERENCE:
+                continue
+            shown: list[Value] = []
+            for t in r.tasks:
+                cell, reference = index.get(CellKey(e, t, p)), index.get(CellKey(e, t, REFERENCE))
+                if cell is None or reference is None:
+                    shown.append(None)
+                else:
+                    shown.append(cell.comparison.ndcg_at_10 - reference.comparison.ndcg_at_10)
+            rows.append((e, p, *shown))
+    return Grid(
+        f"nDCG@10 against {REFERENCE} per held-out cell (program minus {REFERENCE})",
+        ("encoder", "program", *r.tasks),
+        tuple(rows),
+        ("", "", *["{:+.4f}"] * len(r.tasks)),
     )
 
 
