@@ -27,6 +27,7 @@ as ``<section>.md``, ``.csv`` and ``.tex``, with every section but ``cells`` in 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from embedding_ttc.analysis.cells import CellKey
@@ -455,11 +456,16 @@ def _counts(comparison: Comparison) -> tuple[Value, Value, Value]:
     return (None, None, None) if wtl is None else (wtl.wins, wtl.ties, wtl.losses)
 
 
-def write_tables(folder: Path, report: TransferReport) -> None:
-    """Each section as ``<name>.md``, ``.csv`` and ``.tex``, and ``report.md``."""
+def write_grids(folder: Path, grids: Mapping[str, Grid]) -> None:
+    """Each grid as ``<name>.md``, ``.csv`` and ``.tex`` in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, grid in sections(report).items():
+    for name, grid in grids.items():
         write_atomic(folder / f"{name}.md", f"## {grid.title}\n\n{grid.to_markdown()}")
         write_atomic(folder / f"{name}.csv", grid.to_csv())
         write_atomic(folder / f"{name}.tex", grid.to_latex())
+
+
+def write_tables(folder: Path, report: TransferReport) -> None:
+    """Each section as ``<name>.md``, ``.csv`` and ``.tex``, and ``report.md``."""
+    write_grids(folder, sections(report))
     write_atomic(folder / "report.md", to_markdown(report))

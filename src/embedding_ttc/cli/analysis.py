@@ -237,8 +237,28 @@ def cmd_report(args: argparse.Namespace) -> int:
     for skipped in files.skipped:
         print(f"report: not drawn: {skipped.figure}: {skipped.reason}", file=sys.stderr)
     print(f"report: tables in {files.tables}, figures in {args.dir / 'figures'}", file=sys.stderr)
+    if args.against is not None:
+        _write_against(args.dir, args.against, files.tables)
     print(files.html)
     return 0
+
+
+def _write_against(ours: Path, other: Path, tables: Path) -> None:
+    """The cells of ``ours`` and ``other`` side by side, written beside the report's tables."""
+    from embedding_ttc.analysis.inputs import scan_cells
+    from embedding_ttc.analysis.side_by_side import SideBySide, side_by_side_grids
+    from embedding_ttc.analysis.tables import write_grids
+
+    pair = SideBySide.from_cells(scan_cells(ours), scan_cells(other))
+    stem = f"against-{pair.label_b if pair.label_b != 'B' else other.name}"
+    grids = side_by_side_grids(pair)
+    write_grids(tables, {stem: grids["gaps"], f"{stem}-cells": grids["cells"]})
+    print(
+        f"report: against {other}: {len(pair.programs)} programs differ "
+        f"({', '.join(pair.programs) or 'none'}), {len(pair.unchanged)} identical; "
+        f"{tables / stem}.md",
+        file=sys.stderr,
+    )
 
 
 def add_analysis_commands(sub: Any) -> None:
@@ -400,6 +420,13 @@ def add_report_command(sub: Any) -> None:
         help=f"task of the Rocchio-against-SoftCentroid bars (default {DEFAULT_PRF_TASK})",
     )
     rp.add_argument("--seed", type=int, default=0, help="seed of the trajectory's UMAP layout")
+    rp.add_argument(
+        "--against",
+        type=Path,
+        metavar="OTHER",
+        help="another run of the same matrix (e.g. under another --tokenizer): every shared cell "
+        "whose scores differ, DIR's minus OTHER's, in DIR/tables/against-<name>*.md|csv|tex",
+    )
     rp.set_defaults(func=cmd_report)
 
 
