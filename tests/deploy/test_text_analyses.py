@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.programs.primitives.text_analysis import analyze
+from embedding_ttc.tasks.catalog import load_task
 
 from . import QUERIES, corpus
 from fakes import HashingEncoder
@@ -111,3 +113,30 @@ def test_rows_of_several_segments_are_gathered_in_the_order_asked(tmp_path):
         row = taken.row(k)
         got = [(taken.vocabulary.token(int(t)), int(c)) for t, c in row.terms]
         assert got == tokens(fresh, int(i))
+
+
+@pytest.mark.parametrize("task", ["cmrc2018_zh", "jaquad_ja", "arcd_ar", "xquad_th"])
+def test_stored_analyses_of_unspaced_and_arabic_text_equal_the_live_ones(
+    tmp_path, shared_datasets, task
+):
+    # Real documents and queries of scripts the unicode tokenizer treats apart (Han and Kana
+    # bigrams, Thai bigrams and sentences, Arabic normalisation): what the index stores at
+    # build time is what analysing the text at query time gives, tokens and scores alike.
+    loaded = load_task(task, shared_datasets)
+    rows = zip(loaded.doc_ids, loaded.doc_titles, loaded.doc_bodies, strict=True)
+    docs = [Document(i, t, b) for i, t, b in list(rows)[:12]]
+    index = Index.build(
+        tmp_path / "ix", docs, encoder=ENCODER, program="LexicalHybridRRF",
+        reference_queries=list(loaded.query_texts[:8]),
+    )  # fmt: skip
+    assert index.analyses is not None
+    fresh = analyze([d.joined for d in docs])
+    stored = [tokens(index.analyses, i) for i in range(len(docs))]
+    assert stored == [tokens(fresh, i) for i in range(len(docs))]
+    assert all(len(t) > 10 for t in stored)  # no document of the script analysed as empty
+    queries = list(loaded.query_texts[8:11])
+    lists = [[d.id for d in docs]] * len(queries)
+    a = Reranker(index, ENCODER).score(queries, lists)
+    b = without_analyses(index).score(queries, lists)
+    for x, y in zip(a.scores, b.scores, strict=True):
+        np.testing.assert_array_equal(x, y)
