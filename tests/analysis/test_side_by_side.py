@@ -96,3 +96,14 @@ def test_report_against_writes_the_gaps_beside_the_tables(tmp_path, shared_datas
     assert (unicode / "tables" / "against-ascii-cells.csv").exists()
     assert main(["report", str(unicode), "--against", str(tmp_path / "nothing")]) == 2
     assert "share no cell" in capsys.readouterr().err
+
+
+def test_encoders_and_tasks_follow_the_order_asked_and_only_where_a_pair_is():
+    unicode, ascii_ = runs()
+    other = [
+        scored("F", "zh", "SoftCentroid", [0.6, 0.4, 0.3, 0.2], BASE, "unicode"),  # unchanged
+    ]
+    s = SideBySide.from_cells(
+        [*other, *unicode], [*other, *ascii_], config=BOOT, order=["ru", "zh"]
+    )
+    assert s.tasks == ("ru", "zh") and s.encoders == ("E",)  # F has no program that moved

@@ -53,8 +53,8 @@ class SideBySide:
     Attributes:
         label_a: what run A is called (its tokenizer, when the runs differ by it).
         label_b: the same for run B.
-        encoders: encoders with a shared cell, in run A's order.
-        tasks: tasks with a shared cell, in run A's order.
+        encoders: encoders with a paired cell (else with a shared one), in the order asked.
+        tasks: the same for tasks.
         programs: the programs with a different per-query score in some shared cell.
         unchanged: programs shared by both runs whose every shared cell is identical.
         cells: the paired cells of :attr:`programs`.
@@ -77,6 +77,7 @@ class SideBySide:
         *,
         labels: tuple[str, str] | None = None,
         config: BootstrapConfig | None = None,
+        order: Sequence[str] = (),
     ) -> SideBySide:
         """Pair the cells of run ``a`` with those of run ``b``.
 
@@ -86,6 +87,8 @@ class SideBySide:
             labels: the two runs' names; default: their tokenizers when each run has one
                 and they differ, else ``A`` and ``B``.
             config: the bootstrap of each pair (default :class:`BootstrapConfig`).
+            order: encoder and task names in the order to show them (a matrix's layout);
+                names not in it follow, in the order of run A's cells.
 
         Raises:
             SideBySideError: no cell is in both runs, or a shared cell was scored on
@@ -102,11 +105,12 @@ class SideBySide:
         moved = {x.program for x, y in shared if x.per_query != y.per_query}
         config = config or BootstrapConfig()
         paired = tuple(_pair(x, y, config) for x, y in shared if x.program in moved)
+        shown = [c.key for c in paired] or [x.key for x, _ in shared]
         return cls(
             label_a=labels[0] if labels else _label([c for c, _ in shared], "A"),
             label_b=labels[1] if labels else _label([c for _, c in shared], "B"),
-            encoders=_ordered(x.encoder for x, _ in shared),
-            tasks=_ordered(x.task for x, _ in shared),
+            encoders=_ordered((k.encoder for k in shown), order),
+            tasks=_ordered((k.task for k in shown), order),
             programs=_ordered(x.program for x, _ in shared if x.program in moved),
             unchanged=_ordered(x.program for x, _ in shared if x.program not in moved),
             cells=paired,
@@ -136,8 +140,10 @@ def _label(cells: Sequence[Cell], fallback: str) -> str:
     return fallback
 
 
-def _ordered(names: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(names))
+def _ordered(names: Iterable[str], order: Sequence[str] = ()) -> tuple[str, ...]:
+    rank = {name: i for i, name in enumerate(order)}
+    found = list(dict.fromkeys(names))
+    return tuple(sorted(found, key=lambda n: (rank.get(n, len(rank)), found.index(n))))
 
 
 def side_by_side_grids(s: SideBySide) -> dict[str, Grid]:

@@ -238,18 +238,18 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"report: not drawn: {skipped.figure}: {skipped.reason}", file=sys.stderr)
     print(f"report: tables in {files.tables}, figures in {args.dir / 'figures'}", file=sys.stderr)
     if args.against is not None:
-        _write_against(args.dir, args.against, files.tables)
+        _write_against(args.dir, args.against, files.tables, (*r.encoders, *r.tasks))
     print(files.html)
     return 0
 
 
-def _write_against(ours: Path, other: Path, tables: Path) -> None:
+def _write_against(ours: Path, other: Path, tables: Path, order: Sequence[str]) -> None:
     """The cells of ``ours`` and ``other`` side by side, written beside the report's tables."""
     from embedding_ttc.analysis.inputs import scan_cells
     from embedding_ttc.analysis.side_by_side import SideBySide, side_by_side_grids
     from embedding_ttc.analysis.tables import write_grids
 
-    pair = SideBySide.from_cells(scan_cells(ours), scan_cells(other))
+    pair = SideBySide.from_cells(scan_cells(ours), scan_cells(other), order=order)
     stem = f"against-{pair.label_b if pair.label_b != 'B' else other.name}"
     grids = side_by_side_grids(pair)
     write_grids(tables, {stem: grids["gaps"], f"{stem}-cells": grids["cells"]})
