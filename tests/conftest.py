@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from embedding_ttc.programs.primitives.tokenizers import DEFAULT_TOKENIZER, TOKENIZER_ENV
 from embedding_ttc.tasks.task import RetrievalTask
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,6 +31,14 @@ def shared_datasets() -> Path:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Never touch the user's embedding cache from tests."""
     monkeypatch.setenv("EMBEDDING_TTC_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_tokenizer(monkeypatch: pytest.MonkeyPatch):
+    """A test that runs the CLI with ``--tokenizer`` (which sets the variable for the process
+    and its children) leaves the tokenizer of the tests after it as it found it."""
+    monkeypatch.setenv(TOKENIZER_ENV, DEFAULT_TOKENIZER)  # records the value to restore
+    monkeypatch.delenv(TOKENIZER_ENV)  # the tests run on the default
 
 
 @pytest.fixture()
