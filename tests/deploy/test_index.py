@@ -117,7 +117,13 @@ def test_build_writes_a_versioned_checksummed_directory(tmp_path):
     assert segment["name"] == "000000"
     listed = set(manifest["files"]) | {f"segments/000000/{rel}" for rel in segment["files"]}
     assert listed == on_disk
-    assert set(manifest["files"]) == {"reference.npy", "reference.jsonl"}
+    assert set(manifest["files"]) == {
+        "reference.npy", "reference.jsonl", "ann-queries.npy", "ann-queries.jsonl"
+    }  # fmt: skip
+    # The ANN's calibration queries are the real queries given, encoded under the query view.
+    assert (root / "ann-queries.jsonl").read_text().splitlines() == [
+        json.dumps(q) for q in QUERIES
+    ] and manifest["counts"]["ann_queries"] == len(QUERIES)
     for rel in on_disk:
         entry = manifest["files"].get(rel) or segment["files"][rel.removeprefix("segments/000000/")]
         data = (root / rel).read_bytes()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -158,6 +159,62 @@ def test_ivf_recall_at_100_on_random_vectors(tmp_path):
     assert recall >= 0.95
     # Below the threshold: no ANN index, the segment is searched exactly.
     assert build_ann(D[:999], tmp_path / "small", AnnPolicy(exact_below=1000)) is None
+
+
+def test_calibrating_on_query_like_vectors_holds_recall_on_queries_where_midpoints_do_not(
+    tmp_path,
+):
+    # Documents in 40 clusters, queries in random directions away from them (as real queries,
+    # another kind of text, lie apart from the documents): midpoints of documents pick a
+    # probe count that misses the target on such queries; calibrating on 200 of them holds it
+    # on 200 others.
+    rng = np.random.default_rng(3)
+    centres = rng.standard_normal((40, 32)).astype(np.float32)
+    D = centres[rng.integers(0, 40, 6000)] + 0.35 * rng.standard_normal((6000, 32))
+    D = (D / np.linalg.norm(D, axis=1, keepdims=True)).astype(np.float32)
+    Q = rng.standard_normal((400, 32)).astype(np.float32)
+    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+    calibration, held = Q[:200], Q[200:]
+    truth = exact_top(D, held, 100)
+    recall = {}
+    for name, queries in (("midpoints", None), ("queries", calibration)):
+        (tmp_path / name).mkdir()
+        record = build_ann(D, tmp_path / name, AnnPolicy(exact_below=1000), queries)
+        assert record is not None and record.calibration == name and record.recall >= 0.95
+        _, found = load_ann(tmp_path / name, record).search(held, 100)
+        recall[name] = np.mean(
+            [len(set(f) & set(t)) / 100 for f, t in zip(found, truth, strict=True)]
+        )
+    assert recall["midpoints"] < 0.95 <= recall["queries"]
+
+
+def test_an_index_keeps_its_calibration_queries_for_the_segments_it_adds_and_compacts(tmp_path):
+    encoder = HashingEncoder()
+    policy = AnnPolicy(exact_below=100)
+    docs = [
+        Document(f"r{i}", "", f"text number {i} about {i % 17} and {i % 5}") for i in range(150)
+    ]
+    queries = [f"about {i} and {i % 5}" for i in range(30)]
+    index = Index.build(
+        tmp_path / "ix", docs, encoder=encoder, program="P0", reference_queries=queries, ann=policy
+    )
+    assert index.manifest.counts.ann_queries == len(queries)
+    more = [Document(f"s{i}", "", f"another text {i} of {i % 11}") for i in range(120)]
+    index = index.add(more, encoder=encoder, ann=policy)
+    index = index.compact(ann=policy)
+    (segment,) = index.manifest.segments
+    assert segment.ann is not None and segment.ann.calibration == "queries"
+    assert index.manifest.counts.ann_queries == len(queries)
+    # An index built before the queries were kept: an addition calibrates on pseudo-queries
+    # of its documents, encoded now; a compaction, with no encoder, on midpoints.
+    root = index.directory
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["counts"]["ann_queries"] = 0
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    late = [Document(f"t{i}", "", f"late text {i} of {i % 7}") for i in range(110)]
+    index = Index.load(root).add(late, encoder=encoder, ann=policy)
+    assert index.manifest.segments[-1].ann.calibration == "queries"
+    assert index.compact(ann=policy).manifest.segments[0].ann.calibration == "midpoints"
 
 
 def test_segments_above_the_threshold_get_an_ivf_index_that_is_searched(tmp_path):
@@ -332,6 +389,7 @@ def test_a_killed_add_or_compact_leaves_the_old_version_or_the_new_one(
     listed = [s.name for s in final.manifest.segments]
     assert sorted(p.name for p in (root / "segments").iterdir()) == listed
     allowed = {"manifest.json", "reference.jsonl", "reference.npy", "segments"}
+    allowed |= {"ann-queries.jsonl", "ann-queries.npy"}
     assert {p.name for p in root.iterdir()} <= allowed
     leftovers = [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
     assert leftovers == []

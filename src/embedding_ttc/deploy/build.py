@@ -34,11 +34,18 @@ from typing import Any, Protocol
 import numpy as np
 
 from embedding_ttc import __version__
-from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy
+from embedding_ttc.deploy.ann import (
+    CALIBRATION_QUERIES,
+    DEFAULT_POLICY,
+    AnnPolicy,
+    stored_queries,
+    wants_ann,
+)
 from embedding_ttc.deploy.corpus import Document, check_new_documents, pseudo_queries
 from embedding_ttc.deploy.derive import check_addition, derived_program
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.manifest import (
+    ANN_QUERIES,
     MANIFEST,
     REFERENCE,
     SCHEMA_VERSION,
@@ -206,6 +213,9 @@ def build_index(
         runner = get_program(program)
         version = program_version(runner)
     check_new_documents(docs, set(), source or "corpus")
+    # The ANN indexes' calibration queries: the real queries given, else pseudo-queries.
+    probe_texts = list(reference_queries[:CALIBRATION_QUERIES])
+    probe_texts = probe_texts or pseudo_queries(docs, CALIBRATION_QUERIES)
     if not reference_queries:
         reference_queries = pseudo_queries(docs, DEFAULT_REFERENCE_SIZE)
         reference_source = (
@@ -228,9 +238,11 @@ def build_index(
     if recipe.batch == "reference":
         ref_emb = encode_texts(encoder, list(reference_queries), QUERY)
         reference = (list(reference_queries), ref_emb, reference_source)
+    probes = encode_texts(encoder, probe_texts, QUERY).astype(np.float32)
     content = SegmentContent(
         docs=docs,
         documents=[D],
+        queries=probes,
         groups={k: (t, [e]) for k, (t, e) in groups.items()},
         chunks=chunk_tables(recipe, encoder.info.collapsed, texts, store.rows, 0),
         # A lexical library program reads its candidates' text analyses from the index; a
@@ -246,6 +258,7 @@ def build_index(
             store_rows=store.n_rows,
             index_encodes=rec.index_encodes,
             reference_queries=len(reference[0]) if reference else 0,
+            ann_queries=len(probe_texts),
         ),
         "observed": Observed(
             sample_queries=len(queries),
@@ -267,7 +280,10 @@ def build_index(
             save_array(tmp / f"{REFERENCE}.npy", ref_emb.astype(np.float32))
             write_lines(tmp / f"{REFERENCE}.jsonl", iter(ref_texts))
             ref_record = ReferenceRecord(source=ref_source, count=len(ref_texts))
-        files = file_entries(tmp, [f"{REFERENCE}.npy", f"{REFERENCE}.jsonl"] if reference else [])
+        save_array(tmp / f"{ANN_QUERIES}.npy", probes)
+        write_lines(tmp / f"{ANN_QUERIES}.jsonl", iter(probe_texts))
+        roots = [ANN_QUERIES, REFERENCE] if reference is not None else [ANN_QUERIES]
+        files = file_entries(tmp, [f"{name}.{ext}" for name in roots for ext in ("npy", "jsonl")])
         manifest = _manifest(
             EncoderIdentity.of(encoder.info), [segment], files, {**fields, "reference": ref_record}
         )
@@ -323,9 +339,13 @@ def extend_index(
         check_addition(recipe, texts, rec, own.rows, root)
     analysed = [s.analyses for s in current.segments]
     analyse = bool(analysed) and all(a is not None for a in analysed)
+    probes = stored_queries(root, m)
+    if probes is None and wants_ann(len(docs), ann):  # an index built before they were kept
+        probes = encode_texts(encoder, pseudo_queries(docs, CALIBRATION_QUERIES), QUERY)
     content = SegmentContent(
         docs=docs,
         documents=[D_new],
+        queries=probes,
         groups={k: (t, [e]) for k, (t, e) in fresh.items()},
         chunks=chunk_tables(recipe, encoder.info.collapsed, texts, own.rows, 0),
         # The new segment's analyses extend the last one's vocabulary: one id per token.
@@ -344,6 +364,7 @@ def extend_index(
             store_rows=m.counts.store_rows + own.n_rows,
             index_encodes=m.counts.index_encodes + rec.index_encodes,
             reference_queries=m.counts.reference_queries,
+            ann_queries=m.counts.ann_queries,
         ),
         "observed": m.observed,
         "reference": m.reference,

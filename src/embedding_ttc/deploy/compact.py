@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy
+from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy, stored_queries
 from embedding_ttc.deploy.build import _manifest, _now, publish_manifest
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.manifest import Counts, HistoryEntry, Manifest, check_tokenizer
@@ -113,6 +113,7 @@ def compact_index(
         groups=groups,
         chunks=_merged_chunks(segments, remaps),
         analyse=bool(segments) and all(s.analyses is not None for s in segments),
+        queries=stored_queries(root, manifest),
     )
     name = next_segment_name(root, manifest)
     segment = publish_segment(root, name, content, manifest.encoder.dim, ann)
@@ -125,6 +126,7 @@ def compact_index(
             store_rows=sum(r.rows for r in segment.store),
             index_encodes=manifest.counts.index_encodes,
             reference_queries=manifest.counts.reference_queries,
+            ann_queries=manifest.counts.ann_queries,
         ),
         "observed": manifest.observed,
         "reference": manifest.reference,

@@ -7,6 +7,7 @@ Layout::
                            recipe), counts, the segments in order (each with its files' sizes
                            and SHA-256s), history
     reference.npy/.jsonl   the reference query sample of batch-statistics programs
+    ann-queries.npy/.jsonl the queries the ANN indexes are calibrated on (:mod:`.ann`)
     segments/NNNNNN/       one segment per build, addition or compaction (:mod:`.segment`):
                            its documents' D rows, texts, store groups, chunk tables, BM25 and
                            ANN indexes

@@ -42,6 +42,7 @@ READABLE_SCHEMAS = (1, 2, 3)
 MANIFEST = "manifest.json"
 SEGMENTS = "segments"
 REFERENCE = "reference"
+ANN_QUERIES = "ann-queries"
 
 
 class _Record(BaseModel):
@@ -264,12 +265,17 @@ class Bm25Params(_Record):
 
 
 class Counts(_Record):
-    """Sizes: documents, stored embeddings, texts encoded for the store, reference queries."""
+    """Sizes: documents, stored embeddings, texts encoded for the store, reference queries.
+
+    ``ann_queries``: calibration queries of the ANN indexes kept at the root
+    (``ann-queries.npy`` and ``.jsonl``; 0 in an index built before they were kept).
+    """
 
     documents: int
     store_rows: int
     index_encodes: int
     reference_queries: int
+    ann_queries: int = 0
 
 
 class Observed(_Record):
@@ -296,8 +302,10 @@ class AnnRecord(_Record):
         file: its file in the segment.
         nlist: inverted lists (k-means cells).
         nprobe: cells searched per query, chosen at write time for ``recall``.
-        recall: recall@100 against the exact product, measured at write time on sampled
-            pseudo-queries (midpoints of two documents).
+        recall: recall@100 against the exact product, measured at write time.
+        calibration: what ``recall`` was measured on: ``queries`` (query-view embeddings of
+            the index's calibration queries) or ``midpoints`` (of two documents; what an index
+            written before calibration queries were kept used too).
 
     """
 
@@ -306,6 +314,7 @@ class AnnRecord(_Record):
     nlist: int
     nprobe: int
     recall: float
+    calibration: Literal["queries", "midpoints"] = "midpoints"
 
 
 class SegmentRecord(_Record):

@@ -184,6 +184,8 @@ class SegmentContent:
         chunks: its chunk tables (owners: rows of this segment).
         analyse: write its documents' text analyses (a lexical program's index).
         vocabulary: the vocabulary they extend (the previous segment's), else a new one.
+        queries: query-view embeddings to calibrate its ANN index on (``None``: midpoints of
+            its documents; :func:`~.ann.build_ann`).
 
     """
 
@@ -193,6 +195,7 @@ class SegmentContent:
     chunks: Sequence[ChunkTable]
     analyse: bool = False
     vocabulary: Vocabulary | None = None
+    queries: NDArray[np.float32] | None = None
 
 
 def write_segment(
@@ -232,7 +235,7 @@ def write_segment(
     if bm25._retriever is not None:  # the wrapper's bm25s index (None: no token at all)
         bm25._retriever.save(str(directory / BM25_DIR), show_progress=False)
     D = load_array(directory / DOCUMENTS, np.float32, (n, dim))
-    ann = build_ann(D, directory, policy)
+    ann = build_ann(D, directory, policy, content.queries)
     del D, table
     return SegmentRecord(
         name=name,
