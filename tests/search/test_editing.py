@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +32,8 @@ from ledger_records import evaluated
 
 from .canned_server import CannedServer, Reply
 from .test_prompt import G1_SOURCE, TASKS, small_state
+
+REPO = Path(__file__).resolve().parents[2]
 
 EDIT = """\
 I will rank with both the column and the row z-score.
@@ -326,10 +329,19 @@ def test_the_command_line_selects_and_records_the_edit_mode():
         return parser.parse_args(["search", "--run-dir", "x", *argv])
 
     edit = args("--proposer", "llama-cpp", "--llm-mode", "edit")
-    assert _drafting(edit) is None and _editing(edit) == EditOptions()
+    assert _drafting(edit) is None and _editing(edit) == EditOptions(ideas=True)
     assert _editing(args("--proposer", "llama-cpp")) is None  # drafting by default
     options = _editing(args("--proposer", "openai", "--llm-mode", "edit", "--repair-rounds", "0"))
-    assert options == EditOptions(repair_rounds=0)
+    assert options == EditOptions(repair_rounds=0, ideas=True)
+    plain = args("--proposer", "llama-cpp", "--llm-mode", "edit", "--no-edit-ideas")
+    assert _editing(plain) == EditOptions()
+    guided = _editing(args("--proposer", "llama-cpp", "--llm-mode", "guided"))
+    assert guided is not None and not guided.ideas  # the guided proposer writes no edit
+    # A run recorded before the ideas existed resumes without them, as it ran.
+    recorded = RunConfig.model_validate_json(
+        (REPO / "results" / "proposers" / "edit" / "search.json").read_text()
+    )
+    assert recorded.editing is not None and recorded.editing.ideas is False
     config = RunConfig(
         suite="discovery", tasks=["a"], encoder="e", proposer="openai", model=None, seed=0,
         shortlist=None, editing=options,
@@ -572,3 +584,64 @@ def test_a_copy_of_the_seed_is_a_near_duplicate_of_it():
     copy = SEEDS["BM25DenseRRF"].replace("# float32 (n_q, n_d)", "# the rescored matrix")
     near = closest(structure(copy), registered)
     assert near.duplicate and near.name == "seed:BM25DenseRRF"
+
+
+# --- the suggested idea -----------------------------------------------------------------------
+
+
+def test_the_suggested_idea_is_one_the_parent_lacks_least_named_by_its_children():
+    from embedding_ttc.search.editing.seeds import SEEDS
+    from embedding_ttc.search.editing.suggest import idea_helpers, realised, suggest_idea
+    from embedding_ttc.search.prompts.directives import COMPACT_INSPIRATIONS
+
+    seed = SEEDS["BM25DenseRRF"]
+    by_key = {i.key: i for i in COMPACT_INSPIRATIONS}
+    assert idea_helpers(by_key["lexical"]) == {"bm25_scores", "query_term_coverage"}
+    assert idea_helpers(by_key["rocchio"]) == {"prf_scores"}  # fuse is no idea's mark
+    assert realised(by_key["lexical"], seed) and not realised(by_key["rocchio"], seed)
+    state = _root_only_state()
+    chosen = {suggest_idea(dataclasses.replace(state, generation=g), "BM25DenseRRF", seed)
+              for g in range(40)}  # fmt: skip
+    assert None not in chosen and by_key["lexical"] not in chosen  # the seed has BM25 already
+    assert len(chosen) == 6  # the rotation reaches every other idea
+    collapsed = dataclasses.replace(state, views_collapsed=True)
+    assert all(
+        suggest_idea(dataclasses.replace(collapsed, generation=g), "BM25DenseRRF", seed)
+        is not by_key["views"]
+        for g in range(40)
+    )
+    # An idea the parent's children already claim comes after those they do not.
+    first = suggest_idea(state, "BM25DenseRRF", seed)
+    assert first is not None
+    child = state.history[-1].model_copy(
+        update={"parent_id": "BM25DenseRRF", "novelty": f"adds {first.keywords[0]}"}
+    )
+    tried = dataclasses.replace(state, history=(*state.history, child))
+    assert suggest_idea(tried, "BM25DenseRRF", seed) not in (first, None)
+    # A parent that realises every idea gets none.
+    everything = seed + "".join(
+        f"\n# {h}(x)" for i in COMPACT_INSPIRATIONS for h in idea_helpers(i)
+    )
+    assert suggest_idea(state, "BM25DenseRRF", everything) is None
+
+
+def test_the_edit_prompt_names_the_idea_and_the_proposal_falls_back_to_it(server):
+    from embedding_ttc.search.editing.seeds import seeds_for
+
+    seeds = seeds_for("BM25DenseRRF")
+    edit = (
+        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n=======\n"
+        "    return rrf([lexical, S, prf_scores(Q, D, S, k=5, alpha=0.5, mask=mask)], mask)\n"
+        ">>>>>>> REPLACE\n"
+    )
+    server.enqueue(Reply(edit), Reply(edit))
+    proposer = EditProposer(backend(server), explore=0.0, seeds=seeds)
+    proposal = proposer.propose(_root_only_state())
+    prompt = server.prompts[0]
+    assert prompt is not None and "## The idea to add: " in prompt
+    title = prompt.split("## The idea to add: ")[1].splitlines()[0]
+    assert f"Add the idea above ({title}) as ONE new channel" in prompt
+    assert proposal.source is not None and f"adds {title} (the suggested idea)" in proposal.source
+    plain = EditProposer(backend(server), explore=0.0, seeds=seeds, suggest=False)
+    plain.propose(_root_only_state())
+    assert "The idea to add" not in (server.prompts[1] or "")

@@ -114,6 +114,7 @@ def _editing(args: argparse.Namespace) -> EditOptions | None:
         repair_rounds=args.repair_rounds,
         context_tokens=args.context_tokens,
         precheck=args.precheck,
+        ideas=args.edit_ideas,
     )
 
 
@@ -389,6 +390,13 @@ def add_search_commands(sub: Any) -> None:
         help="check each draft on a tiny synthetic task before the evaluation, after repairing "
         "its helper imports (on whenever drafting is: llama-cpp by default, or any drafting "
         "option); --no-precheck turns both off",
+    )
+    se.add_argument(
+        "--edit-ideas",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="--llm-mode edit: name in each prompt one idea the parent lacks, to add as a "
+        "channel (default on; --no-edit-ideas leaves the change to the model)",
     )
     se.add_argument(
         "--validation-share",

@@ -37,8 +37,10 @@ EDIT_REPAIR_ROUNDS = 1
 class EditOptions:
     """How the edit or guided proposer runs (``mode``), and its settings.
 
-    ``context_tokens`` and ``precheck`` are the edit proposer's (the guided proposer's
-    programs are written by the structural renderer, valid by construction).
+    ``context_tokens``, ``precheck`` and ``ideas`` are the edit proposer's (the guided
+    proposer's programs are written by the structural renderer, valid by construction).
+    ``ideas`` (:mod:`.suggest`) is off in a configuration recorded before it existed, as those
+    runs ran; :func:`resolve_editing` turns it on for a new run unless asked not to.
     """
 
     mode: Literal["edit", "guided"] = "edit"
@@ -46,6 +48,7 @@ class EditOptions:
     explore: float = EXPLORE
     context_tokens: int = DEFAULT_EDIT_CONTEXT_TOKENS
     precheck: bool = True
+    ideas: bool = False
 
     def wrap(
         self, inner: ChatBackend, precheck: Precheck, seed: int, reference: str | None = None
@@ -81,6 +84,7 @@ class EditOptions:
             context_tokens=self.context_tokens,
             seed=seed,
             seeds=seeds_for(reference),
+            suggest=self.ideas,
         )
 
 
@@ -91,6 +95,7 @@ def resolve_editing(
     repair_rounds: int | None,
     context_tokens: int | None,
     precheck: bool | None,
+    ideas: bool = True,
 ) -> EditOptions | None:
     """The edit settings for ``mode``, or ``None`` when the run drafts.
 
@@ -115,4 +120,5 @@ def resolve_editing(
         repair_rounds=repairs,
         context_tokens=context_tokens or DEFAULT_EDIT_CONTEXT_TOKENS,
         precheck=precheck is not False,
+        ideas=ideas and mode == "edit",
     )

@@ -9,7 +9,9 @@
 5. the parent's result on each task against its own parent (the search part, the run's
    objective): where the last change helped and where it hurt;
 6. the lessons of its lineage (:func:`~embedding_ttc.search.lessons.lineage`), newest first;
-7. what to return: search/replace blocks (:mod:`.blocks`) changing one idea, shown by an
+7. the idea to add, when the proposer names one (:mod:`.suggest`): its instruction, as a new
+   channel of the parent's fusion;
+8. what to return: search/replace blocks (:mod:`.blocks`) changing one idea, shown by an
    example made from the parent's own last line (:func:`format_example`), then a
    ``Novelty:`` and a ``Hypothesis:`` line.
 
@@ -32,6 +34,7 @@ from embedding_ttc.search.prompts.common import (
     task_list,
 )
 from embedding_ttc.search.prompts.compact import INTERFACE, SHORT_CONSTRAINTS
+from embedding_ttc.search.prompts.directives import Inspiration
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.proposers.base import estimate_tokens
@@ -56,6 +59,7 @@ def render_edit_prompt(
     *,
     context_tokens: int = DEFAULT_EDIT_CONTEXT_TOKENS,
     count_tokens: TokenCounter | None = None,
+    idea: Inspiration | None = None,
 ) -> str:
     """The prompt of one edit of ``parent`` (see the module docstring); deterministic.
 
@@ -77,7 +81,8 @@ def render_edit_prompt(
         _parent_section(parent),
         results_section(state, parent.record) if parent.record is not None else "",
         lessons_section(state, parent.name),
-        _reply_section(state, parent),
+        _idea_section(idea) if idea is not None else "",
+        _reply_section(state, parent, idea),
     ]
     minimum = _join([*head, helper_section(MIN_HELPERS), *body])
     if count(minimum) > context_tokens:
@@ -156,11 +161,26 @@ def format_example(source: str) -> str:
     return f"<<<<<<< SEARCH\n{line}\n=======\n{indent}{code}  # {EXAMPLE_COMMENT}\n>>>>>>> REPLACE"
 
 
-def _reply_section(state: SearchState, parent: Parent) -> str:
+def _idea_section(idea: Inspiration) -> str:
+    return section(
+        f"The idea to add: {idea.title}",
+        f"{idea.instruction}\nKeep the program's channels and add this one to its fusion (a "
+        "new line computing the channel, and the channel added to the list the program "
+        "fuses).",
+        spaced=False,
+    )
+
+
+def _reply_section(state: SearchState, parent: Parent, idea: Inspiration | None = None) -> str:
+    what = (
+        f"Add the idea above ({idea.title}) as ONE new channel"
+        if idea is not None
+        else "Change ONE idea: add, drop or swap one channel, normalisation, fusion or "
+        "feedback step, guided by the results and lessons above"
+    )
     return section(
         f"Your edit (generation {state.generation})",
-        "Change ONE idea: add, drop or swap one channel, normalisation, fusion or feedback "
-        "step, guided by the results and lessons above. Reply with one or more blocks of "
+        f"{what}. Reply with one or more blocks of "
         "search/replace, each SEARCH part copied exactly from the program. For example, "
         "this block only rewrites a comment (yours must change code):\n"
         f"{fenced(format_example(parent.source), 'text')}\n"

@@ -6,7 +6,9 @@ The paper uses its proposer "purely as a mutation function". :class:`EditPropose
 1. chooses a parent (:func:`~embedding_ttc.search.editing.parents.choose_parent`; a seed,
    the run's reference as a search program, while the frontier shows only P0);
 2. sends the edit prompt (:func:`~embedding_ttc.search.editing.prompt.render_edit_prompt`):
-   the parent's source, its per-task results against its own parent, its lineage's lessons;
+   the parent's source, its per-task results against its own parent, its lineage's lessons,
+   and (with ``suggest``, the default) one idea the parent lacks to add as a channel
+   (:func:`~embedding_ttc.search.editing.suggest.suggest_idea`);
 3. applies the search/replace blocks of the reply mechanically
    (:func:`~embedding_ttc.search.editing.blocks.apply_blocks`) and pre-checks the result when
    given a pre-check, after the drafting proposer's mechanical repairs (a helper used
@@ -39,9 +41,11 @@ from embedding_ttc.search.drafting.repairs import repair_source
 from embedding_ttc.search.editing.blocks import EditError, apply_blocks, parse_blocks
 from embedding_ttc.search.editing.parents import EXPLORE, Parent, choose_parent
 from embedding_ttc.search.editing.prompt import render_edit_prompt
+from embedding_ttc.search.editing.suggest import suggest_idea
 from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import TokenCounter, fenced
+from embedding_ttc.search.prompts.directives import Inspiration
 from embedding_ttc.search.proposers.base import ChatBackend, ChatReply, ProposerError, base_seed
 from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
 
@@ -78,6 +82,8 @@ class EditProposer:
             the run's).
         seeds: ``(name, source)`` programs to start from while the frontier shows only P0
             (:func:`~embedding_ttc.search.editing.seeds.seeds_for`).
+        suggest: name one idea the parent lacks in each prompt (:mod:`.suggest`); ``False``:
+            leave the choice of the change to the model.
 
     """
 
@@ -92,6 +98,7 @@ class EditProposer:
         count_tokens: TokenCounter | None = None,
         seed: int | None = None,
         seeds: Sequence[tuple[str, str]] = (),
+        suggest: bool = True,
     ) -> None:
         if repair_rounds < 0:
             raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
@@ -106,6 +113,7 @@ class EditProposer:
         self.count_tokens = count_tokens or getattr(inner, "count_tokens", None)
         self.seed = seed
         self.seeds = tuple(seeds)
+        self.suggest = suggest
 
     def _seed(self, state: SearchState) -> int:
         return self.seed if self.seed is not None else base_seed(self.inner, state)
@@ -114,8 +122,13 @@ class EditProposer:
         """Edit one parent (see the module docstring)."""
         base_seed = self._seed(state)
         parent = choose_parent(state, seed=base_seed, explore=self.explore, seeds=self.seeds)
+        idea = suggest_idea(state, parent.name, parent.source) if self.suggest else None
         prompt = render_edit_prompt(
-            state, parent, context_tokens=self.context_tokens, count_tokens=self.count_tokens
+            state,
+            parent,
+            context_tokens=self.context_tokens,
+            count_tokens=self.count_tokens,
+            idea=idea,
         )
         messages = [{"role": "user", "content": prompt}]
         current = parent.source
@@ -130,7 +143,7 @@ class EditProposer:
                           Status.PROPOSER_ERROR, str(exc))
                 )  # fmt: skip
                 break
-            call = self._judge(reply, current, parent)
+            call = self._judge(reply, current, parent, idea)
             calls.append(call)
             if call.ok:
                 return self._proposal(call, calls, parent)
@@ -150,7 +163,9 @@ class EditProposer:
         edited = [c for c in answered if c.source is not None]
         return self._proposal((edited or answered)[-1], calls, parent)
 
-    def _judge(self, reply: ChatReply, current: str, parent: Parent) -> _Call:
+    def _judge(
+        self, reply: ChatReply, current: str, parent: Parent, idea: Inspiration | None = None
+    ) -> _Call:
         if not reply.text.strip():
             return _Call(reply, False, Status.PROPOSER_ERROR, "the model returned an empty reply")
         meta = parse_reply(reply.text)
@@ -165,7 +180,8 @@ class EditProposer:
             edited = applied.source
             how = f"{len(applied.matches)} block(s) placed ({', '.join(applied.matches)})"
         edited, _ = repair_source(edited, donors=(parent.source,))
-        source = _with_docstring(edited, meta.novelty, meta.hypothesis, parent.name, how)
+        novelty = meta.novelty or (f"adds {idea.title} (the suggested idea)" if idea else "")
+        source = _with_docstring(edited, novelty, meta.hypothesis, parent.name, how)
         check = self.precheck(source) if self.precheck is not None else _parses(source)
         return _Call(reply, check.ok, check.status, check.reason, source)
 
