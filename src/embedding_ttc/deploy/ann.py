@@ -28,8 +28,8 @@ sample plus one assignment pass. ``IndexHNSWFlat`` keeps its graph in memory eve
 ``IO_FLAG_MMAP_IFC`` (which maps only its flat storage), and it recalls worse on this kind of
 corpus: on the same million documents (``M`` 32, ``efConstruction`` 64, six minutes to build on
 one core) ``efSearch`` 512 reached recall@100 0.835 on the real queries in 13 ms, where IVF
-reached 0.959 in 17 ms (one thread each, timed in one run on busy cores). The IVF file holds the vectors a second time (as ``D`` does): 1.5 GB
-at a million 384-dim documents.
+reached 0.959 in 17 ms (one thread each, timed in one run on busy cores). The IVF file
+holds the vectors a second time (as ``D`` does): 1.5 GB at a million 384-dim documents.
 
 FAISS is the ``ann`` extra (``pip install -e '.[ann]'``). Without it a segment is written
 without an ANN index and every segment is searched exactly; an index written with one is then

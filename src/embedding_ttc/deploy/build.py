@@ -27,6 +27,7 @@ Builds, additions and compactions of one index hold its lock (``.NAME.lock`` bes
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,6 +51,7 @@ from embedding_ttc.deploy.manifest import (
     REFERENCE,
     SCHEMA_VERSION,
     SEGMENTS,
+    SPILL,
     Bm25Params,
     Counts,
     EncoderIdentity,
@@ -191,6 +193,20 @@ def _encode_documents(
     return encode_texts(encoder, texts, PASSAGE, advance)
 
 
+def spill_dir(out: Path, inside: bool = False) -> AbstractContextManager[Path]:
+    """A scratch folder for the embeddings a build or an addition records.
+
+    A build's is beside ``out``; an addition's is ``inside`` the index ``out``.
+
+    They are written there as they are recorded (a sentence-level program over a million
+    documents records some fifteen million), then copied into the segment's store files; the
+    folder is removed when the writer ends. A killed build leaves ``.NAME.spill.tmp-*`` beside
+    the index, as it leaves its staged ``.NAME.tmp-*``; a killed addition leaves
+    ``.spill.tmp-*`` inside it, which the next writer sweeps (:func:`~.segment.sweep`).
+    """
+    return staging_dir(out / SPILL if inside else out.with_name(f"{out.name}.{SPILL}"))
+
+
 def build_index(
     out: Path,
     docs: Sequence[Document],
@@ -205,6 +221,28 @@ def build_index(
     ann: AnnPolicy = DEFAULT_POLICY,
 ) -> None:
     """Build an index of ``docs`` at ``out`` (:meth:`~embedding_ttc.deploy.index.Index.build`)."""
+    with spill_dir(out) as spill:
+        _build_index(
+            out, docs, encoder=encoder, program=program, reference_queries=reference_queries,
+            reference_source=reference_source, source=source, replace=replace,
+            progress=progress, ann=ann, spill=spill,
+        )  # fmt: skip
+
+
+def _build_index(
+    out: Path,
+    docs: Sequence[Document],
+    *,
+    encoder: Encoder,
+    program: str | ProgramFile,
+    reference_queries: Sequence[str],
+    reference_source: str,
+    source: str,
+    replace: bool,
+    progress: Progress | None,
+    ann: AnnPolicy,
+    spill: Path,
+) -> None:
     if isinstance(program, ProgramFile):
         runner: Program = program.sandboxed()
         version = 1
@@ -224,7 +262,7 @@ def build_index(
     texts = [d.joined for d in docs]
     D = _encode_documents(encoder, texts, progress)
     queries = list(reference_queries[:SAMPLE_QUERIES])
-    rec = record_encodes(runner, encoder, texts, D, queries, EmbeddingStore(), progress)
+    rec = record_encodes(runner, encoder, texts, D, queries, EmbeddingStore(), progress, spill)
     groups = rec.recorded.groups()
     store = EmbeddingStore({k: StoreGroup.of(t, e) for k, (t, e) in groups.items()})
     if isinstance(program, ProgramFile):
@@ -311,15 +349,29 @@ def extend_index(
     from them in the recording pass and copied into the new segment (which is then
     self-contained); only the others are encoded.
     """
+    check_tokenizer(current.manifest, current.directory)
+    sweep(current.directory, current.manifest)  # before this writer's own scratch folder
+    with spill_dir(current.directory, inside=True) as spill:
+        _extend_index(current, docs, encoder, program, recipe, progress, ann, spill)
+
+
+def _extend_index(
+    current: IndexVersion,
+    docs: Sequence[Document],
+    encoder: Encoder,
+    program: Program,
+    recipe: Recipe,
+    progress: Progress | None,
+    ann: AnnPolicy,
+    spill: Path,
+) -> None:
     m = current.manifest
     root = current.directory
-    check_tokenizer(m, root)
-    sweep(root, m)
     texts = [d.joined for d in docs]
     D_new = _encode_documents(encoder, texts, progress)
     queries = list(current.reference.texts[:SAMPLE_QUERIES]) if current.reference else []
     queries = queries or pseudo_queries(docs, SAMPLE_QUERIES)
-    rec = record_encodes(program, encoder, texts, D_new, queries, current.store, progress)
+    rec = record_encodes(program, encoder, texts, D_new, queries, current.store, progress, spill)
     fresh = rec.recorded.groups()
     # The texts of the declared artifacts that earlier segments hold: copied, not re-encoded.
     for artifact in recipe.active_artifacts(encoder.info.collapsed):

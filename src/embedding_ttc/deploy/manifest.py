@@ -43,6 +43,8 @@ MANIFEST = "manifest.json"
 SEGMENTS = "segments"
 REFERENCE = "reference"
 ANN_QUERIES = "ann-queries"
+SPILL = "spill"
+"""Name of the scratch folders of the embeddings a writer records (``.spill.tmp-*``)."""
 
 
 class _Record(BaseModel):

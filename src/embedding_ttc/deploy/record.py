@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -54,14 +55,18 @@ def record_encodes(
     queries: Sequence[str],
     store: StoreLookup,
     progress: Progress | None,
+    spill: Path | None = None,
 ) -> Recording:
     """Run the program over ``doc_texts`` in blocks and record its index-time encodes.
+
+    ``spill``: a folder the recorded embeddings are written to as they come
+    (:class:`~embedding_ttc.deploy.store.StoreBuilder`); ``None`` keeps them in memory.
 
     Raises:
         DeployError: the program failed on a block (its status and reason in the message).
 
     """
-    recorder = StoreBuilder()
+    recorder = StoreBuilder(spill)
     Q = encode_texts(encoder, list(queries), QUERY)
     index_encodes = query_encodes = calls = 0
     encoded = 0

@@ -43,6 +43,7 @@ from embedding_ttc.deploy.manifest import (
     MANIFEST,
     REFERENCE,
     SEGMENTS,
+    SPILL,
     ChunkRecord,
     Manifest,
     SegmentRecord,
@@ -293,7 +294,7 @@ def sweep(root: Path, manifest: Manifest) -> list[str]:
                 _remove(root / name)
                 removed.append(name)
     for path in root.iterdir():  # temporary files of an interrupted manifest write
-        if path.name.startswith(f".{MANIFEST}.") or path.name.startswith(f".{REFERENCE}."):
+        if path.name.startswith((f".{MANIFEST}.", f".{REFERENCE}.", f".{SPILL}.")):
             _remove(path)
             removed.append(path.name)
     return removed

@@ -22,7 +22,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import BinaryIO, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -158,12 +159,74 @@ class Reference:
     embeddings: Embeddings
 
 
-class StoreBuilder:
-    """Embeddings recorded at build time, grouped by key, each text once."""
+class _HeldRows:
+    """A key's recorded embeddings in memory, as recorded blocks."""
 
     def __init__(self) -> None:
+        self._parts: list[Embeddings] = []
+
+    def append(self, block: Embeddings) -> None:
+        self._parts.append(block)
+
+    def take(self, rows: NDArray[np.intp]) -> Embeddings:
+        if len(self._parts) > 1:
+            self._parts[:] = [np.concatenate(self._parts)]
+        return self._parts[0][rows]
+
+    def whole(self) -> Embeddings:
+        return np.concatenate(self._parts)
+
+
+class _SpilledRows:
+    """A key's recorded embeddings appended to a raw float32 file, memory-mapped to read."""
+
+    def __init__(self, path: Path, width: int) -> None:
+        self.path, self.width, self.rows = path, width, 0
+        self._file: BinaryIO | None = open(path, "ab")  # noqa: SIM115 (closed by whole())
+
+    def append(self, block: Embeddings) -> None:
+        assert self._file is not None, "a spilled group is read whole only once recorded"
+        self._file.write(np.ascontiguousarray(block, dtype=np.float32).tobytes())
+        self.rows += block.shape[0]
+
+    def _mapped(self) -> Embeddings:
+        return np.memmap(self.path, dtype=np.float32, mode="r", shape=(self.rows, self.width))
+
+    def take(self, rows: NDArray[np.intp]) -> Embeddings:
+        if self._file is not None:
+            self._file.flush()
+        return np.asarray(self._mapped()[rows])
+
+    def whole(self) -> Embeddings:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        return self._mapped()
+
+
+class StoreBuilder:
+    """Embeddings recorded at build time, grouped by key, each text once.
+
+    Args:
+        spill: a folder for the embeddings (one raw float32 file per key, appended as they
+            are recorded, and memory-mapped by :meth:`groups`), so that a build's memory holds
+            the texts but not their embeddings: a sentence-level program over a million
+            documents records some fifteen million of them. ``None``: kept in memory.
+
+    """
+
+    def __init__(self, spill: Path | None = None) -> None:
+        self.spill = spill
         self._texts: dict[StoreKey, dict[str, int]] = {}
-        self._chunks: dict[StoreKey, list[Embeddings]] = {}
+        self._rows: dict[StoreKey, _HeldRows | _SpilledRows] = {}
+
+    def _group(self, key: StoreKey, width: int) -> _HeldRows | _SpilledRows:
+        if key not in self._rows:
+            if self.spill is None:
+                self._rows[key] = _HeldRows()
+            else:
+                self._rows[key] = _SpilledRows(self.spill / f"{len(self._rows):02d}.f32", width)
+        return self._rows[key]
 
     def add(self, key: StoreKey, texts: Sequence[str], embeddings: Embeddings) -> None:
         """Record the texts of ``key`` not recorded yet."""
@@ -174,9 +237,8 @@ class StoreBuilder:
                 seen[text] = len(seen)
                 keep.append(i)
         if keep:
-            self._chunks.setdefault(key, []).append(
-                np.ascontiguousarray(embeddings[keep], dtype=np.float32)
-            )
+            block = np.ascontiguousarray(embeddings[keep], dtype=np.float32)
+            self._group(key, block.shape[1]).append(block)
 
     def rows(self, key: StoreKey, texts: Sequence[str]) -> NDArray[np.intp]:
         """Like :meth:`EmbeddingStore.rows` over what is recorded so far."""
@@ -184,18 +246,19 @@ class StoreBuilder:
         return np.fromiter((seen.get(t, -1) for t in texts), dtype=np.intp, count=len(texts))
 
     def embedding_rows(self, key: StoreKey, rows: NDArray[np.intp]) -> Embeddings:
-        """Recorded embeddings by row (concatenates the chunks recorded so far)."""
-        parts = self._chunks[key]
-        if len(parts) > 1:
-            parts[:] = [np.concatenate(parts)]
-        return parts[0][rows]
+        """Recorded embeddings by row."""
+        return self._rows[key].take(rows)
 
     def groups(self) -> dict[StoreKey, tuple[list[str], Embeddings]]:
-        """Everything recorded: per key, its texts and their embeddings (row-aligned)."""
+        """Everything recorded: per key, its texts and their embeddings (row-aligned).
+
+        With a spill folder the embeddings are memory-mapped from it (it must outlive them)
+        and nothing can be recorded after this call.
+        """
         out: dict[StoreKey, tuple[list[str], Embeddings]] = {}
         for key, seen in self._texts.items():
             if seen:
-                out[key] = (list(seen), np.concatenate(self._chunks[key]))
+                out[key] = (list(seen), self._rows[key].whole())
         return out
 
 
