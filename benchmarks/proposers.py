@@ -9,7 +9,9 @@ same local model (Qwen2.5-Coder-1.5B through llama-cpp):
   itself: a search is sequential and seeded, so its first G generations are a G-generation run;
 * ``draft``: the drafting proposer (a whole program per generation from a directive, best of
   three drafts, pre-check and one repair turn: the local model's defaults);
-* ``edit``: the edit proposer (search/replace blocks on one parent, its lineage's lessons);
+* ``edit-ideas``: the edit proposer (search/replace blocks on one parent, its lineage's
+  lessons, one idea the parent lacks named in each prompt); ``edit``: the same without the
+  named idea (``--no-edit-ideas``, the configuration run before the ideas existed);
 * ``guided``: the guided structural proposer (the model chooses the genome edit under a
   grammar, the structural renderer writes the program);
 * ``openevolve``: OpenEvolve against the same model served by llama-cpp-python's server, each
@@ -51,8 +53,16 @@ SETTINGS = (
 )  # fmt: skip
 """The problem every configuration runs (``results/search-transfer``'s settings)."""
 
-LLM_MODES = ("guided", "edit", "draft")
-"""The LLM configurations, cheapest first (the order they run in)."""
+LLM_MODES = ("guided", "edit-ideas", "edit", "draft")
+"""The LLM configurations, cheapest first (the order they run in); each is its run folder."""
+
+MODE_OPTIONS = {
+    "guided": ("--llm-mode", "guided"),
+    "edit-ideas": ("--llm-mode", "edit", "--edit-ideas"),
+    "edit": ("--llm-mode", "edit", "--no-edit-ideas"),
+    "draft": ("--llm-mode", "draft"),
+}
+"""The search options of each LLM configuration."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +86,7 @@ def command(mode: str, generations: int, run_dir: Path, llm_model: str) -> list[
     """The ``embedding-ttc search`` command of an LLM configuration."""
     return [
         sys.executable, "-m", "embedding_ttc.cli", "search", *SETTINGS,
-        "--proposer", "llama-cpp", "--llm-model", llm_model, "--llm-mode", mode,
+        "--proposer", "llama-cpp", "--llm-model", llm_model, *MODE_OPTIONS[mode],
         "--generations", str(generations), "--run-dir", str(run_dir),
     ]  # fmt: skip
 
