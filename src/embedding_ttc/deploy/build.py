@@ -222,115 +222,99 @@ def build_index(
 ) -> None:
     """Build an index of ``docs`` at ``out`` (:meth:`~embedding_ttc.deploy.index.Index.build`)."""
     with spill_dir(out) as spill:
-        _build_index(
-            out, docs, encoder=encoder, program=program, reference_queries=reference_queries,
-            reference_source=reference_source, source=source, replace=replace,
-            progress=progress, ann=ann, spill=spill,
-        )  # fmt: skip
-
-
-def _build_index(
-    out: Path,
-    docs: Sequence[Document],
-    *,
-    encoder: Encoder,
-    program: str | ProgramFile,
-    reference_queries: Sequence[str],
-    reference_source: str,
-    source: str,
-    replace: bool,
-    progress: Progress | None,
-    ann: AnnPolicy,
-    spill: Path,
-) -> None:
-    if isinstance(program, ProgramFile):
-        runner: Program = program.sandboxed()
-        version = 1
-    else:
-        recipe_for(program)  # an unknown name fails before anything is encoded
-        runner = get_program(program)
-        version = program_version(runner)
-    check_new_documents(docs, set(), source or "corpus")
-    # The ANN indexes' calibration queries: the real queries given, else pseudo-queries.
-    probe_texts = list(reference_queries[:CALIBRATION_QUERIES])
-    probe_texts = probe_texts or pseudo_queries(docs, CALIBRATION_QUERIES)
-    if not reference_queries:
-        reference_queries = pseudo_queries(docs, DEFAULT_REFERENCE_SIZE)
-        reference_source = (
-            f"pseudo-queries: first sentence of {len(reference_queries)} sampled documents"
+        if isinstance(program, ProgramFile):
+            runner: Program = program.sandboxed()
+            version = 1
+        else:
+            recipe_for(program)  # an unknown name fails before anything is encoded
+            runner = get_program(program)
+            version = program_version(runner)
+        check_new_documents(docs, set(), source or "corpus")
+        # The ANN indexes' calibration queries: the real queries given, else pseudo-queries.
+        probe_texts = list(reference_queries[:CALIBRATION_QUERIES])
+        probe_texts = probe_texts or pseudo_queries(docs, CALIBRATION_QUERIES)
+        if not reference_queries:
+            reference_queries = pseudo_queries(docs, DEFAULT_REFERENCE_SIZE)
+            reference_source = (
+                f"pseudo-queries: first sentence of {len(reference_queries)} sampled documents"
+            )
+        texts = [d.joined for d in docs]
+        D = _encode_documents(encoder, texts, progress)
+        queries = list(reference_queries[:SAMPLE_QUERIES])
+        rec = record_encodes(runner, encoder, texts, D, queries, EmbeddingStore(), progress, spill)
+        groups = rec.recorded.groups()
+        store = EmbeddingStore({k: StoreGroup.of(t, e) for k, (t, e) in groups.items()})
+        if isinstance(program, ProgramFile):
+            recipe, record = derived_program(
+                program, runner, encoder, docs, D, store, rec, queries, progress
+            )
+        else:
+            recipe = recipe_for(program)
+            record = ProgramRecord(name=program, split=recipe.describe(), version=version)
+        reference = None
+        if recipe.batch == "reference":
+            ref_emb = encode_texts(encoder, list(reference_queries), QUERY)
+            reference = (list(reference_queries), ref_emb, reference_source)
+        probes = encode_texts(encoder, probe_texts, QUERY).astype(np.float32)
+        content = SegmentContent(
+            docs=docs,
+            documents=[D],
+            queries=probes,
+            groups={k: (t, [e]) for k, (t, e) in groups.items()},
+            chunks=chunk_tables(recipe, encoder.info.collapsed, texts, store.rows, 0),
+            # A lexical library program reads its candidates' text analyses from the index; a
+            # program file runs in the sandbox, whose context does not carry them.
+            analyse=recipe.lexical and not isinstance(program, ProgramFile),
         )
-    texts = [d.joined for d in docs]
-    D = _encode_documents(encoder, texts, progress)
-    queries = list(reference_queries[:SAMPLE_QUERIES])
-    rec = record_encodes(runner, encoder, texts, D, queries, EmbeddingStore(), progress, spill)
-    groups = rec.recorded.groups()
-    store = EmbeddingStore({k: StoreGroup.of(t, e) for k, (t, e) in groups.items()})
-    if isinstance(program, ProgramFile):
-        recipe, record = derived_program(
-            program, runner, encoder, docs, D, store, rec, queries, progress
-        )
-    else:
-        recipe = recipe_for(program)
-        record = ProgramRecord(name=program, split=recipe.describe(), version=version)
-    reference = None
-    if recipe.batch == "reference":
-        ref_emb = encode_texts(encoder, list(reference_queries), QUERY)
-        reference = (list(reference_queries), ref_emb, reference_source)
-    probes = encode_texts(encoder, probe_texts, QUERY).astype(np.float32)
-    content = SegmentContent(
-        docs=docs,
-        documents=[D],
-        queries=probes,
-        groups={k: (t, [e]) for k, (t, e) in groups.items()},
-        chunks=chunk_tables(recipe, encoder.info.collapsed, texts, store.rows, 0),
-        # A lexical library program reads its candidates' text analyses from the index; a
-        # program file runs in the sandbox, whose context does not carry them.
-        analyse=recipe.lexical and not isinstance(program, ProgramFile),
-    )
-    del texts
-    fields = {
-        "source": source,
-        "program": record,
-        "counts": Counts(
-            documents=len(docs),
-            store_rows=store.n_rows,
-            index_encodes=rec.index_encodes,
-            reference_queries=len(reference[0]) if reference else 0,
-            ann_queries=len(probe_texts),
-        ),
-        "observed": Observed(
-            sample_queries=len(queries),
-            query_encodes_per_query=rec.query_encodes / max(1, rec.calls * len(queries)),
-            index_encodes_per_document=rec.index_encodes / len(docs),
-        ),
-        "history": [HistoryEntry(action="build", documents=len(docs), at=_now())],
-    }
-    dim = encoder.info.dim
-    with index_lock(out), staging_dir(out) as tmp:
-        if progress is not None:
-            progress("write", 0, 1)
-        name = segment_name(0)
-        (tmp / SEGMENTS).mkdir()
-        segment = write_segment(tmp / SEGMENTS / name, name, content, dim, ann)
-        ref_record = None
-        if reference is not None:
-            ref_texts, ref_emb, ref_source = reference
-            save_array(tmp / f"{REFERENCE}.npy", ref_emb.astype(np.float32))
-            write_lines(tmp / f"{REFERENCE}.jsonl", iter(ref_texts))
-            ref_record = ReferenceRecord(source=ref_source, count=len(ref_texts))
-        save_array(tmp / f"{ANN_QUERIES}.npy", probes)
-        write_lines(tmp / f"{ANN_QUERIES}.jsonl", iter(probe_texts))
-        roots = [ANN_QUERIES, REFERENCE] if reference is not None else [ANN_QUERIES]
-        files = file_entries(tmp, [f"{name}.{ext}" for name in roots for ext in ("npy", "jsonl")])
-        manifest = _manifest(
-            EncoderIdentity.of(encoder.info), [segment], files, {**fields, "reference": ref_record}
-        )
-        publish_manifest(tmp, manifest)
-        if out.exists() and not replace:  # checked under the index's lock, as late as can be
-            raise DeployError(f"{out} already exists (pass --force to replace it)")
-        publish_dir(tmp, out)
-        if progress is not None:
-            progress("write", 1, 1)
+        del texts
+        fields = {
+            "source": source,
+            "program": record,
+            "counts": Counts(
+                documents=len(docs),
+                store_rows=store.n_rows,
+                index_encodes=rec.index_encodes,
+                reference_queries=len(reference[0]) if reference else 0,
+                ann_queries=len(probe_texts),
+            ),
+            "observed": Observed(
+                sample_queries=len(queries),
+                query_encodes_per_query=rec.query_encodes / max(1, rec.calls * len(queries)),
+                index_encodes_per_document=rec.index_encodes / len(docs),
+            ),
+            "history": [HistoryEntry(action="build", documents=len(docs), at=_now())],
+        }
+        dim = encoder.info.dim
+        with index_lock(out), staging_dir(out) as tmp:
+            if progress is not None:
+                progress("write", 0, 1)
+            name = segment_name(0)
+            (tmp / SEGMENTS).mkdir()
+            segment = write_segment(tmp / SEGMENTS / name, name, content, dim, ann)
+            ref_record = None
+            if reference is not None:
+                ref_texts, ref_emb, ref_source = reference
+                save_array(tmp / f"{REFERENCE}.npy", ref_emb.astype(np.float32))
+                write_lines(tmp / f"{REFERENCE}.jsonl", iter(ref_texts))
+                ref_record = ReferenceRecord(source=ref_source, count=len(ref_texts))
+            save_array(tmp / f"{ANN_QUERIES}.npy", probes)
+            write_lines(tmp / f"{ANN_QUERIES}.jsonl", iter(probe_texts))
+            roots = [ANN_QUERIES, REFERENCE] if reference is not None else [ANN_QUERIES]
+            files = file_entries(
+                tmp, [f"{name}.{ext}" for name in roots for ext in ("npy", "jsonl")]
+            )
+            manifest = _manifest(
+                EncoderIdentity.of(encoder.info),
+                [segment],
+                files,
+                {**fields, "reference": ref_record},
+            )
+            publish_manifest(tmp, manifest)
+            if out.exists() and not replace:  # checked under the index's lock, as late as can be
+                raise DeployError(f"{out} already exists (pass --force to replace it)")
+            publish_dir(tmp, out)
+            if progress is not None:
+                progress("write", 1, 1)
 
 
 def extend_index(
