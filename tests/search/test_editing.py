@@ -248,7 +248,8 @@ def test_an_edit_that_fails_the_precheck_is_repaired_on_the_edited_program(serve
 
     def check(source: str) -> PrecheckResult:
         if "undefined_thing" in source:
-            return PrecheckResult(False, Status.CRASHED, "NameError: name 'undefined_thing'")
+            reason = "NameError: name 'undefined_thing' is not defined"
+            return PrecheckResult(False, Status.CRASHED, reason)
         return PrecheckResult(True, Status.OK)
 
     fix = (
@@ -262,6 +263,8 @@ def test_an_edit_that_fails_the_precheck_is_repaired_on_the_edited_program(serve
     assert proposal.attempts[0].status == Status.CRASHED
     repair = server.prompts[1]
     assert repair is not None and "failed the check" in repair and "undefined_thing(S)" in repair
+    # The drafting proposer's one-line fix for a common failure comes with it.
+    assert "Hint: undefined_thing is not defined: define it in the file, or use a listed" in repair
 
 
 def test_when_no_edit_applies_the_proposal_has_no_program(server):

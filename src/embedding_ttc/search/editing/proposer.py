@@ -18,8 +18,11 @@ The paper uses its proposer "purely as a mutation function". :class:`EditPropose
    models often rewrite rather than edit) is taken as that program, as code-editing agents
    accept a whole-file reply; the program's docstring says which it was (``Edit:``);
 4. when the edit cannot be applied or the result fails the pre-check, continues the
-   conversation with up to ``repair_rounds`` repair turns naming what went wrong (an edit
-   that applied is kept: the repair's blocks apply to the edited program, shown again).
+   conversation with up to ``repair_rounds`` repair turns naming what went wrong, with the
+   drafting proposer's one-line fix when the failure is a common one
+   (:func:`~embedding_ttc.search.drafting.hints.repair_hint`: a helper's import, an undefined
+   name, a near-duplicate); an edit that applied is kept: the repair's blocks apply to the
+   edited program, shown again.
 
 The program's module docstring is rewritten to the reply's ``Novelty:``, ``Hypothesis:``,
 ``Parent:`` and ``Edit:`` lines, so the archived file says what it is. Every failed call becomes an
@@ -36,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.drafting.repairs import repair_source
 from embedding_ttc.search.editing.blocks import EditError, apply_blocks, parse_blocks
@@ -65,6 +69,7 @@ class _Call:
     status: Status
     reason: str
     source: str | None = None
+    hint: str = ""
 
 
 class EditProposer:
@@ -183,7 +188,7 @@ class EditProposer:
         novelty = meta.novelty or (f"adds {idea.title} (the suggested idea)" if idea else "")
         source = _with_docstring(edited, novelty, meta.hypothesis, parent.name, how)
         check = self.precheck(source) if self.precheck is not None else _parses(source)
-        return _Call(reply, check.ok, check.status, check.reason, source)
+        return _Call(reply, check.ok, check.status, check.reason, source, repair_hint(check))
 
     def _proposal(self, chosen: _Call, calls: list[_Call], parent: Parent) -> Proposal:
         meta = parse_reply(chosen.reply.text)
@@ -236,8 +241,9 @@ def _repair_message(call: _Call, current: str) -> str:
         what = "Your edit could not be applied"
     else:
         what = "Your edit applied, but the program it made failed the check"
+    hint = f"\nHint: {call.hint}" if call.hint else ""
     return (
-        f"{what}: {reason}\n\nThe program as it is now:\n{fenced(current.rstrip())}\n\n"
+        f"{what}: {reason}{hint}\n\nThe program as it is now:\n{fenced(current.rstrip())}\n\n"
         "Reply with search/replace blocks against THIS program (each SEARCH part copied "
         "exactly from it), then the Novelty: and Hypothesis: lines."
     )
