@@ -165,7 +165,7 @@ def test_serve_subprocess_answers_then_exits_cleanly_on_sigterm(tmp_path):
     base = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "embedding_ttc.cli.deploy", "serve", str(tmp_path / "ix")]
     proc = subprocess.Popen(
-        [*cmd, "--host", "127.0.0.1", "--port", str(port), "--shortlist", "4"],
+        [*cmd, "--host", "127.0.0.1", "--port", str(port), "--shortlist", "4", "--preload"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=os.environ.copy(),  # the test's isolated embedding cache
@@ -201,6 +201,7 @@ def test_serve_subprocess_answers_then_exits_cleanly_on_sigterm(tmp_path):
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
     assert "Finished server process" in stderr
+    assert f"MB of {tmp_path / 'ix'} into the page cache" in stderr
 
 
 # --- schemathesis ---------------------------------------------------------------------------

@@ -217,6 +217,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise EmbeddingTTCError(f"--workers must be at least 1, got {args.workers}")
     set_threads(args.threads)
     index = Index.load(args.dir, verify=args.verify)
+    if args.preload:
+        from embedding_ttc.deploy.preload import preload
+
+        read = preload(index.directory, index.manifest)
+        _say(f"preloaded {read / 2**20:,.0f} MB of {args.dir} into the page cache")
     if args.workers > 1:
         return _serve_workers(args, index)
     encoder = build_encoder(
@@ -328,6 +333,12 @@ def add_deploy_commands(sub: Any) -> None:
     )
     se.add_argument("--shortlist", type=int, default=100, help="candidates /search reranks")
     se.add_argument("--verify", action="store_true", help="check every file's SHA-256 first")
+    se.add_argument(
+        "--preload",
+        action="store_true",
+        help="read every file of the index once before serving, so that the first queries "
+        "do not wait for disk (the page cache, shared by the workers; not pinned)",
+    )
     se.add_argument(
         "--workers",
         type=int,
