@@ -226,7 +226,7 @@ def serve_row(
     row: dict[str, object] = {}
     for stage in ("dense", "exact"):
         port = free_port()
-        proc = start_server(index, port, args.threads, first_stage=stage)
+        proc = start_server(index, port, args.threads, first_stage=stage, preload=args.preload)
         try:
             base = f"http://127.0.0.1:{port}"
             if stage == "dense":
@@ -268,6 +268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=200, help="requests per endpoint")
     parser.add_argument("--recall-queries", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--preload", action="store_true",
+                        help="start each server with serve --preload")  # fmt: skip
     parser.add_argument("--data-dir", type=Path)
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

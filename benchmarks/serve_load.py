@@ -70,11 +70,17 @@ def post(url: str, body: dict[str, object], timeout: float = 300.0) -> tuple[int
 
 
 def start_server(
-    index: Path, port: int, threads: int, workers: int = 1, first_stage: str = "dense"
+    index: Path,
+    port: int,
+    threads: int,
+    workers: int = 1,
+    first_stage: str = "dense",
+    preload: bool = False,
 ) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "embedding_ttc.cli.deploy", "serve", str(index)]
     cmd += ["--port", str(port), "--no-cache", "--log-level", "warning"]
     cmd += ["--threads", str(threads), "--workers", str(workers), "--first-stage", first_stage]
+    cmd += ["--preload"] if preload else []
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
