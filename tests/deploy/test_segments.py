@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from embedding_ttc.cli.deploy import main as deploy_main
-from embedding_ttc.deploy.ann import AnnPolicy, build_ann, exact_top, load_ann
+from embedding_ttc.deploy.ann import AnnPolicy, ann_top, build_ann, exact_top, load_ann
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.index import Index
@@ -141,12 +141,15 @@ def test_exact_segments_merge_to_the_whole_matrix_ranking_up_to_float_ties(tmp_p
             np.testing.assert_allclose(score(g), score(w), atol=1e-6)
 
 
-def test_ivf_recall_at_100_on_random_vectors(tmp_path):
+@pytest.mark.parametrize(
+    ("codes", "kind", "rescore"), [("sq8", "ivf-sq8", 2), ("flat", "ivf-flat", 1)]
+)
+def test_ivf_recall_at_100_on_random_vectors(tmp_path, codes, kind, rescore):
     rng = np.random.default_rng(7)
     D = rng.standard_normal((4000, 32)).astype(np.float32)
     D /= np.linalg.norm(D, axis=1, keepdims=True)
-    record = build_ann(D, tmp_path, AnnPolicy(exact_below=1000))
-    assert record is not None and record.kind == "ivf-flat"
+    record = build_ann(D, tmp_path, AnnPolicy(exact_below=1000, codes=codes))
+    assert record is not None and (record.kind, record.rescore) == (kind, rescore)
     assert record.nlist == int(4 * np.sqrt(4000))
     assert record.recall >= 0.95
     index = load_ann(tmp_path, record)
@@ -154,9 +157,12 @@ def test_ivf_recall_at_100_on_random_vectors(tmp_path):
     Q = rng.standard_normal((100, 32)).astype(np.float32)
     Q /= np.linalg.norm(Q, axis=1, keepdims=True)
     truth = exact_top(D, Q, 100)
-    _, found = index.search(Q, 100)
+    scores, found = ann_top(index, D, Q, 100, record.rescore)
     recall = np.mean([len(set(f) & set(t)) / 100 for f, t in zip(found, truth, strict=True)])
     assert recall >= 0.95
+    # The scores are exact inner products (re-scored from D for sq8), best first.
+    np.testing.assert_allclose(scores[0], D[found[0]] @ Q[0], rtol=1e-5, atol=1e-6)
+    assert np.all(np.diff(scores, axis=1) <= 0)
     # Below the threshold: no ANN index, the segment is searched exactly.
     assert build_ann(D[:999], tmp_path / "small", AnnPolicy(exact_below=1000)) is None
 
@@ -181,7 +187,7 @@ def test_calibrating_on_query_like_vectors_holds_recall_on_queries_where_midpoin
         (tmp_path / name).mkdir()
         record = build_ann(D, tmp_path / name, AnnPolicy(exact_below=1000), queries)
         assert record is not None and record.calibration == name and record.recall >= 0.95
-        _, found = load_ann(tmp_path / name, record).search(held, 100)
+        _, found = ann_top(load_ann(tmp_path / name, record), D, held, 100, record.rescore)
         recall[name] = np.mean(
             [len(set(f) & set(t)) / 100 for f, t in zip(found, truth, strict=True)]
         )

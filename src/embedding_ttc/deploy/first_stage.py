@@ -27,6 +27,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from embedding_ttc.deploy.ann import ann_top
 from embedding_ttc.deploy.segment import Segment
 from embedding_ttc.evaluation.batches import FIRST_STAGE_BLOCK
 from embedding_ttc.evaluation.metrics import top_k
@@ -61,7 +62,8 @@ def dense(
     for segment, start in zip(segments, starts, strict=False):
         k = min(n, segment.size)
         if segment.ann is not None and not exact:
-            scores, found = segment.ann.search(np.ascontiguousarray(Q, dtype=np.float32), k)
+            rescore = segment.record.ann.rescore if segment.record.ann is not None else 1
+            scores, found = ann_top(segment.ann, segment.documents, Q, k, rescore)
             for i in range(len(Q)):
                 ok = found[i] >= 0
                 hits[i].append((found[i][ok].astype(np.intp) + start, scores[i][ok]))

@@ -300,22 +300,26 @@ class AnnRecord(_Record):
     """A segment's approximate nearest-neighbour index (:mod:`embedding_ttc.deploy.ann`).
 
     Attributes:
-        kind: ``ivf-flat`` (FAISS ``IndexIVFFlat``, inner product).
+        kind: ``ivf-sq8`` (FAISS ``IndexIVFScalarQuantizer``, one byte a dimension) or
+            ``ivf-flat`` (``IndexIVFFlat``, float32), both over inner product.
         file: its file in the segment.
         nlist: inverted lists (k-means cells).
         nprobe: cells searched per query, chosen at write time for ``recall``.
         recall: recall@100 against the exact product, measured at write time.
+        rescore: candidates fetched per result wanted, re-scored exactly from the segment's
+            vectors (1: none, the index's scores are exact).
         calibration: what ``recall`` was measured on: ``queries`` (query-view embeddings of
             the index's calibration queries) or ``midpoints`` (of two documents; what an index
             written before calibration queries were kept used too).
 
     """
 
-    kind: Literal["ivf-flat"]
+    kind: Literal["ivf-flat", "ivf-sq8"]
     file: str
     nlist: int
     nprobe: int
     recall: float
+    rescore: int = 1
     calibration: Literal["queries", "midpoints"] = "midpoints"
 
 
