@@ -216,6 +216,34 @@ def test_recipe_matches_what_the_program_does(tmp_path, name):
         assert observed == recipe.batch
 
 
+@pytest.mark.parametrize("name", PROGRAMS.names())
+def test_a_build_running_the_program_on_its_first_block_only_serves_as_a_full_recording(
+    tmp_path, monkeypatch, name
+):
+    """A library program runs over the first block; its recipe's artifacts fill the rest."""
+    import embedding_ttc.deploy.record as record
+
+    encoder = HashingEncoder(two_views=True)
+    docs = corpus()
+    full = Index.build(tmp_path / "full", docs, encoder=encoder, program=name,
+                       reference_queries=QUERIES)  # fmt: skip
+    monkeypatch.setattr(record, "BUILD_BLOCK", 3)  # corpus() has more documents than that
+    assert len(docs) > 3
+    sampled = Index.build(tmp_path / "sampled", docs, encoder=encoder, program=name,
+                          reference_queries=QUERIES)  # fmt: skip
+    a, b = full.manifest, sampled.manifest
+    assert a.counts.store_rows == b.counts.store_rows
+    assert a.counts.index_encodes == b.counts.index_encodes
+    assert a.observed.query_encodes_per_query == b.observed.query_encodes_per_query
+    ids = list(full.doc_ids)
+    lists = [ids[:6], ids[2:], ids]
+    want = Reranker(full, encoder).score(QUERIES[:3], lists)
+    got = Reranker(sampled, encoder).score(QUERIES[:3], lists)
+    assert got.stats.index_misses == 0  # every document-side text came from the index
+    for x, y in zip(got.scores, want.scores, strict=True):
+        np.testing.assert_allclose(x, y, atol=TOL)
+
+
 # --- the API -------------------------------------------------------------------------------------
 
 

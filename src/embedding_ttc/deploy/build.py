@@ -64,7 +64,12 @@ from embedding_ttc.deploy.manifest import (
     check_tokenizer,
 )
 from embedding_ttc.deploy.program_file import ProgramFile
-from embedding_ttc.deploy.record import Progress, chunk_tables, record_encodes
+from embedding_ttc.deploy.record import (
+    Progress,
+    chunk_tables,
+    record_declared,
+    record_encodes,
+)
 from embedding_ttc.deploy.segment import (
     Segment,
     SegmentContent,
@@ -241,7 +246,14 @@ def build_index(
         texts = [d.joined for d in docs]
         D = _encode_documents(encoder, texts, progress)
         queries = list(reference_queries[:SAMPLE_QUERIES])
-        rec = record_encodes(runner, encoder, texts, D, queries, EmbeddingStore(), progress, spill)
+        if isinstance(program, ProgramFile):  # its artifacts are learnt from the recording
+            rec = record_encodes(
+                runner, encoder, texts, D, queries, EmbeddingStore(), progress, spill
+            )
+        else:
+            rec = record_declared(
+                runner, recipe_for(program), encoder, texts, D, queries, progress, spill
+            )
         groups = rec.recorded.groups()
         store = EmbeddingStore({k: StoreGroup.of(t, e) for k, (t, e) in groups.items()})
         if isinstance(program, ProgramFile):

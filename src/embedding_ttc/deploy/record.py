@@ -8,6 +8,14 @@ declares; :func:`chunk_tables` checks that and maps each declared artifact's tex
 documents and store rows. A program without a written recipe (a program file) has its
 artifacts derived from this recording instead (:mod:`embedding_ttc.deploy.derive`).
 
+A library program's recipe says what its index-time encodes are, so running it over every
+block is work spent only to learn what is already declared (at a million documents, hours of
+the program's own arithmetic over sample queries). :func:`record_declared` runs it over the
+first block only, which still measures what it encodes per query and per document and checks
+its recipe (:func:`chunk_tables` fails when a declared artifact was not encoded), then encodes
+the declared artifacts of every document straight into the recording, longest first in chunks
+of :data:`~embedding_ttc.deploy.store.RECORD_CHUNK`, as the recording pass does.
+
 The program is passed in, built by the caller: a library program, or a program file's
 source run in the sandbox. A failure of the program (a crash, a timeout, an invalid matrix)
 is a :class:`~embedding_ttc.deploy.errors.DeployError` naming the program and the reason.
@@ -23,7 +31,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.deploy.errors import DeployError
-from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn, StoreKey, StoreLookup
+from embedding_ttc.deploy.store import (
+    RECORD_CHUNK,
+    EmbeddingStore,
+    StoreBuilder,
+    StoreEncodeFn,
+    StoreKey,
+    StoreLookup,
+)
 from embedding_ttc.encoders.base import QUERY, Encoder
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.evaluation.outcome import CandidateError
@@ -104,6 +119,45 @@ def record_encodes(
         if progress is not None:
             progress("run the program over the documents", stop, len(doc_texts))
     return Recording(recorder, index_encodes, query_encodes, calls)
+
+
+def record_declared(
+    program: Program,
+    recipe: Recipe,
+    encoder: Encoder,
+    doc_texts: Sequence[str],
+    D: Matrix,
+    queries: Sequence[str],
+    progress: Progress | None,
+    spill: Path | None = None,
+) -> Recording:
+    """The recording pass over the first block, then the recipe's artifacts of every document.
+
+    Raises:
+        DeployError: the program failed on the first block.
+
+    """
+    first = min(BUILD_BLOCK, len(doc_texts))
+    sample = record_encodes(
+        program, encoder, doc_texts[:first], D[:first], queries, EmbeddingStore(), progress, spill
+    )
+    recorder = sample.recorded
+    encoded = 0
+    for artifact in recipe.active_artifacts(encoder.info.collapsed):
+        key = artifact.key
+        wanted = list(dict.fromkeys(artifact.texts(doc_texts).texts))
+        todo = [t for t, row in zip(wanted, recorder.rows(key, wanted), strict=True) if row < 0]
+        todo.sort(key=len, reverse=True)  # longest first: low padding, as recorded
+        view, dim, max_length = key
+        for start in range(0, len(todo), RECORD_CHUNK):
+            chunk = todo[start : start + RECORD_CHUNK]
+            recorder.add(
+                key, chunk, encoder.encode(chunk, view=view, dim=dim, max_length=max_length)
+            )
+            encoded += len(chunk)
+            if progress is not None:
+                progress(f"encode {artifact.describe()}", start + len(chunk), len(todo))
+    return Recording(recorder, sample.index_encodes + encoded, sample.query_encodes, sample.calls)
 
 
 RowsOf = Callable[[StoreKey, Sequence[str]], NDArray[np.intp]]
