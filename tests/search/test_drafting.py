@@ -34,7 +34,9 @@ from embedding_ttc.search.drafting.repairs import (
     define_constants,
     drop_unused_typing,
     fix_imports,
+    hoist_assignments,
     move_into_program,
+    repair_source,
 )
 from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.ledger import Ledger
@@ -737,3 +739,38 @@ def test_a_docstring_that_swallowed_the_program_is_closed_after_the_claims():
     assert close_docstring(fixed) == (fixed, ())
     prose = '"""Novelty: x.\nHypothesis: y."""\n'
     assert close_docstring(prose) == (prose, ())
+
+
+HOISTABLE = """\
+from embedding_ttc.programs.primitives.channels import bm25_scores, mask_for, prf_scores
+from embedding_ttc.programs.primitives.scores import rrf
+
+K = 3
+
+
+def program(Q, D, S, ctx):
+    \"\"\"A channel added above the line that makes the mask.\"\"\"
+    P = prf_scores(Q, D, S, k=K, alpha=0.5, mask=mask)
+    lexical = bm25_scores(ctx)
+    late = rrf([lexical, S], mask)
+    mask = mask_for(ctx, S)
+    both = rrf([lexical, P, late], mask)
+    return both
+"""
+
+
+def test_an_assignment_read_before_it_is_made_moves_to_the_start_of_program():
+    repaired, notes = hoist_assignments(HOISTABLE)
+    assert notes == ("moved the assignment of mask to the start of program()",)
+    body = repaired.split("def program(Q, D, S, ctx):\n")[1].splitlines()
+    assert body[1] == "    mask = mask_for(ctx, S)"  # after the docstring, before its readers
+    assert repaired.count("mask = mask_for(ctx, S)") == 1
+    assert repair_source(HOISTABLE)[0] == repaired
+    # Not moved: a line that reads a local made later (it would then read it too early), one
+    # already bound earlier, and a program that reads nothing too early.
+    reads_local = HOISTABLE.replace("mask = mask_for(ctx, S)", "mask = mask_for(ctx, late)")
+    assert hoist_assignments(reads_local) == (reads_local, ())
+    rebound = HOISTABLE.replace("    P = prf", "    mask = None\n    P = prf")
+    assert hoist_assignments(rebound) == (rebound, ())
+    assert hoist_assignments(repaired) == (repaired, ())
+    assert hoist_assignments("def program(Q, D, S, ctx):\n    return S\n")[1] == ()

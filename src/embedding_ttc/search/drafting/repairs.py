@@ -8,6 +8,10 @@ source unchanged and no notes when there is nothing to fix, or when it does not 
 * :func:`drop_unused_typing`: an unused ``typing`` import (refused by the import allow-list) goes;
 * :func:`fix_imports`: helpers imported from the wrong primitives module, or used without an
   import, are imported from their own;
+* :func:`hoist_assignments`: a one-line assignment inside ``program`` that reads only its
+  arguments and module-level names (``mask = mask_for(ctx, S)``), read by an earlier line,
+  moves up to the start of the body (an edit that adds a channel at the top of ``program``
+  often uses ``mask`` before the line that makes it);
 * :func:`define_constants`: an UPPER_CASE constant read but never defined gets the value an
   earlier draft of the same conversation, or a worked example of the prompt, gave it.
 
@@ -31,6 +35,7 @@ __all__ = [
     "define_constants",
     "drop_unused_typing",
     "fix_imports",
+    "hoist_assignments",
     "move_into_program",
     "repair_source",
 ]
@@ -387,10 +392,100 @@ def _literal_constants(source: str) -> dict[str, str]:
     return out
 
 
+def _module_level_names(tree: ast.Module) -> set[str]:
+    """The builtins and the names the module binds at its top level (not inside functions)."""
+    names = set(dir(builtins))
+    for top in tree.body:
+        if isinstance(top, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in top.names)
+        elif isinstance(top, (ast.FunctionDef, ast.ClassDef)):
+            names.add(top.name)
+        elif isinstance(top, (ast.Assign, ast.AnnAssign)):
+            targets = top.targets if isinstance(top, ast.Assign) else [top.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
+def _uses(statements: Iterable[ast.stmt], name: str, context: type) -> bool:
+    """Whether ``name`` is read (``ast.Load``) or bound (``ast.Store``) in ``statements``."""
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, context)
+        for stmt in statements
+        for n in ast.walk(stmt)
+    )
+
+
+def _hoistable(body: list[ast.stmt], start: int, free: set[str]) -> list[tuple[ast.Assign, str]]:
+    """The assignments of ``body`` to move up, with their names.
+
+    Each is a one-line ``name = expr`` reading only ``free`` names (and those hoisted before
+    it), whose name an earlier statement reads and none binds.
+    """
+    out: list[tuple[ast.Assign, str]] = []
+    for i, node in enumerate(body[start:], start):
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.lineno == node.end_lineno
+        ):
+            continue
+        name = node.targets[0].id
+        reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+        earlier = body[start:i]
+        if (
+            reads <= free | {h for _, h in out}
+            and _uses(earlier, name, ast.Load)
+            and not _uses(earlier, name, ast.Store)
+        ):
+            out.append((node, name))
+    return out
+
+
+def hoist_assignments(source: str) -> tuple[str, tuple[str, ...]]:
+    """Move up assignments in ``program`` that earlier lines read; say which (see the module)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, ()
+    program = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None
+    )
+    if program is None or not program.body:
+        return source, ()
+    body = program.body
+    docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    start = 1 if docstring else 0
+    free = _module_level_names(tree) | {a.arg for a in program.args.args}
+    hoisted = _hoistable(body, start, free) if start < len(body) else []
+    if not hoisted:
+        return source, ()
+    lines = source.split("\n")
+    moved = [lines[node.lineno - 1].strip() for node, _ in hoisted]
+    indent = " " * body[start].col_offset
+    for node, _ in sorted(hoisted, key=lambda h: -h[0].lineno):
+        del lines[node.lineno - 1]
+    at = body[start].lineno - 1
+    lines[at:at] = [indent + line for line in moved]
+    repaired = "\n".join(lines)
+    try:
+        ast.parse(repaired)
+    except SyntaxError:
+        return source, ()
+    names = ", ".join(name for _, name in hoisted)
+    return repaired, (f"moved the assignment of {names} to the start of program()",)
+
+
 def repair_source(source: str, donors: Iterable[str] = ()) -> tuple[str, tuple[str, ...]]:
     """Every mechanical repair in turn; the repaired source and all notes."""
     notes: list[str] = []
-    for repair in (close_docstring, move_into_program, drop_unused_typing, fix_imports):
+    for repair in (
+        close_docstring,
+        move_into_program,
+        drop_unused_typing,
+        fix_imports,
+        hoist_assignments,
+    ):
         source, more = repair(source)
         notes.extend(more)
     source, more = define_constants(source, donors)
