@@ -6,9 +6,11 @@ its key ``(view, dim, max_length)`` and only texts the store lacks reach the liv
 the query path never re-encodes a stored document, and every library program deploys without
 being rewritten.
 
-The store is filled at build time by running the program once over the corpus with a few
-sample queries and recording every encode made inside ``ctx.index_time()`` (the
-document-side, amortisable work of :mod:`embedding_ttc.programs.base`). Encodes outside it are
+The store is filled at build time by running the program with a few sample queries and
+recording every encode made inside ``ctx.index_time()`` (the document-side, amortisable work
+of :mod:`embedding_ttc.programs.base`): over the whole corpus for a program file, over the
+first block for a library program, whose recipe's artifacts are then encoded for the rest
+(:mod:`~embedding_ttc.deploy.record`). Encodes outside it are
 query-time work (the expansions of DiverseDualCtx and its successors, built from the top
 documents' sentences, depend on the query): they go to the live encoder at query time. What
 the recording must produce is declared by each program (its
