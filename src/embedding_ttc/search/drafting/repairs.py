@@ -94,6 +94,20 @@ def _defines_program(tree: ast.Module) -> bool:
     return any(isinstance(n, ast.FunctionDef) and n.name == "program" for n in tree.body)
 
 
+def _with_program(source: str) -> tuple[ast.Module, ast.FunctionDef] | None:
+    """The parsed module and its top-level ``program`` with a body (``None``: no such)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    program = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None
+    )
+    if program is None or not program.body:
+        return None
+    return tree, program
+
+
 ARGUMENTS = ("Q", "D", "S", "ctx", "mask")
 """Names that exist only inside ``program``: its arguments and the customary candidate mask."""
 
@@ -108,15 +122,10 @@ def move_into_program(source: str) -> tuple[str, tuple[str, ...]]:
     the body, after a docstring). A source that does not parse, or has no top-level
     ``program``, is returned unchanged; so is the result if it does not parse.
     """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    parsed = _with_program(source)
+    if parsed is None:
         return source, ()
-    program = next(
-        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None
-    )
-    if program is None or not program.body:
-        return source, ()
+    tree, program = parsed
     moved: list[ast.stmt] = []
     bound: set[str] = set()
     for n in tree.body:  # in order: a statement that reads a moved name moves too
@@ -444,15 +453,10 @@ def _hoistable(body: list[ast.stmt], start: int, free: set[str]) -> list[tuple[a
 
 def hoist_assignments(source: str) -> tuple[str, tuple[str, ...]]:
     """Move up assignments in ``program`` that earlier lines read; say which (see the module)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    parsed = _with_program(source)
+    if parsed is None:
         return source, ()
-    program = next(
-        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None
-    )
-    if program is None or not program.body:
-        return source, ()
+    tree, program = parsed
     body = program.body
     docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
     start = 1 if docstring else 0
