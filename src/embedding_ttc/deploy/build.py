@@ -203,8 +203,8 @@ def spill_dir(out: Path, inside: bool = False) -> AbstractContextManager[Path]:
 
     A build's is beside ``out``; an addition's is ``inside`` the index ``out``.
 
-    They are written there as they are recorded (a sentence-level program over a million
-    documents records some fifteen million), then copied into the segment's store files; the
+    They are written there as they are recorded (LexicalHybridRRF over a million short
+    documents records about six million), then copied into the segment's store files; the
     folder is removed when the writer ends. A killed build leaves ``.NAME.spill.tmp-*`` beside
     the index, as it leaves its staged ``.NAME.tmp-*``; a killed addition leaves
     ``.spill.tmp-*`` inside it, which the next writer sweeps (:func:`~.segment.sweep`).
@@ -227,11 +227,12 @@ def build_index(
 ) -> None:
     """Build an index of ``docs`` at ``out`` (:meth:`~embedding_ttc.deploy.index.Index.build`)."""
     with spill_dir(out) as spill:
+        declared: Recipe | None = None  # a program file's recipe is learnt from the recording
         if isinstance(program, ProgramFile):
             runner: Program = program.sandboxed()
             version = 1
         else:
-            recipe_for(program)  # an unknown name fails before anything is encoded
+            declared = recipe_for(program)  # an unknown name fails before anything is encoded
             runner = get_program(program)
             version = program_version(runner)
         check_new_documents(docs, set(), source or "corpus")
@@ -246,14 +247,12 @@ def build_index(
         texts = [d.joined for d in docs]
         D = _encode_documents(encoder, texts, progress)
         queries = list(reference_queries[:SAMPLE_QUERIES])
-        if isinstance(program, ProgramFile):  # its artifacts are learnt from the recording
+        if declared is None:
             rec = record_encodes(
                 runner, encoder, texts, D, queries, EmbeddingStore(), progress, spill
             )
         else:
-            rec = record_declared(
-                runner, recipe_for(program), encoder, texts, D, queries, progress, spill
-            )
+            rec = record_declared(runner, declared, encoder, texts, D, queries, progress, spill)
         groups = rec.recorded.groups()
         store = EmbeddingStore({k: StoreGroup.of(t, e) for k, (t, e) in groups.items()})
         if isinstance(program, ProgramFile):
@@ -311,9 +310,9 @@ def build_index(
                 ref_record = ReferenceRecord(source=ref_source, count=len(ref_texts))
             save_array(tmp / f"{ANN_QUERIES}.npy", probes)
             write_lines(tmp / f"{ANN_QUERIES}.jsonl", iter(probe_texts))
-            roots = [ANN_QUERIES, REFERENCE] if reference is not None else [ANN_QUERIES]
+            stems = [ANN_QUERIES, REFERENCE] if reference is not None else [ANN_QUERIES]
             files = file_entries(
-                tmp, [f"{name}.{ext}" for name in roots for ext in ("npy", "jsonl")]
+                tmp, [f"{stem}.{ext}" for stem in stems for ext in ("npy", "jsonl")]
             )
             manifest = _manifest(
                 EncoderIdentity.of(encoder.info),

@@ -212,8 +212,8 @@ class StoreBuilder:
     Args:
         spill: a folder for the embeddings (one raw float32 file per key, appended as they
             are recorded, and memory-mapped by :meth:`groups`), so that a build's memory holds
-            the texts but not their embeddings: a sentence-level program over a million
-            documents records some fifteen million of them. ``None``: kept in memory.
+            the texts but not their embeddings: LexicalHybridRRF over a million short documents
+            records about six million of them. ``None``: kept in memory.
 
     """
 
