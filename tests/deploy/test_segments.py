@@ -14,7 +14,14 @@ import numpy as np
 import pytest
 
 from embedding_ttc.cli.deploy import main as deploy_main
-from embedding_ttc.deploy.ann import AnnPolicy, ann_top, build_ann, exact_top, load_ann
+from embedding_ttc.deploy.ann import (
+    AnnPolicy,
+    ann_top,
+    build_ann,
+    exact_top,
+    load_ann,
+    recall_lower_bound,
+)
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.index import Index
@@ -142,7 +149,8 @@ def test_exact_segments_merge_to_the_whole_matrix_ranking_up_to_float_ties(tmp_p
 
 
 @pytest.mark.parametrize(
-    ("codes", "kind", "rescore"), [("sq8", "ivf-sq8", 2), ("flat", "ivf-flat", 1)]
+    ("codes", "kind", "rescore"),
+    [("pq4fs", "ivf-pq4fs", 10), ("sq8", "ivf-sq8", 2), ("flat", "ivf-flat", 1)],
 )
 def test_ivf_recall_at_100_on_random_vectors(tmp_path, codes, kind, rescore):
     rng = np.random.default_rng(7)
@@ -165,6 +173,17 @@ def test_ivf_recall_at_100_on_random_vectors(tmp_path, codes, kind, rescore):
     assert np.all(np.diff(scores, axis=1) <= 0)
     # Below the threshold: no ANN index, the segment is searched exactly.
     assert build_ann(D[:999], tmp_path / "small", AnnPolicy(exact_below=1000)) is None
+
+
+def test_the_calibration_asks_the_lower_confidence_bound_of_the_recall_to_reach_the_target():
+    # 200 queries with a mean recall of exactly 0.95: the mean reaches 0.95, its bound does not.
+    recalls = np.array([1.0] * 150 + [0.8] * 50)
+    assert recalls.mean() == pytest.approx(0.95)
+    assert recall_lower_bound(recalls) < 0.95
+    assert recall_lower_bound(np.ones(200)) == 1.0
+    assert recall_lower_bound(np.array([0.7])) == pytest.approx(0.7)
+    sd = recalls.std(ddof=1)
+    assert recall_lower_bound(recalls) == pytest.approx(0.95 - 1.96 * sd / np.sqrt(200))
 
 
 def test_calibrating_on_query_like_vectors_holds_recall_on_queries_where_midpoints_do_not(
@@ -399,3 +418,125 @@ def test_a_killed_add_or_compact_leaves_the_old_version_or_the_new_one(
     assert {p.name for p in root.iterdir()} <= allowed
     leftovers = [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
     assert leftovers == []
+
+
+# --- re-indexing the ANN ------------------------------------------------------------------------
+
+
+def _ann_index(root: Path) -> Index:
+    """An index of 300 documents in two segments: 260 with an 8-bit IVF, 40 searched exactly."""
+    policy = AnnPolicy(exact_below=150, codes="sq8")
+    docs = [
+        Document(f"r{i}", "", f"text number {i} about {i % 17} and {i % 5}") for i in range(260)
+    ]
+    queries = [f"about {i} and {i % 5}" for i in range(30)]
+    index = Index.build(
+        root, docs, encoder=HashingEncoder(), program="P0", reference_queries=queries, ann=policy
+    )
+    more = [Document(f"s{i}", "", f"another text {i} of {i % 11}") for i in range(40)]
+    return index.add(more, encoder=HashingEncoder(), ann=policy)
+
+
+def test_reindexing_the_ann_rewrites_only_the_ann_files_and_keeps_rows_and_scores(tmp_path):
+    root = tmp_path / "ix"
+    before = _ann_index(root)
+    first, second = before.manifest.segments
+    assert first.ann is not None and first.ann.kind == "ivf-sq8" and second.ann is None
+    queries = ["text about 3 and 4", "another text of 7", "number 12"]
+    reranker = Reranker(before, HashingEncoder())
+    lists = [list(before.doc_ids[:50])] * len(queries)
+    scores = reranker.score(queries, lists).scores
+
+    after = before.reindex_ann(ann=AnnPolicy(exact_below=150))
+    new_first, new_second = after.manifest.segments
+    assert new_first.ann is not None
+    assert (new_first.ann.kind, new_first.ann.file, new_first.ann.rescore) == (
+        "ivf-pq4fs",
+        "ann-1.faiss",
+        10,
+    )
+    assert new_first.ann.calibration == "queries" and new_first.ann.recall >= 0.95
+    assert new_second.ann is None
+    # Only the ANN file changed: every other file, its size and hash, is the old one.
+    old_files = {k: v for k, v in first.files.items() if k != "ann.faiss"}
+    assert {k: v for k, v in new_first.files.items() if k != "ann-1.faiss"} == old_files
+    folder = root / "segments" / first.name
+    assert not (folder / "ann.faiss").exists() and (folder / "ann-1.faiss").exists()
+    assert after.manifest.history[-1].action == "ann"
+    assert after.manifest.history[-1].documents == 300
+    reloaded = Index.load(root, verify=True)
+    assert reloaded.doc_ids == before.doc_ids
+    new_reranker = Reranker(reloaded, HashingEncoder())
+    for x, y in zip(new_reranker.score(queries, lists).scores, scores, strict=True):
+        np.testing.assert_allclose(x, y, atol=1e-6)
+    got = new_reranker.first_stage(queries, 20)
+    want = expected_dense(reloaded, queries, 20)
+    overlap = np.mean([len(set(g) & set(w)) / 20 for g, w in zip(got, want, strict=True)])
+    assert overlap >= 0.9
+    # Again, and back to a policy under which the first segment is searched exactly.
+    again = after.reindex_ann(ann=AnnPolicy(exact_below=150))
+    assert again.manifest.segments[0].ann.file == "ann-2.faiss"  # type: ignore[union-attr]
+    assert not (folder / "ann-1.faiss").exists()
+    exact = again.reindex_ann(ann=AnnPolicy(exact_below=1000))
+    assert all(s.ann is None for s in exact.manifest.segments)
+    assert list(folder.glob("ann*.faiss")) == []
+    assert set(Index.load(root, verify=True).manifest.segments[0].files) == set(old_files)
+
+
+REINDEX_KILLER = """
+import os, signal, sys
+sys.path.insert(0, {tests!r})
+from embedding_ttc.deploy import reindex
+from embedding_ttc.deploy.ann import AnnPolicy
+from embedding_ttc.deploy.index import Index
+
+real = getattr(reindex, {name!r})
+
+def killing(*args, **kwargs):
+    if {when!r} == "before":
+        os.kill(os.getpid(), signal.SIGKILL)
+    out = real(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+    return out
+
+setattr(reindex, {name!r}, killing)
+Index.load({root!r}).reindex_ann(ann=AnnPolicy(exact_below=150))
+print("finished")
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "when"),
+    [
+        ("build_ann", "after"),  # the new file written, not listed
+        ("publish_manifest", "before"),
+        ("publish_manifest", "after"),  # the new version listed, the old file not yet removed
+    ],
+)
+def test_a_killed_reindexing_leaves_the_old_version_or_the_new_one(tmp_path, name, when):
+    root = tmp_path / "ix"
+    before = _ann_index(root)
+    script = REINDEX_KILLER.format(tests=str(TESTS), name=name, when=when, root=str(root))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    after = Index.load(root, verify=True)
+    kind = after.manifest.segments[0].ann.kind  # type: ignore[union-attr]
+    assert kind == ("ivf-pq4fs" if (name, when) == ("publish_manifest", "after") else "ivf-sq8")
+    assert after.doc_ids == before.doc_ids
+    # The next writer sweeps the file the killed one left; the segment holds what it lists.
+    final = after.add([Document("late", "", "A late text about 3.")], encoder=HashingEncoder())
+    folder = root / "segments" / final.manifest.segments[0].name
+    listed = final.manifest.segments[0].files
+    assert [p.name for p in folder.glob("ann*.faiss")] == [f for f in listed if f.startswith("ann")]
+
+
+def test_cli_ann(tmp_path, capsys):
+    _ann_index(tmp_path / "ix")
+    args = ["index", "ann", str(tmp_path / "ix"), "--codes", "flat", "--exact-below", "150"]
+    assert deploy_main(args) == 0
+    err = capsys.readouterr().err
+    assert "segment 000000 (260 documents): ivf-flat, nlist 64" in err
+    assert "segment 000001 (40 documents): searched exactly" in err
+    with pytest.raises(SystemExit):
+        deploy_main(["index", "ann", str(tmp_path / "ix"), "--codes", "pq8"])

@@ -1,4 +1,4 @@
-"""The ``index build``, ``add`` and ``compact`` commands and ``serve``: thin wiring of ``deploy``.
+"""The ``index`` commands (build, add, compact, ann) and ``serve``: thin wiring of ``deploy``.
 
 ``index build`` deploys a library program (``--program NAME``) or a program file found by the
 search (``--program-file F``: checked statically, its recipe derived at build time, its source
@@ -204,6 +204,32 @@ def cmd_index_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_index_ann(args: argparse.Namespace) -> int:
+    """Rewrite an index's ANN indexes under the current policy (nothing encoded)."""
+    from embedding_ttc.deploy.ann import AnnPolicy
+    from embedding_ttc.deploy.index import Index
+
+    if not 0.0 < args.target_recall <= 1.0:
+        raise EmbeddingTTCError(f"--target-recall must be in (0, 1], got {args.target_recall}")
+    if args.exact_below < 1:
+        raise EmbeddingTTCError(f"--exact-below must be at least 1, got {args.exact_below}")
+    policy = AnnPolicy(
+        exact_below=args.exact_below, codes=args.codes, target_recall=args.target_recall
+    )
+    with stage_progress(not args.no_progress) as progress:
+        new = Index.load(args.dir).reindex_ann(progress=progress, ann=policy)
+    for segment in new.manifest.segments:
+        ann = segment.ann
+        what = (
+            "searched exactly"
+            if ann is None
+            else f"{ann.kind}, nlist {ann.nlist}, nprobe {ann.nprobe}, recall@100 {ann.recall:.3f}"
+            f" on {ann.calibration}, {ann.rescore} re-scored per result"
+        )
+        _say(f"segment {segment.name} ({segment.documents} documents): {what}")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve an index over HTTP until SIGINT or SIGTERM."""
     from embedding_ttc.deploy.service import create_app, require_serve_extra, serve
@@ -236,7 +262,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def add_deploy_commands(sub: Any) -> None:
-    """Add ``index build``, ``index add``, ``index compact`` and ``serve`` to the parser."""
+    """Add ``index build``, ``add``, ``compact`` and ``ann``, and ``serve``, to the parser."""
+    from embedding_ttc.deploy.ann import AnnPolicy
     from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
     from embedding_ttc.encoders.sharded import DEFAULT_SHARD_SIZE
@@ -318,6 +345,36 @@ def add_deploy_commands(sub: Any) -> None:
     co.add_argument("dir", type=Path, help="the index directory")
     co.add_argument("--no-progress", action="store_true", help="no progress bars")
     co.set_defaults(func=cmd_index_compact)
+
+    an = ixsub.add_parser(
+        "ann",
+        help="rewrite every segment's ANN index under the current policy (nothing re-encoded)",
+    )
+    an.add_argument("dir", type=Path, help="the index directory")
+    an.add_argument(
+        "--codes",
+        choices=("pq4fs", "sq8", "flat"),
+        default="pq4fs",
+        help="how the inverted lists hold the vectors: 4-bit fast-scan product codes (default), "
+        "8-bit scalar codes, or float32",
+    )
+    an.add_argument(
+        "--target-recall",
+        type=float,
+        default=0.95,
+        metavar="R",
+        help="recall@100 the chosen nprobe must reach on the calibration queries (default 0.95)",
+    )
+    an.add_argument(
+        "--exact-below",
+        type=int,
+        default=AnnPolicy.exact_below,
+        metavar="N",
+        help=f"segments of fewer documents are searched exactly, with no ANN index "
+        f"(default {AnnPolicy.exact_below:,})",
+    )
+    an.add_argument("--no-progress", action="store_true", help="no progress bars")
+    an.set_defaults(func=cmd_index_ann)
 
     se = sub.add_parser("serve", help="serve an index over HTTP (needs the serve extra)")
     se.add_argument("dir", type=Path, help="the index directory")

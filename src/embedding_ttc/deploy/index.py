@@ -61,6 +61,7 @@ from embedding_ttc.deploy.manifest import (
 )
 from embedding_ttc.deploy.program_file import ProgramFile, stored_program
 from embedding_ttc.deploy.record import Progress
+from embedding_ttc.deploy.reindex import reindex_ann
 from embedding_ttc.deploy.segment import Segment
 from embedding_ttc.deploy.store import Reference, SegmentedStore
 from embedding_ttc.durable import check_files
@@ -385,4 +386,22 @@ class Index:
             if len(current.segments) == 1 and not current.manifest.legacy:
                 return current  # nothing to merge
             compact_index(current.directory, current.manifest, current.segments, progress, ann)
+        return Index.load(self.directory)
+
+    def reindex_ann(
+        self, *, progress: Progress | None = None, ann: AnnPolicy = DEFAULT_POLICY
+    ) -> Index:
+        """Rewrite every segment's ANN index under ``ann``; return the new index.
+
+        Nothing is encoded and no other file changes (:mod:`~embedding_ttc.deploy.reindex`).
+
+        Raises:
+            DeployError: the index is of schema 1 or 2 (compact it first).
+
+        """
+        self._check_segmented()
+        with index_lock(self.directory):
+            current = Index.load(self.directory)
+            current._check_segmented()
+            reindex_ann(current.directory, current.manifest, current.segments, ann, progress)
         return Index.load(self.directory)

@@ -289,9 +289,12 @@ class Observed(_Record):
 
 
 class HistoryEntry(_Record):
-    """One build, addition or compaction (``documents``: added, or held after compacting)."""
+    """One build, addition, compaction or re-indexing of the ANN (``ann``) of the index.
 
-    action: Literal["build", "add", "compact"]
+    ``documents``: those added, else those the index holds after it.
+    """
+
+    action: Literal["build", "add", "compact", "ann"]
     documents: int
     at: str
 
@@ -300,8 +303,9 @@ class AnnRecord(_Record):
     """A segment's approximate nearest-neighbour index (:mod:`embedding_ttc.deploy.ann`).
 
     Attributes:
-        kind: ``ivf-sq8`` (FAISS ``IndexIVFScalarQuantizer``, one byte a dimension) or
-            ``ivf-flat`` (``IndexIVFFlat``, float32), both over inner product.
+        kind: ``ivf-pq4fs`` (FAISS ``IndexIVFPQFastScan``, 4-bit codes of two dimensions),
+            ``ivf-sq8`` (``IndexIVFScalarQuantizer``, one byte a dimension) or ``ivf-flat``
+            (``IndexIVFFlat``, float32), all over inner product.
         file: its file in the segment.
         nlist: inverted lists (k-means cells).
         nprobe: cells searched per query, chosen at write time for ``recall``.
@@ -314,7 +318,7 @@ class AnnRecord(_Record):
 
     """
 
-    kind: Literal["ivf-flat", "ivf-sq8"]
+    kind: Literal["ivf-flat", "ivf-sq8", "ivf-pq4fs"]
     file: str
     nlist: int
     nprobe: int

@@ -1,7 +1,8 @@
 """One immutable segment of an index: its documents and everything computed from them alone.
 
 Layout of ``segments/NNNNNN/`` (every file listed in its :class:`SegmentRecord` with its size
-and SHA-256, computed when the segment is written; nothing in it changes afterwards)::
+and SHA-256, computed when the segment is written; nothing in it changes afterwards but its
+ANN index, which ``index ann`` replaces by a new file, :mod:`.reindex`)::
 
     documents.npy        D, its documents under retrieval.passage (float32, rows x dim)
     docs.jsonl, docs.offsets.npy, ids.jsonl, docs.hash.npy
@@ -11,7 +12,8 @@ and SHA-256, computed when the segment is written; nothing in it changes afterwa
     chunks/NN.owner.npy  per declared artifact: the segment row of each of its texts
     chunks/NN.rows.npy     and that text's row in the segment's store group
     bm25/                the bm25s index of its documents (absent when they have no token)
-    ann.faiss            its FAISS IVF index, above a size (:mod:`.ann`)
+    ann.faiss            its FAISS IVF index, above a size (:mod:`.ann`; ``ann-N.faiss`` once
+                           re-indexed)
 
 A segment is self-contained: its store holds every index-time text its documents need (a text
 an earlier segment already holds is copied, not re-encoded), so it can be merged, searched or
@@ -277,6 +279,9 @@ def publish_segment(
 def sweep(root: Path, manifest: Manifest) -> list[str]:
     """Remove what interrupted writers left: unlisted segments, staged folders, old files.
 
+    Inside a listed segment, an ANN file it does not list (``ann*.faiss``: an interrupted
+    re-indexing's, or one it replaced) goes too.
+
     Only under the index's lock. A schema-3 index also loses the root files of the schema-2
     layout a compaction converted it from. Returns what was removed (relative paths).
     """
@@ -288,6 +293,7 @@ def sweep(root: Path, manifest: Manifest) -> list[str]:
             if path.name not in listed:
                 _remove(path)
                 removed.append(f"{SEGMENTS}/{path.name}")
+        removed += _sweep_ann_files(folder, manifest)
     if not manifest.legacy:
         for name in LEGACY_ROOT_ENTRIES:
             if (root / name).exists():
@@ -297,6 +303,19 @@ def sweep(root: Path, manifest: Manifest) -> list[str]:
         if path.name.startswith((f".{MANIFEST}.", f".{REFERENCE}.", f".{SPILL}.")):
             _remove(path)
             removed.append(path.name)
+    return removed
+
+
+def _sweep_ann_files(folder: Path, manifest: Manifest) -> list[str]:
+    """Remove the ANN files listed segments do not list (``segments/NAME/ann*.faiss``)."""
+    removed = []
+    for segment in manifest.segments:
+        if not segment.name:
+            continue
+        for path in sorted((folder / segment.name).glob("ann*.faiss")):
+            if path.name not in segment.files:
+                _remove(path)
+                removed.append(f"{SEGMENTS}/{segment.name}/{path.name}")
     return removed
 
 
