@@ -33,6 +33,7 @@ generation. The last line is machine-readable.
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import subprocess
 import sys
@@ -91,19 +92,40 @@ def command(mode: str, generations: int, run_dir: Path, llm_model: str) -> list[
     ]  # fmt: skip
 
 
-def summarise(name: str, records: tuple[LedgerRecord, ...], generations: int) -> Row:
-    """The row of one run over its generations 1..``generations`` (P0, generation 0, aside)."""
+def openevolve_iterations(folder: Path) -> int | None:
+    """The iterations an OpenEvolve run made (its last checkpoint's), ``None`` without one.
+
+    An iteration whose reply OpenEvolve drops itself (a rewrite identical to its parent, a
+    reply it cannot parse) never reaches our evaluator, so it has no ledger line; it still
+    counts as a generation without a valid program.
+    """
+    done = []
+    for meta in (folder / "openevolve" / "checkpoints").glob("checkpoint_*/metadata.json"):
+        done.append(int(json.loads(meta.read_text(encoding="utf-8"))["last_iteration"]))
+    return max(done) if done else None
+
+
+def summarise(
+    name: str, records: tuple[LedgerRecord, ...], generations: int, attempts: int | None = None
+) -> Row:
+    """The row of one run over its generations 1..``generations`` (P0, generation 0, aside).
+
+    ``attempts``: generations the proposer made, when some left no ledger line (OpenEvolve's).
+    """
     gens = [r for r in records if 1 <= r.generation <= generations]
-    n = max(len(gens), 1)
+    total = max(len(gens), min(attempts, generations)) if attempts is not None else len(gens)
+    n = max(total, 1)
     upto = [r for r in records if r.generation <= generations]
     front = admitted(upto, "transfer", "reference")
     best = front[-1] if front else None
     statuses: dict[str, int] = {}
     for r in gens:
         statuses[r.status.value] = statuses.get(r.status.value, 0) + 1
+    if total > len(gens):
+        statuses["dropped by the peer"] = total - len(gens)
     return Row(
         name=name,
-        generations=len(gens),
+        generations=total,
         valid=sum(r.status is Status.OK for r in gens),
         statuses=statuses,
         best_p0=best.mean("p0", "validation") if best else None,
@@ -161,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in [*modes, "openevolve"]:
         folder = args.out / name
         if (folder / "ledger.jsonl").exists():
-            rows.append(summarise(name, Ledger(folder).records, args.generations))
+            attempts = openevolve_iterations(folder) if name == "openevolve" else None
+            rows.append(summarise(name, Ledger(folder).records, args.generations, attempts))
     print(render(rows))
     print(" ".join(f"valid[{r.name}]={r.valid}/{r.generations}" for r in rows))
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -125,3 +126,32 @@ def test_the_evaluator_returns_search_numbers_and_records_in_our_ledger(
     assert config is not None and config.objective == "reference"
     assert config.proposer == "openevolve" and config.model == "qwen2.5-coder-0.5b"
     assert read_split(run) is not None
+
+
+def _proposers_benchmark() -> ModuleType:
+    path = REPO / "benchmarks" / "proposers.py"
+    spec = importlib.util.spec_from_file_location("proposers_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_iterations_openevolve_dropped_count_as_generations_without_a_valid_program(tmp_path):
+    bench = _proposers_benchmark()
+    assert bench.openevolve_iterations(tmp_path) is None
+    for n in (5, 10):
+        folder = tmp_path / "openevolve" / "checkpoints" / f"checkpoint_{n}"
+        folder.mkdir(parents=True)
+        (folder / "metadata.json").write_text(json.dumps({"last_iteration": n}))
+    assert bench.openevolve_iterations(tmp_path) == 10
+    # The committed 20-iteration run: 17 programs reached the ledger, 3 replies OpenEvolve
+    # dropped itself (a rewrite identical to its parent), 1 program valid.
+    run = REPO / "results" / "proposers" / "openevolve"
+    row = bench.summarise("openevolve", Ledger(run).records, 20, bench.openevolve_iterations(run))
+    assert (row.generations, row.valid) == (20, 1)
+    assert row.statuses["dropped by the peer"] == 3
+    assert sum(row.statuses.values()) == 20
+    # Without the count, the ledger alone: 17 generations.
+    assert bench.summarise("openevolve", Ledger(run).records, 20).generations == 17
