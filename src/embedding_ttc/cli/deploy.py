@@ -263,7 +263,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def add_deploy_commands(sub: Any) -> None:
     """Add ``index build``, ``add``, ``compact`` and ``ann``, and ``serve``, to the parser."""
-    from embedding_ttc.deploy.ann import AnnPolicy
+    from embedding_ttc.deploy.ann import KINDS, AnnPolicy
     from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
     from embedding_ttc.encoders.sharded import DEFAULT_SHARD_SIZE
@@ -353,17 +353,18 @@ def add_deploy_commands(sub: Any) -> None:
     an.add_argument("dir", type=Path, help="the index directory")
     an.add_argument(
         "--codes",
-        choices=("pq4fs", "sq8", "flat"),
-        default="pq4fs",
-        help="how the inverted lists hold the vectors: 4-bit fast-scan product codes (default), "
-        "8-bit scalar codes, or float32",
+        choices=tuple(KINDS),
+        default=AnnPolicy.codes,
+        help="how the inverted lists hold the vectors: pq4fs, 4-bit fast-scan product codes; "
+        f"sq8, 8-bit scalar codes; flat, float32 (default {AnnPolicy.codes})",
     )
     an.add_argument(
         "--target-recall",
         type=float,
-        default=0.95,
+        default=AnnPolicy.target_recall,
         metavar="R",
-        help="recall@100 the chosen nprobe must reach on the calibration queries (default 0.95)",
+        help="recall@100 the chosen nprobe must reach on the calibration queries "
+        f"(default {AnnPolicy.target_recall})",
     )
     an.add_argument(
         "--exact-below",
