@@ -2,13 +2,14 @@
 
 * :mod:`~embedding_ttc.deploy.corpus`: documents, and the corpus and query files;
 * :mod:`~embedding_ttc.deploy.index`: the versioned, checksummed index directory (load,
-  build, add, compact), with its :mod:`~embedding_ttc.deploy.manifest` and
+  build, add, compact, re-index the ANN), with its :mod:`~embedding_ttc.deploy.manifest` and
   :mod:`~embedding_ttc.deploy.errors`;
 * :mod:`~embedding_ttc.deploy.segment`: one immutable segment of an index (its texts on disk:
   :mod:`~embedding_ttc.deploy.doc_table`; its FAISS index: :mod:`~embedding_ttc.deploy.ann`),
   and :mod:`~embedding_ttc.deploy.first_stage`: the dense and BM25 first stages over segments;
 * :mod:`~embedding_ttc.deploy.build`: writing a build or an addition (one new segment),
-  :mod:`~embedding_ttc.deploy.compact`: merging the segments, and
+  :mod:`~embedding_ttc.deploy.compact`: merging the segments,
+  :mod:`~embedding_ttc.deploy.reindex`: rewriting their ANN indexes, and
   :mod:`~embedding_ttc.deploy.record`: the recording pass that keeps a program's index-time
   encodes;
 * :mod:`~embedding_ttc.deploy.store`: how the query path gets what was precomputed (an

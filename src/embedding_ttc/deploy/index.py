@@ -20,7 +20,9 @@ segment and merge by score (:mod:`.first_stage`).
 
 A build (:mod:`.build`) writes the whole directory beside the target and renames it into
 place; :meth:`Index.add` writes one new segment and then a new manifest (atomically), and
-:meth:`Index.compact` merges every segment into one (:mod:`.compact`). An interrupted writer
+:meth:`Index.compact` merges every segment into one (:mod:`.compact`), and
+:meth:`Index.reindex_ann` rewrites the segments' ANN indexes under a new policy with nothing
+encoded (:mod:`.reindex`). An interrupted writer
 leaves the old version loadable; what it left on disk is swept by the next writer. Loading
 checks the schema version (:mod:`.manifest`; an index of schema 1 or 2 is read as one
 segment) and every listed file's size; ``verify=True`` also checks the SHA-256s.
