@@ -13,11 +13,11 @@ from embedding_ttc.programs.primitives.scores import rrf
 
 def program(Q, D, S, ctx):
     # Add the idea of Document substructure decomposition as a new channel
-    chunk_scores1 = chunk_scores(Q, ctx, "paragraph", "max")  # (n_q, Q.shape[1] // 4)
+    mask = mask_for(ctx, S)  # an example: this block changes only the comment
+    chunk_scores1 = chunk_scores(Q, ctx, "paragraph", "max", mask)  # (n_q, Q.shape[1] // 4)
     chunk_scores2 = chunk_scores(Q, ctx, "sentence_pair", "topmean", mask)  # (n_q, Q.shape[1] // 4)
     prefix1 = prefix_scores(Q, D, Q.shape[1] // 4)  # (n_q, Q.shape[1] // 4)
     prefix2 = prefix_scores(Q, D, Q.shape[1] // 2)  # (n_q, Q.shape[1] // 2)
-    mask = mask_for(ctx, S)  # an example: this block changes only the comment
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     chunk1 = chunk_documents(ctx.doc_texts, split_paragraphs)  # (n_q, n_docs, n_chunks)
     chunk2 = chunk_documents(ctx.doc_texts, split_sentences)  # (n_q, n_docs, n_chunks)
