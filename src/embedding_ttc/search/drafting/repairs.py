@@ -12,6 +12,8 @@ source unchanged and no notes when there is nothing to fix, or when it does not 
   arguments and module-level names (``mask = mask_for(ctx, S)``), read by an earlier line,
   moves up to the start of the body (an edit that adds a channel at the top of ``program``
   often uses ``mask`` before the line that makes it);
+* :func:`drop_rrf_weights`: a list of weights given to ``rrf`` as its second argument (where
+  it takes the mask; ``fuse`` takes weights, and ignores them for rank fusion) goes;
 * :func:`define_constants`: an UPPER_CASE constant read but never defined gets the value an
   earlier draft of the same conversation, or a worked example of the prompt, gave it.
 
@@ -33,6 +35,7 @@ __all__ = [
     "ARGUMENTS",
     "close_docstring",
     "define_constants",
+    "drop_rrf_weights",
     "drop_unused_typing",
     "fix_imports",
     "hoist_assignments",
@@ -480,6 +483,58 @@ def hoist_assignments(source: str) -> tuple[str, tuple[str, ...]]:
     return repaired, (f"moved the assignment of {names} to the start of program()",)
 
 
+def _weights_argument(node: ast.expr) -> bool:
+    """A list or tuple literal of numbers, or a name that says it holds weights."""
+    if isinstance(node, ast.List | ast.Tuple):
+        return all(
+            isinstance(e, ast.Constant) and isinstance(e.value, int | float) for e in node.elts
+        )
+    return isinstance(node, ast.Name) and "weight" in node.id.lower()
+
+
+def _rrf_calls_with_weights(tree: ast.Module) -> list[ast.Call]:
+    calls = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or len(node.args) < 2:
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if name == "rrf" and _weights_argument(node.args[1]):
+            calls.append(node)
+    return calls
+
+
+def drop_rrf_weights(source: str) -> tuple[str, tuple[str, ...]]:
+    """Drop the weights a call of ``rrf`` gets as its second argument (see the module)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, ()
+    calls = _rrf_calls_with_weights(tree)
+    if not calls:
+        return source, ()
+    lines = source.split("\n")
+    notes = []
+    for call in sorted(calls, key=lambda c: (-c.lineno, -c.col_offset)):
+        dropped = ast.unparse(call.args[1])
+        call.args = [call.args[0], *call.args[2:]]
+        end_line = call.end_lineno or call.lineno
+        first, last = lines[call.lineno - 1].encode(), lines[end_line - 1].encode()
+        end_col = call.end_col_offset if call.end_col_offset is not None else len(last)
+        # AST offsets count UTF-8 bytes, not characters.
+        head, tail = first[: call.col_offset].decode(), last[end_col:].decode()
+        lines[call.lineno - 1 : end_line] = [head + ast.unparse(call) + tail]
+        notes.append(
+            f"dropped the weights {dropped} given to rrf, whose second argument is the mask"
+        )
+    repaired = "\n".join(lines)
+    try:
+        ast.parse(repaired)
+    except SyntaxError:
+        return source, ()
+    return repaired, tuple(reversed(notes))
+
+
 def repair_source(source: str, donors: Iterable[str] = ()) -> tuple[str, tuple[str, ...]]:
     """Every mechanical repair in turn; the repaired source and all notes."""
     notes: list[str] = []
@@ -489,6 +544,7 @@ def repair_source(source: str, donors: Iterable[str] = ()) -> tuple[str, tuple[s
         drop_unused_typing,
         fix_imports,
         hoist_assignments,
+        drop_rrf_weights,
     ):
         source, more = repair(source)
         notes.extend(more)
