@@ -59,7 +59,7 @@ from embedding_ttc.deploy.errors import CandidateError
 from embedding_ttc.deploy.first_stage import FIRST_STAGES, FirstStage
 from embedding_ttc.deploy.first_stage import bm25 as bm25_first_stage
 from embedding_ttc.deploy.first_stage import dense as dense_first_stage
-from embedding_ttc.deploy.index import Index
+from embedding_ttc.deploy.index import Index, RowTexts
 from embedding_ttc.deploy.record import record_encodes
 from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn
 from embedding_ttc.deploy.text_documents import (
@@ -172,7 +172,7 @@ class _Columns:
     """What one program call ranks: ``D`` rows, texts and ids of its columns."""
 
     D: Embeddings
-    texts: tuple[str, ...]
+    texts: Sequence[str]  # read on first use (RowTexts)
     ids: tuple[str, ...]
     held: NDArray[np.intp]  # the index rows of the leading columns
     live: tuple[str, ...] = ()  # then the texts of documents the index does not hold
@@ -471,7 +471,7 @@ class Reranker:
         live_texts = tuple(docs[int(p)].text for p in live)
         columns = _Columns(
             D,
-            tuple(self.index.texts(rows[held])) + live_texts,
+            RowTexts(self.index, rows[held], live_texts),
             tuple(self.index.doc_ids[int(j)] for j in rows[held])
             + tuple(f"live-{int(p)}" for p in live),
             rows[held],
@@ -573,7 +573,7 @@ class Reranker:
             local = tuple(np.searchsorted(cols, c).astype(np.intp) for c in lists)
         columns = _Columns(
             self.index.vectors(cols),
-            tuple(self.index.texts(cols)),
+            RowTexts(self.index, cols),
             tuple(self.index.doc_ids[int(j)] for j in cols),
             cols,
             analyses=self._analyses(cols),
