@@ -65,6 +65,9 @@ from embedding_ttc.deploy.errors import IndexCorruptError
 from embedding_ttc.deploy.manifest import ANN_QUERIES, AnnRecord, Manifest
 
 ANN_FILE = "ann.faiss"
+"""A segment's ANN file as written; ``ann-N.faiss`` once re-indexed (:func:`ann_file_name`)."""
+ANN_GLOB = "ann*.faiss"
+"""Every name a segment's ANN file can have."""
 NPROBE_LADDER = (8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 """``nprobe`` values tried at write time, smallest first (steps of 1.5 and 2: a step of 2 alone
 scans up to twice the lists the target needs)."""
@@ -126,6 +129,14 @@ def _faiss() -> Any:
 def nlist_for(n: int) -> int:
     """Inverted lists for ``n`` vectors: ``4 * sqrt(n)``, at least 1 and at most ``n``."""
     return max(1, min(n, int(4 * math.sqrt(n))))
+
+
+def ann_file_name(directory: Path) -> str:
+    """The first ``ann-N.faiss`` (N from 1) that ``directory`` does not hold: a new ANN file."""
+    n = 1
+    while (directory / f"ann-{n}.faiss").exists():
+        n += 1
+    return f"ann-{n}.faiss"
 
 
 def pq_subquantizers(dim: int) -> int:

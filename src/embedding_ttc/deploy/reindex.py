@@ -18,23 +18,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy, build_ann, stored_queries
-from embedding_ttc.deploy.build import _now, publish_manifest
+from embedding_ttc.deploy.ann import (
+    DEFAULT_POLICY,
+    AnnPolicy,
+    ann_file_name,
+    build_ann,
+    stored_queries,
+)
+from embedding_ttc.deploy.build import _now, file_entries, publish_manifest
 from embedding_ttc.deploy.manifest import HistoryEntry, Manifest, SegmentRecord
 from embedding_ttc.deploy.record import Progress
 from embedding_ttc.deploy.segment import Segment, sweep
-from embedding_ttc.durable import FileEntry, fsync_dir, fsync_file, sha256_file
-
-ANN_PREFIX = "ann"
-"""Every ANN file of a segment is ``ann.faiss`` (as built) or ``ann-N.faiss`` (re-indexed)."""
-
-
-def ann_file_name(directory: Path) -> str:
-    """The first ``ann-N.faiss`` (N from 1) that ``directory`` does not hold."""
-    n = 1
-    while (directory / f"{ANN_PREFIX}-{n}.faiss").exists():
-        n += 1
-    return f"{ANN_PREFIX}-{n}.faiss"
+from embedding_ttc.durable import fsync_dir, fsync_file
 
 
 def reindex_ann(
@@ -65,10 +60,9 @@ def reindex_ann(
             files.pop(record.ann.file, None)
             old_files.append(directory / record.ann.file)
         if ann is not None:
-            path = directory / ann.file
-            fsync_file(path)
-            files[ann.file] = FileEntry(bytes=path.stat().st_size, sha256=sha256_file(path))
+            fsync_file(directory / ann.file)
             fsync_dir(directory)
+            files |= file_entries(directory, [ann.file])
         records.append(record.model_copy(update={"ann": ann, "files": dict(sorted(files.items()))}))
     history = HistoryEntry(action="ann", documents=sum(r.documents for r in records), at=_now())
     new = manifest.model_copy(update={"segments": records, "history": [*manifest.history, history]})

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from embedding_ttc.deploy.ann import AnnPolicy, build_ann, load_ann
+from embedding_ttc.deploy.ann import ANN_GLOB, AnnPolicy, build_ann, load_ann
 from embedding_ttc.deploy.arrays import load_array, read_lines
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.doc_table import DocTable, write_doc_table
@@ -312,7 +312,7 @@ def _sweep_ann_files(folder: Path, manifest: Manifest) -> list[str]:
     for segment in manifest.segments:
         if not segment.name:
             continue
-        for path in sorted((folder / segment.name).glob("ann*.faiss")):
+        for path in sorted((folder / segment.name).glob(ANN_GLOB)):
             if path.name not in segment.files:
                 _remove(path)
                 removed.append(f"{SEGMENTS}/{segment.name}/{path.name}")
