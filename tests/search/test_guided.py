@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
+from embedding_ttc.search.guided.proposer import GuidedStructuralProposer, new_edits
 from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
@@ -26,12 +26,14 @@ from embedding_ttc.search.proposers.structural.edits import (
     GenomeEditError,
     apply_edit,
     edit_schema,
+    possible_edits,
 )
 from embedding_ttc.search.proposers.structural.genome import (
     BASE_GENOME,
     Genome,
     genome_from_source,
 )
+from embedding_ttc.search.proposers.structural.known import is_new, known_programs
 from embedding_ttc.search.proposers.structural.render import render_program
 from embedding_ttc.search.records import FrontierProgram, SearchState
 from ledger_records import evaluated
@@ -62,6 +64,25 @@ def test_every_edit_the_schema_admits_applies_and_changes_the_genome(genome):
         assert changed != genome and label
         results.add(changed)
     assert len(results) == len(edits)  # no two admitted edits are the same change
+    assert sorted(map(json.dumps, edits)) == sorted(map(json.dumps, possible_edits(genome)))
+
+
+def test_a_schema_of_some_edits_admits_those_and_no_other():
+    every = possible_edits(RICH)
+    kept = every[::3]
+    schema = edit_schema(RICH, edits=kept)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    admitted = [e for option in schema["properties"]["edit"]["anyOf"] for e in _instances(option)]
+    assert sorted(map(json.dumps, admitted)) == sorted(map(json.dumps, kept))
+    for edit in every:
+        reply = {"hypothesis": "h", "edit": edit}
+        if edit in kept:
+            jsonschema.validate(reply, schema)
+        else:
+            with pytest.raises(jsonschema.ValidationError):
+                jsonschema.validate(reply, schema)
+    with pytest.raises(ValueError, match="no edit to offer"):
+        edit_schema(RICH, edits=[])
 
 
 def test_edits_the_genome_does_not_allow_are_refused_by_schema_and_apply():
@@ -122,11 +143,20 @@ def _reply(edit: dict[str, Any], hypothesis: str = "consensus with the top-K is 
     return json.dumps({"hypothesis": hypothesis, "edit": edit})
 
 
+def _with_tried(state: SearchState, *genomes: Genome) -> SearchState:
+    """``state`` with one more evaluated record whose claim tags ``genomes`` as tried."""
+    tags = " ".join(f"[genome {g.key()}]" for g in genomes)
+    tried = evaluated(2, "g0002", dict.fromkeys(TASKS, 0.0), parent_id="g0001", novelty=tags)
+    return dataclasses.replace(state, history=(*state.history, tried))
+
+
 def test_a_chosen_edit_is_rendered_as_a_program_with_its_genome(server):
     edit = {"op": "add_channel", "channel": "consensus", "normalisation": "local"}
     server.enqueue(Reply(_reply(edit), 900, 40))
     proposer = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False)
-    proposal = proposer.propose(_state())
+    bigram = Genome.make({"dense": "row", "bm25": "row", "bigram": "row"}, "rrf", 0)
+    state = _with_tried(_state(), bigram)
+    proposal = proposer.propose(state)
     want = Genome.make({"dense": "row", "bm25": "row", "consensus": "local"}, "rrf", 0)
     assert proposal.source is not None and genome_from_source(proposal.source) == want
     assert proposal.parent_id == "g0001" and proposal.proposer == "openai-guided"
@@ -137,8 +167,22 @@ def test_a_chosen_edit_is_rendered_as_a_program_with_its_genome(server):
     (request,) = server.requests
     sent = request.body["response_format"]
     assert sent["type"] == "json_schema"
-    assert sent["json_schema"]["schema"] == edit_schema(BASE_GENOME)
+    # Offered: the edits whose result is new; the tried genome, and those too close to it
+    # in structure, are not.
+    known = known_programs(state)
+    offered = new_edits(BASE_GENOME, list(CHANNELS), known)
+    every = possible_edits(BASE_GENOME)
+    assert 0 < len(offered) < len(every)
+    assert {"op": "add_channel", "channel": "bigram", "normalisation": "row"} not in offered
+    assert edit in offered
+    for e in every:
+        assert (e in offered) == is_new(apply_edit(BASE_GENOME, e)[0], known)
+    assert sent["json_schema"]["schema"] == edit_schema(BASE_GENOME, edits=offered)
+    with pytest.raises(jsonschema.ValidationError):
+        repeat = {"op": "add_channel", "channel": "bigram", "normalisation": "row"}
+        jsonschema.validate({"hypothesis": "h", "edit": repeat}, sent["json_schema"]["schema"])
     prompt = server.prompts[0]
+    assert prompt is not None and f"not offered ({len(offered)} remain open)" in prompt
     assert prompt is not None and "up alpha +0.030" in prompt  # the lineage's lesson
     assert "| alpha | +0.0300 | +0.0000 | +0.0300 |" in prompt  # results against its parent
     assert "- consensus:" in prompt and "- bm25:" in prompt  # the catalogue and the genome
@@ -159,11 +203,9 @@ def test_an_unusable_reply_gets_a_repair_turn_then_the_structural_change(server)
 
 
 def test_a_choice_that_repeats_a_known_program_is_stacked_until_new(server):
+    # The canned server does not enforce the schema: a reply may still choose a repeat.
     known = Genome.make({"dense": "row", "bm25": "row", "bigram": "row"}, "rrf", 0)
-    state = _state()
-    tried = evaluated(2, "g0002", dict.fromkeys(TASKS, 0.0), parent_id="g0001",
-                      novelty=f"adds bigrams [genome {known.key()}].")  # fmt: skip
-    state = dataclasses.replace(state, history=(*state.history, tried))
+    state = _with_tried(_state(), known)
     server.enqueue(
         Reply(_reply({"op": "add_channel", "channel": "bigram", "normalisation": "row"}))
     )
@@ -174,6 +216,18 @@ def test_a_choice_that_repeats_a_known_program_is_stacked_until_new(server):
     assert genome is not None and genome not in (known, BASE_GENOME)
     assert proposal.novelty.startswith("Relative to g0001, adds")
     assert "(the chosen change alone repeats a known program)" in proposal.novelty
+
+
+def test_a_parent_with_no_new_single_edit_gets_random_changes_without_a_call(server):
+    every = [apply_edit(BASE_GENOME, e)[0] for e in possible_edits(BASE_GENOME)]
+    state = _with_tried(_state(), *every)
+    proposer = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False)
+    proposal = proposer.propose(state)
+    assert server.requests == []
+    genome = genome_from_source(proposal.source or "")
+    assert genome is not None and genome not in (*every, BASE_GENOME)
+    assert "(no single edit of g0001 is new)" in proposal.novelty
+    assert proposal.attempts == ()
 
 
 def test_the_first_generation_is_the_base_genome_without_a_call(server):
@@ -227,6 +281,33 @@ def test_view_channels_are_not_offered_when_the_views_collapse(server):
     state = dataclasses.replace(_state(), views_collapsed=True)
     GuidedStructuralProposer(backend(server), explore=0.0, check_library=False).propose(state)
     (request,) = server.requests
-    assert request.body["response_format"]["json_schema"]["schema"] == schema
+    open_edits = new_edits(BASE_GENOME, offered, known_programs(state))
+    sent = request.body["response_format"]["json_schema"]["schema"]
+    assert sent == edit_schema(BASE_GENOME, offered, edits=open_edits)
+    with pytest.raises(jsonschema.ValidationError):
+        edit = {"op": "add_channel", "channel": "reverse", "normalisation": "row"}
+        jsonschema.validate({"hypothesis": "h", "edit": edit}, sent)
     prompt = server.prompts[0]
     assert prompt is not None and "- reverse:" not in prompt and "none is offered" in prompt
+
+
+def _catalogue_order(prompt: str) -> list[str]:
+    section = prompt.split("Channels it lacks", 1)[1].split("Normalisations:", 1)[0]
+    return [line[2:].split(":", 1)[0] for line in section.splitlines() if line.startswith("- ")]
+
+
+def test_the_catalogue_order_is_seeded_per_generation():
+    from embedding_ttc.search.guided.prompt import render_guided_prompt
+
+    state = _state()
+    record = state.history[1]
+    offered = list(CHANNELS)
+
+    def order(seed: int | None) -> list[str]:
+        return _catalogue_order(render_guided_prompt(state, record, BASE_GENOME, offered,
+                                                     order_seed=seed))  # fmt: skip
+
+    registry = [c for c in CHANNELS if c not in BASE_GENOME.names]
+    assert order(None) == registry
+    assert order(7) == order(7) and sorted(order(7)) == sorted(registry)
+    assert len({tuple(order(seed)) for seed in range(6)}) > 1

@@ -11,6 +11,7 @@ the choice and the grammar enforces its form.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 from embedding_ttc.search.prompts.common import section, task_list
@@ -36,22 +37,38 @@ ops: add_channel {channel, normalisation} | drop_channel {channel} |
 
 
 def render_guided_prompt(
-    state: SearchState, record: LedgerRecord, genome: Genome, offered: Sequence[str]
+    state: SearchState,
+    record: LedgerRecord,
+    genome: Genome,
+    offered: Sequence[str],
+    open_edits: int | None = None,
+    order_seed: int | None = None,
 ) -> str:
     """The prompt asking for one edit of ``genome``, the program of ``record``.
 
     ``offered``: the channels it may add (the catalogue lists those it lacks).
+    ``open_edits``: how many edits the reply's schema admits, when it leaves out the edits
+    that would repeat a program already tried (the prompt says so).
+    ``order_seed``: shuffle the catalogue's channels with this seed, so that no channel is
+    chosen for its place in the list (a small model favours the first options it reads);
+    ``None`` keeps the registry's order.
     """
+    spent = (
+        f" Edits that would repeat a program already tried are not offered ({open_edits} "
+        "remain open)."
+        if open_edits is not None
+        else ""
+    )
     parts = [
         _task(state),
         _genome_section(record, genome),
         results_section(state, record),
         lessons_section(state, record.program_id),
-        _catalogue(genome, offered, state.views_collapsed),
+        _catalogue(genome, offered, state.views_collapsed, order_seed),
         section(
             f"Your choice (generation {state.generation})",
             "Choose ONE edit of this program, guided by where its last change helped or hurt "
-            "and by the lessons. Reply with JSON only:\n" + REPLY,
+            f"and by the lessons.{spent} Reply with JSON only:\n" + REPLY,
             spaced=False,
         ),
     ]
@@ -79,8 +96,12 @@ def _genome_section(record: LedgerRecord, genome: Genome) -> str:
     return section(title, "\n".join(lines), spaced=False)
 
 
-def _catalogue(genome: Genome, offered: Sequence[str], views_collapsed: bool) -> str:
+def _catalogue(
+    genome: Genome, offered: Sequence[str], views_collapsed: bool, order_seed: int | None
+) -> str:
     absent = [c for c in offered if c not in genome.names]
+    if order_seed is not None:
+        random.Random(order_seed).shuffle(absent)
     lines = [f"Channels it lacks (it may hold {MAX_CHANNELS}, and keeps at least 2):"]
     lines += [f"- {c}: {CHANNELS[c].label}; {CHANNELS[c].rationale}" for c in absent]
     if views_collapsed:

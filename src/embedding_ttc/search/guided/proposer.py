@@ -7,14 +7,18 @@
    (:func:`~embedding_ttc.search.editing.parents.choose_parent` over them; the base genome,
    under P0, when none does, and generation 1 proposes the base genome itself, as the
    structural proposer does);
-2. asks the model for one edit and a one-sentence hypothesis as JSON under the parent's
-   :func:`~embedding_ttc.search.proposers.structural.edits.edit_schema` (a grammar on
-   llama.cpp, ``response_format`` on OpenAI-compatible servers), with the parent's per-task
-   results and its lineage's lessons in the prompt (:mod:`.prompt`); when the encoder's views
-   collapse, the channels scored under another view are not offered (they would equal S);
+2. asks the model for one edit and a one-sentence hypothesis as JSON under the schema of
+   the parent's edits (:func:`~embedding_ttc.search.proposers.structural.edits.edit_schema`:
+   a grammar on llama.cpp, ``response_format`` on OpenAI-compatible servers), with the
+   parent's per-task results and its lineage's lessons in the prompt (:mod:`.prompt`). Only
+   the edits whose result is new are offered (a genome not tried and structurally distinct
+   from the known programs, :func:`~embedding_ttc.search.proposers.structural.known.is_new`),
+   so the model's choice is never spent on a repeat; when the encoder's views collapse, the
+   channels scored under another view are not offered either (they would equal S). The
+   catalogue's channels are listed in a seeded order of their own each generation;
 3. applies the edit (:func:`~embedding_ttc.search.proposers.structural.edits.apply_edit`);
-   when the result is a genome already tried or too close to a known program, stacks the
-   structural proposer's random mutations on it until it is new
+   when the result is not new (a server that does not enforce the schema), or no single edit
+   of the parent is new, stacks the structural proposer's random mutations until one is
    (:func:`~embedding_ttc.search.proposers.structural.known.first_new`), and says so;
 4. renders the program (:func:`~embedding_ttc.search.proposers.structural.render.render_program`).
 
@@ -38,10 +42,12 @@ from embedding_ttc.search.editing.parents import EXPLORE, SEED_MIX, choose_paren
 from embedding_ttc.search.guided.prompt import render_guided_prompt
 from embedding_ttc.search.proposers.base import ChatReply, JsonChatBackend, ProposerError, base_seed
 from embedding_ttc.search.proposers.structural.edits import (
+    Edit,
     GenomeEditError,
     apply_edit,
     edit_schema,
     offered_channels,
+    possible_edits,
 )
 from embedding_ttc.search.proposers.structural.genome import (
     BASE_GENOME,
@@ -146,7 +152,13 @@ class GuidedStructuralProposer:
                 raise ProposerError("the state has no program to start from")
             parent = (record, BASE_GENOME)
         record, genome = parent
-        choice, calls = self._ask(state, record, genome, seed)
+        offered = offered_channels(state.views_collapsed)
+        edits = new_edits(genome, offered, known)
+        if not edits:
+            stacked, changes = first_new(genome, known, rng)
+            changes = [*changes, f"(no single edit of {record.program_id} is new)"]
+            return self._proposal(stacked, changes, "", record.program_id, (), None, started)
+        choice, calls = self._ask(state, record, genome, offered, edits, seed)
         if choice is None:
             stacked, changes = first_new(genome, known, rng)
             reason = calls[-1].reason if calls else "no reply"
@@ -167,11 +179,18 @@ class GuidedStructuralProposer:
         )
 
     def _ask(
-        self, state: SearchState, record: LedgerRecord, genome: Genome, seed: int
+        self,
+        state: SearchState,
+        record: LedgerRecord,
+        genome: Genome,
+        offered: Sequence[str],
+        edits: Sequence[Edit],
+        seed: int,
     ) -> tuple[_Choice | None, list[_Call]]:
-        offered = offered_channels(state.views_collapsed)
-        schema = edit_schema(genome, offered)
-        prompt = render_guided_prompt(state, record, genome, offered)
+        schema = edit_schema(genome, offered, edits=edits)
+        prompt = render_guided_prompt(
+            state, record, genome, offered, len(edits), order_seed=seed + state.generation
+        )
         messages = [{"role": "user", "content": prompt}]
         calls: list[_Call] = []
         for r in range(self.repair_rounds + 1):
@@ -240,6 +259,11 @@ class GuidedStructuralProposer:
             raw_reply=chosen.reply.text if chosen is not None else source,
             attempts=attempts,
         )
+
+
+def new_edits(genome: Genome, offered: Sequence[str], known: Known) -> list[Edit]:
+    """The edits of ``genome`` whose result is new (:func:`is_new`), in the schema's order."""
+    return [e for e in possible_edits(genome, offered) if is_new(apply_edit(genome, e)[0], known)]
 
 
 def _parent(state: SearchState, seed: int, explore: float) -> tuple[LedgerRecord, Genome] | None:

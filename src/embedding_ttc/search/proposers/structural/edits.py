@@ -12,8 +12,10 @@ then chooses), then an ``edit`` that is one of
 * ``change_fusion`` (to another fusion; a convex one starts at the middle share);
 * ``add_round`` (with a refinement when it has none), ``drop_round``, ``change_refine``.
 
-Every value is an ``enum`` of what applies, so a reply decoded under the schema's grammar
-(llama.cpp turns JSON schemas into GBNF grammars) is an applicable edit by construction.
+Every value is a ``const`` or an ``enum`` of what applies, so a reply decoded under the schema's
+grammar (llama.cpp turns JSON schemas into GBNF grammars) is an applicable edit by construction.
+:func:`possible_edits` lists the edits one by one, so a caller can leave some out of the schema
+(the guided proposer leaves out those whose result is a program already tried).
 :func:`apply_edit` applies one and describes it as :mod:`.mutate` does; it checks the edit
 again, for servers that do not enforce the schema. The convex share's grid step is not offered:
 it changes a constant only, which the novelty check abstracts away.
@@ -66,44 +68,70 @@ def offered_channels(views_collapsed: bool) -> list[str]:
     return [c for c in CHANNELS if not (views_collapsed and CHANNELS[c].family == VIEW_FAMILY)]
 
 
-def edit_schema(genome: Genome, offered: Sequence[str] | None = None) -> dict[str, Any]:
-    """The JSON schema of a reply choosing one edit ``genome`` allows (module docstring).
+Edit = dict[str, str]
+"""One edit as the model replies with it: ``{"op": ..., <the op's fields>}``."""
+
+
+def possible_edits(genome: Genome, offered: Sequence[str] | None = None) -> list[Edit]:
+    """Every edit ``genome`` allows, one per distinct change (module docstring).
 
     ``offered``: the channels an edit may add or swap in (default every channel).
     """
     present = list(genome.names)
     absent = [c for c in (offered if offered is not None else CHANNELS) if c not in present]
-    options: list[dict[str, Any]] = []
-
-    def option(op: str, **fields: list[str]) -> None:
-        props: dict[str, Any] = {"op": {"const": op}}
-        props.update({k: {"enum": v} for k, v in fields.items()})
-        options.append({"type": "object", "properties": props, "required": list(props)})
-
+    edits: list[Edit] = []
     if absent and len(present) < MAX_CHANNELS:
-        option("add_channel", channel=absent, normalisation=list(NORMALISATIONS))
+        edits += [{"op": "add_channel", "channel": c, "normalisation": n}
+                  for c in absent for n in NORMALISATIONS]  # fmt: skip
     if len(present) > 2:
-        option("drop_channel", channel=present)
+        edits += [{"op": "drop_channel", "channel": c} for c in present]
     if absent:
-        option("swap_channel", channel=present, new_channel=absent)
-    for name, norm in genome.channels:  # one branch per channel: its norm must change
-        others = [n for n in NORMALISATIONS if n != norm]
-        options.append({
-            "type": "object",
-            "properties": {
-                "op": {"const": "change_normalisation"},
-                "channel": {"const": name},
-                "normalisation": {"enum": others},
-            },
-            "required": ["op", "channel", "normalisation"],
-        })  # fmt: skip
-    option("change_fusion", fusion=[f for f in FUSIONS if f != genome.fusion])
+        edits += [{"op": "swap_channel", "channel": c, "new_channel": n}
+                  for c in present for n in absent]  # fmt: skip
+    for name, norm in genome.channels:
+        edits += [{"op": "change_normalisation", "channel": name, "normalisation": n}
+                  for n in NORMALISATIONS if n != norm]  # fmt: skip
+    edits += [{"op": "change_fusion", "fusion": f} for f in FUSIONS if f != genome.fusion]
     if genome.rounds < MAX_ROUNDS:
         refines = list(REFINEMENTS) if genome.rounds == 0 else [genome.refine]
-        option("add_round", refine=refines)
+        edits += [{"op": "add_round", "refine": r} for r in refines]
     if genome.rounds > 0:
-        option("drop_round")
-        option("change_refine", refine=[r for r in REFINEMENTS if r != genome.refine])
+        edits.append({"op": "drop_round"})
+        edits += [{"op": "change_refine", "refine": r} for r in REFINEMENTS if r != genome.refine]
+    return edits
+
+
+def edit_schema(
+    genome: Genome, offered: Sequence[str] | None = None, *, edits: Sequence[Edit] | None = None
+) -> dict[str, Any]:
+    """The JSON schema of a reply choosing one of ``edits`` (module docstring).
+
+    ``edits`` defaults to every edit ``genome`` allows (:func:`possible_edits` with
+    ``offered``); a subset leaves the others out of the grammar, so a constrained reply cannot
+    choose them. The edits are grouped into one branch per op and first field, the last field
+    an ``enum``: a branch admits exactly the edits it was made from.
+
+    Raises:
+        ValueError: ``edits`` is empty (no reply could satisfy the schema).
+
+    """
+    chosen = possible_edits(genome, offered) if edits is None else list(edits)
+    if not chosen:
+        raise ValueError("no edit to offer: the schema would admit no reply")
+    branches: dict[tuple[str, ...], tuple[dict[str, Any], list[str]]] = {}
+    for edit in chosen:
+        fields = [k for k in edit if k != "op"]
+        props: dict[str, Any] = {"op": {"const": edit["op"]}}
+        props.update({k: {"const": edit[k]} for k in fields[:-1]})
+        key = (edit["op"], *(edit[k] for k in fields[:-1]))
+        branch, values = branches.setdefault(key, (props, []))
+        if fields:
+            values.append(edit[fields[-1]])
+            branch[fields[-1]] = {"enum": values}
+    options = [
+        {"type": "object", "properties": props, "required": list(props)}
+        for props, _ in branches.values()
+    ]
     return {
         "type": "object",
         "properties": {
