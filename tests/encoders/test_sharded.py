@@ -21,7 +21,7 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.encoders.named import NamedEncoder
-from embedding_ttc.encoders.sharded import ShardedEncoder, plan_shards
+from embedding_ttc.encoders.sharded import ShardedEncoder, encode_shard, plan_shards, task_threads
 from embedding_ttc.errors import EncoderUnavailableError
 
 from fakes import HashingEncoder
@@ -98,6 +98,27 @@ def test_minilm_batches_encoded_one_call_each_give_the_in_process_rows():
     assert np.allclose(halves, whole, atol=1e-5)
 
 
+def test_a_task_encodes_with_the_threads_it_is_given():
+    torch = pytest.importorskip("torch")
+    # Why: a three-query batch's rows depend on the thread count on some CPUs (MKL), so a
+    # task must run with the driver's threads to give the driver's rows.
+    driver = torch.get_num_threads()
+    assert task_threads() == driver and task_threads(3) == 3
+    with pytest.raises(ValueError, match="at least 1"):
+        task_threads(0)
+    named = NamedEncoder(MINILM, use_cache=False, device="cpu")
+    local = load_encoder(MINILM, device="cpu")
+    texts = _texts(3, seed=4)
+    try:
+        encode_shard(named, [texts], QUERY, None, None, 1)
+        assert torch.get_num_threads() == 1
+        again = encode_shard(named, [texts], QUERY, None, None, driver)
+        assert torch.get_num_threads() == driver
+        assert np.array_equal(again, local.encode(texts, view=QUERY))
+    finally:
+        torch.set_num_threads(driver)
+
+
 # --- Ray -------------------------------------------------------------------------------------
 
 
@@ -124,6 +145,7 @@ def test_sharded_rows_equal_in_process_rows(ray, name, tmp_path):
             sharded.encode(texts, view=view, dim=dim), local.encode(texts, view=view, dim=dim)
         )
     assert sharded.tasks == 2 * 3  # 100 texts, 40 a shard (MiniLM: 32 + 32 | 32 | 4)
+    assert sharded.threads == task_threads() and sharded.cpus_per_task <= 2
     assert sharded.encode([], view=PASSAGE).shape == (0, local.info.dim)
 
 

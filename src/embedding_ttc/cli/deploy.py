@@ -87,7 +87,9 @@ def _build_encoder(args: argparse.Namespace) -> Iterator[Any]:
     from embedding_ttc.encoders.sharded import sharded_encoder
 
     named = NamedEncoder(args.encoder, "torch", args.cache_dir, not args.no_cache, args.device)
-    with sharded_encoder(named, shard_size=args.shard_size, address=args.ray_address) as encoder:
+    with sharded_encoder(
+        named, shard_size=args.shard_size, address=args.ray_address, threads=args.threads
+    ) as encoder:
         yield encoder
 
 

@@ -19,6 +19,14 @@ cut is the encoder's to say, without loading its weights:
 * any other encoder is not cut: the whole call is one task (exact, but not parallel within a
   call).
 
+The thread count matters as well: a matrix product of a few rows can round differently with
+one intra-op thread than with two (MiniLM rows of a three-query batch differ by ~1e-7 between
+``torch.set_num_threads(1)`` and ``(2)`` on an Intel Xeon; a 60-row batch does not), and Ray
+starts each task with ``OMP_NUM_THREADS`` set to its CPUs. So every task runs with the
+driver's torch intra-op threads (:func:`task_threads`: ``--threads``, else torch's default,
+which is what an in-process build on the driver uses), and reserves that many CPUs, at most a
+node's, so that tasks do not oversubscribe a node.
+
 The embedding cache belongs *above* this wrapper, in the driver
 (``CachedEncoder(ShardedEncoder(...))``): hits never leave the driver, only misses travel to
 Ray, and only the driver writes entries, so workers need neither the cache directory nor a
@@ -103,6 +111,40 @@ def plan_shards(plan: object, texts: Sequence[str], view: str, shard_size: int) 
     return shards
 
 
+def task_threads(threads: int | None = None) -> int | None:
+    """The intra-op threads a task encodes with: ``threads``, else the driver's torch threads.
+
+    ``None`` when torch is not installed (an encoder without torch ignores threads).
+    """
+    if threads is not None:
+        if threads < 1:
+            raise ValueError(f"threads is at least 1, got {threads}")
+        return threads
+    try:
+        import torch
+    except ImportError:
+        return None
+    return int(torch.get_num_threads())
+
+
+def _use_threads(threads: int | None) -> None:
+    """Set torch's intra-op threads in this (worker) process, when torch is there."""
+    if threads is None:
+        return
+    try:
+        import torch
+    except ImportError:
+        return
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
+def _largest_node_cpus(ray: Any) -> float:
+    """CPUs of the largest live node of the Ray cluster (1 when Ray reports none)."""
+    cpus = [n.get("Resources", {}).get("CPU", 0.0) for n in ray.nodes() if n.get("Alive", True)]
+    return max([c for c in cpus if c > 0], default=1.0)
+
+
 @lru_cache(maxsize=1)
 def _worker_encoder(named: NamedEncoder) -> Encoder:
     """The worker's encoder, loaded once per worker process (Ray reuses its workers)."""
@@ -115,8 +157,13 @@ def encode_shard(
     view: str,
     dim: int | None,
     max_length: int | None,
+    threads: int | None = None,
 ) -> Embeddings:
-    """The body of one Ray task: each group encoded by a call of its own, rows in order."""
+    """The body of one Ray task: each group encoded by a call of its own, rows in order.
+
+    ``threads``: torch's intra-op threads for the task (the driver's, :func:`task_threads`).
+    """
+    _use_threads(threads)
     encoder = _worker_encoder(named)
     parts = [encoder.encode(g, view=view, dim=dim, max_length=max_length) for g in groups]
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
@@ -130,7 +177,10 @@ class ShardedEncoder:
         named: the encoder each worker loads (``use_cache`` off: the cache sits above this).
         plan: the same encoder in this process, not loaded: its info, and how it batches.
         shard_size: most texts per task.
-        cpus_per_task: CPUs each task reserves.
+        cpus_per_task: CPUs each task reserves (default: ``threads``, at most the largest
+            node's CPUs; 1 without threads).
+        threads: torch intra-op threads of each task (default: :func:`task_threads`, the
+            driver's).
 
     """
 
@@ -140,7 +190,8 @@ class ShardedEncoder:
         named: NamedEncoder,
         plan: Encoder,
         shard_size: int = DEFAULT_SHARD_SIZE,
-        cpus_per_task: float = 1.0,
+        cpus_per_task: float | None = None,
+        threads: int | None = None,
     ) -> None:
         if shard_size < 1:
             raise ValueError(f"shard_size is at least 1, got {shard_size}")
@@ -148,6 +199,11 @@ class ShardedEncoder:
         self.named = named
         self.plan = plan
         self.shard_size = shard_size
+        self.threads = task_threads(threads)
+        if cpus_per_task is None:
+            wanted = float(self.threads) if self.threads else 1.0
+            cpus_per_task = min(wanted, _largest_node_cpus(ray))
+        self.cpus_per_task = cpus_per_task
         self.tasks = 0  # Ray tasks submitted, for reports and tests
         self._remote = ray.remote(num_cpus=cpus_per_task)(encode_shard)
 
@@ -174,7 +230,12 @@ class ShardedEncoder:
             return np.zeros((0, width), dtype=np.float32)
         refs = [
             self._remote.remote(
-                self.named, [[texts[i] for i in g] for g in shard], view, dim, max_length
+                self.named,
+                [[texts[i] for i in g] for g in shard],
+                view,
+                dim,
+                max_length,
+                self.threads,
             )
             for shard in shards
         ]
@@ -209,6 +270,7 @@ def sharded_encoder(
     address: str | None = None,
     num_cpus: int | None = None,
     init_options: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> Iterator[Encoder]:
     """``named`` encoded as Ray tasks for the block, under the driver's cache if it has one.
 
@@ -219,6 +281,7 @@ def sharded_encoder(
         address: the Ray cluster (``None``: ``RAY_ADDRESS``, else a local Ray for the block).
         num_cpus: CPUs of a local Ray started here (``None``: all).
         init_options: further ``ray.init`` keyword arguments.
+        threads: torch intra-op threads of each task (default: the driver's).
 
     Raises:
         MissingExtraError: Ray is not installed (the ``ray`` extra).
@@ -237,5 +300,7 @@ def sharded_encoder(
     # placed on the CPU so that a driver without the workers' GPU can still plan.
     plan = load_encoder(named.name, named.backend, "cpu")
     with ray_session(PURPOSE, address=address, num_cpus=num_cpus, init_options=init_options) as ray:
-        sharded = ShardedEncoder(ray, replace(named, use_cache=False), plan, shard_size)
+        sharded = ShardedEncoder(
+            ray, replace(named, use_cache=False), plan, shard_size, threads=threads
+        )
         yield CachedEncoder(sharded, named.cache_dir) if named.use_cache else sharded
