@@ -22,6 +22,7 @@ from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.encoders.named import NamedEncoder
 from embedding_ttc.encoders.sharded import ShardedEncoder, encode_shard, plan_shards, task_threads
+from embedding_ttc.encoders.threads import set_torch_threads, torch_threads
 from embedding_ttc.errors import EncoderUnavailableError
 
 from fakes import HashingEncoder
@@ -106,6 +107,9 @@ def test_a_task_encodes_with_the_threads_it_is_given():
     assert task_threads() == driver and task_threads(3) == 3
     with pytest.raises(ValueError, match="at least 1"):
         task_threads(0)
+    with pytest.raises(ValueError, match="at least 1"):
+        set_torch_threads(0)
+    assert torch_threads() == driver
     named = NamedEncoder(MINILM, use_cache=False, device="cpu")
     local = load_encoder(MINILM, device="cpu")
     texts = _texts(3, seed=4)

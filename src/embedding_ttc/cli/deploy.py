@@ -17,20 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from embedding_ttc.cli.common import add_data_dir, add_device, add_tokenizer, stage_progress
+from embedding_ttc.encoders.threads import set_torch_threads
 from embedding_ttc.errors import EmbeddingTTCError
 
 
 def set_threads(n: int | None) -> None:
-    """Limit torch's intra-op threads (a busy host thrashes with many); no-op without torch."""
-    if n is None:
-        return
-    if n < 1:
+    """``--threads``: limit torch's intra-op threads (a busy host thrashes with many)."""
+    if n is not None and n < 1:
         raise EmbeddingTTCError(f"--threads must be at least 1, got {n}")
-    try:
-        import torch
-    except ImportError:
-        return
-    torch.set_num_threads(n)
+    set_torch_threads(n)
 
 
 def _say(text: str) -> None:

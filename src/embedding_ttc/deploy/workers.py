@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST
 from embedding_ttc.deploy.service import require_serve_extra
+from embedding_ttc.encoders.threads import set_torch_threads
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -57,17 +58,6 @@ class ServeSettings(BaseModel):
     threads: int | None = None
 
 
-def _limit_threads(n: int | None) -> None:
-    """Set torch's intra-op threads here (N workers at torch's default oversubscribe)."""
-    if n is None:
-        return
-    try:
-        import torch
-    except ImportError:
-        return
-    torch.set_num_threads(n)
-
-
 def build_app(settings: ServeSettings) -> FastAPI:
     """Load the index (memory-mapped) and its encoder in this process; the app serving them."""
     from embedding_ttc.deploy.index import Index
@@ -75,7 +65,7 @@ def build_app(settings: ServeSettings) -> FastAPI:
     from embedding_ttc.deploy.service import create_app
     from embedding_ttc.encoders.named import NamedEncoder
 
-    _limit_threads(settings.threads)
+    set_torch_threads(settings.threads)  # N workers at torch's default oversubscribe
     index = Index.load(settings.directory)
     named = NamedEncoder(
         index.manifest.encoder.name,

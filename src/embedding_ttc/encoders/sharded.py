@@ -50,6 +50,7 @@ import numpy as np
 
 from embedding_ttc.encoders.base import Embeddings, Encoder, EncoderInfo, check_dim, check_view
 from embedding_ttc.encoders.named import NamedEncoder
+from embedding_ttc.encoders.threads import set_torch_threads, torch_threads
 from embedding_ttc.errors import EmbeddingTTCError, EncoderUnavailableError
 
 DEFAULT_SHARD_SIZE = 64
@@ -115,28 +116,16 @@ def task_threads(threads: int | None = None) -> int | None:
     """The intra-op threads a task encodes with: ``threads``, else the driver's torch threads.
 
     ``None`` when torch is not installed (an encoder without torch ignores threads).
+
+    Raises:
+        ValueError: ``threads`` is below 1.
+
     """
     if threads is not None:
         if threads < 1:
             raise ValueError(f"threads is at least 1, got {threads}")
         return threads
-    try:
-        import torch
-    except ImportError:
-        return None
-    return int(torch.get_num_threads())
-
-
-def _use_threads(threads: int | None) -> None:
-    """Set torch's intra-op threads in this (worker) process, when torch is there."""
-    if threads is None:
-        return
-    try:
-        import torch
-    except ImportError:
-        return
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
+    return torch_threads()
 
 
 def _largest_node_cpus(ray: Any) -> float:
@@ -163,7 +152,7 @@ def encode_shard(
 
     ``threads``: torch's intra-op threads for the task (the driver's, :func:`task_threads`).
     """
-    _use_threads(threads)
+    set_torch_threads(threads)
     encoder = _worker_encoder(named)
     parts = [encoder.encode(g, view=view, dim=dim, max_length=max_length) for g in groups]
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
