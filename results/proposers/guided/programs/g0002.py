@@ -1,34 +1,42 @@
-"""Structural program: dense + half_dim + bm25 by reciprocal rank fusion, 0 feedback rounds.
+"""Structural program: dense + pair_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0001, adds the Matryoshka half-dimension cosine (row z-scores) [genome dense:row+half_dim:row+bm25:row|rrf|0].
-Hypothesis: The addition of the Matryoshka half-dimension cosine channel with row z-scores would raise nDCG@10 on every task because this channel effectively normalizes the relevance of the cosine scores, making the embeddings more discriminative and aligned with the context of the queries and documents.
+Novelty: Relative to g0001, adds TopMeanSim over sentence pairs (row z-scores) [genome dense:row+pair_topmean:row+bm25:row|rrf|0].
+Hypothesis: Adding the `pair_topmean` channel, which computes the topMeanSim over sentence pairs, would raise nDCG@10 on every task.
 Parent: g0001
-Genome: {"channels": {"dense": "row", "half_dim": "row", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+Genome: {"channels": {"dense": "row", "pair_topmean": "row", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
 
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    sentence_pairs,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.late import topmeansim
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import RRF_K, candidate_mask, rrf, zscore_rows
 
-NORM_FLOOR = 1e-12
+
+def _sentence_pairs(text):
+    """Consecutive sentence pairs of a text."""
+    return sentence_pairs(split_sentences(text))
 
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    half = max(1, Q.shape[1] // 2)
-    q_half = Q[:, :half] / np.maximum(
-        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
+    pairs = chunk_documents(
+        ctx.doc_texts, _sentence_pairs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
-    d_half = D[:, :half] / np.maximum(
-        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    half_dim = q_half @ d_half.T
+    with ctx.index_time():
+        pairs_vectors = ctx.encode_fn(pairs.texts, "retrieval.passage")
+    pair_topmean = topmeansim(Q, pairs_vectors, pairs.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
     channels = [
         zscore_rows(S, mask),
-        zscore_rows(half_dim, mask),
+        zscore_rows(pair_topmean, mask),
         zscore_rows(bm25, mask),
     ]
     fused = rrf(channels, mask, k=RRF_K)

@@ -1,9 +1,9 @@
-"""Structural program: sent_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
+"""Structural program: dense + pair_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0001, adds the Matryoshka half-dimension cosine (row z-scores); drops the Matryoshka half-dimension cosine; replaces the dense cosine S with TopMeanSim over sentences; (the chosen change alone repeats a known program) [genome sent_topmean:row+bm25:row|rrf|0].
-Hypothesis: Adding the Matryoshka half-dimension cosine channel (row z-scores) to the retrieval program could potentially raise nDCG@10 on every task because this channel effectively normalizes the relevance of the cosine scores, making the cosine scores more consistent across different parts of the document,从而
+Novelty: Relative to g0001, adds TopMeanSim over sentence pairs (per-query min-max) [genome dense:row+pair_topmean:minmax+bm25:row|rrf|0].
+Hypothesis: Adding the `pair_topmean` channel over sentence pairs, which computes the topMeanSim over sentence pairs, would raise nDCG@10 on every task.
 Parent: g0001
-Genome: {"channels": {"sent_topmean": "row", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+Genome: {"channels": {"dense": "row", "pair_topmean": "minmax", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
@@ -11,25 +11,54 @@ import numpy as np
 from embedding_ttc.programs.primitives.chunking import (
     MAX_CHUNKS_PER_DOC,
     chunk_documents,
+    sentence_pairs,
     split_sentences,
 )
 from embedding_ttc.programs.primitives.late import topmeansim
 from embedding_ttc.programs.primitives.lexical import BM25
-from embedding_ttc.programs.primitives.scores import RRF_K, candidate_mask, rrf, zscore_rows
+from embedding_ttc.programs.primitives.scores import (
+    RRF_K,
+    ZSCORE_EPS,
+    candidate_mask,
+    rrf,
+    zscore_rows,
+)
+
+
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
+
+
+def _sentence_pairs(text):
+    """Consecutive sentence pairs of a text."""
+    return sentence_pairs(split_sentences(text))
 
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    sentences = chunk_documents(
-        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    pairs = chunk_documents(
+        ctx.doc_texts, _sentence_pairs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
     with ctx.index_time():
-        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
-    sent_topmean = topmeansim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+        pairs_vectors = ctx.encode_fn(pairs.texts, "retrieval.passage")
+    pair_topmean = topmeansim(Q, pairs_vectors, pairs.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
     channels = [
-        zscore_rows(sent_topmean, mask),
+        zscore_rows(S, mask),
+        _minmax_rows(pair_topmean, mask),
         zscore_rows(bm25, mask),
     ]
     fused = rrf(channels, mask, k=RRF_K)

@@ -1,9 +1,9 @@
-"""Structural program: half_dim + sent_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
+"""Structural program: dense + pair_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0003, adds the Matryoshka half-dimension cosine (row z-scores) [genome half_dim:row+sent_topmean:row+bm25:row|rrf|0].
-Hypothesis: Adding the Matryoshka half-dimension cosine channel (row z-scores) to the retrieval program could potentially raise nDCG@10 on every task because this channel effectively normalizes the relevance of the documents to the query, making the system more robust and accurate in identifying the most relavt
-Parent: g0003
-Genome: {"channels": {"half_dim": "row", "sent_topmean": "row", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+Novelty: Relative to g0001, adds TopMeanSim over sentence pairs (z-scores over the dense top-K) [genome dense:row+pair_topmean:local+bm25:row|rrf|0].
+Hypothesis: Adding the `pair_topmean` channel over sentence pairs would raise nDCG@10 on every task because it computes the topMeanSim over sentence pairs, which carries the evidence that one pooled vector dilutes.
+Parent: g0001
+Genome: {"channels": {"dense": "row", "pair_topmean": "local", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
@@ -11,36 +11,64 @@ import numpy as np
 from embedding_ttc.programs.primitives.chunking import (
     MAX_CHUNKS_PER_DOC,
     chunk_documents,
+    sentence_pairs,
     split_sentences,
 )
 from embedding_ttc.programs.primitives.late import topmeansim
 from embedding_ttc.programs.primitives.lexical import BM25
-from embedding_ttc.programs.primitives.scores import RRF_K, candidate_mask, rrf, zscore_rows
+from embedding_ttc.programs.primitives.scores import (
+    RRF_K,
+    ZSCORE_EPS,
+    candidate_mask,
+    rrf,
+    top_k_indices,
+    zscore_rows,
+)
 
-NORM_FLOOR = 1e-12
+LOCAL_K = 20
+
+
+def _local_zscore(scores, dense, mask):
+    """Z-scores by the mean and deviation of each query's top LOCAL_K candidates under dense.
+
+    Candidates outside that head are clipped to the head's range of z-scores (the range holds
+    0, the head's mean); a head without spread gives 0; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    head = np.zeros(x.shape, dtype=bool)
+    for row, top in enumerate(top_k_indices(dense, LOCAL_K, mask)):
+        head[row, top] = True
+    size = np.maximum(head.sum(axis=1, keepdims=True), 1)
+    mean = np.where(head, x, 0.0).sum(axis=1, keepdims=True) / size
+    dev = np.where(head, x - mean, 0.0)
+    std = np.sqrt((dev * dev).sum(axis=1, keepdims=True) / size)
+    spread = std > ZSCORE_EPS
+    z = np.where(spread, (x - mean) / np.where(spread, std, 1.0), 0.0)
+    low = z.min(axis=1, keepdims=True, where=head, initial=0.0)
+    high = z.max(axis=1, keepdims=True, where=head, initial=0.0)
+    z = np.where(head, z, np.clip(z, low, high))
+    return np.where(cand, z, 0.0).astype(np.float32)
+
+
+def _sentence_pairs(text):
+    """Consecutive sentence pairs of a text."""
+    return sentence_pairs(split_sentences(text))
 
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    half = max(1, Q.shape[1] // 2)
-    q_half = Q[:, :half] / np.maximum(
-        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    d_half = D[:, :half] / np.maximum(
-        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    half_dim = q_half @ d_half.T
-    sentences = chunk_documents(
-        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    pairs = chunk_documents(
+        ctx.doc_texts, _sentence_pairs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
     with ctx.index_time():
-        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
-    sent_topmean = topmeansim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+        pairs_vectors = ctx.encode_fn(pairs.texts, "retrieval.passage")
+    pair_topmean = topmeansim(Q, pairs_vectors, pairs.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
     channels = [
-        zscore_rows(half_dim, mask),
-        zscore_rows(sent_topmean, mask),
+        zscore_rows(S, mask),
+        _local_zscore(pair_topmean, S, mask),
         zscore_rows(bm25, mask),
     ]
     fused = rrf(channels, mask, k=RRF_K)

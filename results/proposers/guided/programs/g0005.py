@@ -1,50 +1,37 @@
-"""Structural program: dense + half_dim + bm25 + anti_hub by reciprocal rank fusion, 0 feedback rounds.
+"""Structural program: dense + sent_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0001, adds the Matryoshka half-dimension cosine (row z-scores); adds the distance from the candidates' centroid (a hubness correction) (column-then-row z-scores); (the chosen change alone repeats a known program) [genome dense:row+half_dim:row+bm25:row+anti_hub:both|rrf|0].
-Hypothesis: Adding the Matryoshka half-dimension cosine channel (row z-scores) to the retrieval program could potentially raise nDCG@10 on every task because this channel effectively normalizes the relevance of the cosine scores, making it easier for the model to distinguish between relevant and irrelevant news
+Novelty: Relative to g0001, adds TopMeanSim over sentences (row z-scores) [genome dense:row+sent_topmean:row+bm25:row|rrf|0].
+Hypothesis: Adding the pair_topmean channel over sentence pairs would raise nDCG@10 on every task because it computes the topMeanSim over sentence pairs, which carries the evidence that one pooled vector dilutes.
 Parent: g0001
-Genome: {"channels": {"dense": "row", "half_dim": "row", "bm25": "row", "anti_hub": "both"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+Genome: {"channels": {"dense": "row", "sent_topmean": "row", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
 
-from embedding_ttc.programs.primitives.lexical import BM25
-from embedding_ttc.programs.primitives.scores import (
-    RRF_K,
-    candidate_mask,
-    rrf,
-    zscore_cols,
-    zscore_rows,
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_sentences,
 )
-
-NORM_FLOOR = 1e-12
+from embedding_ttc.programs.primitives.late import topmeansim
+from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.scores import RRF_K, candidate_mask, rrf, zscore_rows
 
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    half = max(1, Q.shape[1] // 2)
-    q_half = Q[:, :half] / np.maximum(
-        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
-    d_half = D[:, :half] / np.maximum(
-        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    half_dim = q_half @ d_half.T
+    with ctx.index_time():
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_topmean = topmeansim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
-    members = np.ones((1, n_d), dtype=np.float32)
-    if mask is not None:
-        members = mask.astype(np.float32)
-    pool_centroids = members @ D
-    pool_centroids /= np.maximum(
-        np.linalg.norm(pool_centroids, axis=1, keepdims=True), NORM_FLOOR
-    )
-    anti_hub = np.broadcast_to(-(pool_centroids @ D.T), (n_q, n_d)).copy()
     channels = [
         zscore_rows(S, mask),
-        zscore_rows(half_dim, mask),
+        zscore_rows(sent_topmean, mask),
         zscore_rows(bm25, mask),
-        zscore_rows(zscore_cols(anti_hub, mask), mask),
     ]
     fused = rrf(channels, mask, k=RRF_K)
     if mask is not None:

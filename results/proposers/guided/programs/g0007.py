@@ -1,9 +1,9 @@
-"""Structural program: half_dim + sent_topmean by a sum of row z-scores, 0 feedback rounds.
+"""Structural program: dense + para_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0003, adds the Matryoshka half-dimension cosine (row z-scores); drops BM25; fuses by a sum of row z-scores instead of reciprocal rank fusion; (the chosen change alone repeats a known program) [genome half_dim:row+sent_topmean:row|zsum|0].
-Hypothesis: Adding the Matryoshka half-dimension cosine channel (row z-scores) to the retrieval program could potentially raise nDCG@10 on every task because this channel effectively normalizes the relevance of the embeddings by taking into account the semantic structure of the text, ensuring that similar parts
-Parent: g0003
-Genome: {"channels": {"half_dim": "row", "sent_topmean": "row"}, "fusion": "zsum", "rounds": 0, "refine": "rocchio"}
+Novelty: Relative to g0001, adds TopMeanSim over paragraphs (per-query min-max) [genome dense:row+para_topmean:minmax+bm25:row|rrf|0].
+Hypothesis: Adding the `pair_topmean` channel over sentence pairs would raise nDCG@10 on every task because it computes the topMeanSim over sentence pairs, which carries the evidence that one pooled vector dilutes
+Parent: g0001
+Genome: {"channels": {"dense": "row", "para_topmean": "minmax", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
@@ -11,38 +11,51 @@ import numpy as np
 from embedding_ttc.programs.primitives.chunking import (
     MAX_CHUNKS_PER_DOC,
     chunk_documents,
-    split_sentences,
+    split_paragraphs,
 )
 from embedding_ttc.programs.primitives.late import topmeansim
-from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_rows
+from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.scores import (
+    RRF_K,
+    ZSCORE_EPS,
+    candidate_mask,
+    rrf,
+    zscore_rows,
+)
 
-NORM_FLOOR = 1e-12
+
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
 
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    half = max(1, Q.shape[1] // 2)
-    q_half = Q[:, :half] / np.maximum(
-        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    d_half = D[:, :half] / np.maximum(
-        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    half_dim = q_half @ d_half.T
-    sentences = chunk_documents(
-        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    paragraphs = chunk_documents(
+        ctx.doc_texts, split_paragraphs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
     with ctx.index_time():
-        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
-    sent_topmean = topmeansim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+        paragraphs_vectors = ctx.encode_fn(paragraphs.texts, "retrieval.passage")
+    para_topmean = topmeansim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
     channels = [
-        zscore_rows(half_dim, mask),
-        zscore_rows(sent_topmean, mask),
+        zscore_rows(S, mask),
+        _minmax_rows(para_topmean, mask),
+        zscore_rows(bm25, mask),
     ]
-    fused = np.zeros((n_q, n_d), dtype=np.float32)
-    for channel in channels:
-        fused += zscore_rows(channel, mask)
+    fused = rrf(channels, mask, k=RRF_K)
     if mask is not None:
         fused = np.where(mask, fused, 0.0)
     return fused.astype(np.float32)

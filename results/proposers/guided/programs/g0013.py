@@ -1,19 +1,14 @@
-"""Structural program: dense + half_dim + para_maxsim + bm25 by reciprocal rank fusion, 0 feedback rounds.
+"""Structural program: dense + bm25 + prf_vprf by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0001, adds the Matryoshka half-dimension cosine (row z-scores); adds MaxSim over paragraphs (z-scores over the dense top-K); (the chosen change alone repeats a known program) [genome dense:row+half_dim:row+para_maxsim:local+bm25:row|rrf|0].
-Hypothesis: Adding the Matryoshka half-dimension cosine channel with row z-scores would raise nDCG@10 on every task because this channel effectively normalizes the relevance of the cosine scores, making it more robust to noise and improving the accuracy of cosine-based retrieval.
+Novelty: Relative to g0001, adds a VPRF-refined query (per-query min-max) [genome dense:row+bm25:row+prf_vprf:minmax|rrf|0].
+Hypothesis: Adding the `pair_topmean` channel over sentence pairs would raise nDCG@10 on every task because it computes the topMeanSim over sentence pairs, which carries the evidence that one pooled vector dilutes
 Parent: g0001
-Genome: {"channels": {"dense": "row", "half_dim": "row", "para_maxsim": "local", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+Genome: {"channels": {"dense": "row", "bm25": "row", "prf_vprf": "minmax"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
 
-from embedding_ttc.programs.primitives.chunking import (
-    MAX_CHUNKS_PER_DOC,
-    chunk_documents,
-    split_paragraphs,
-)
-from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.feedback import vprf_update
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import (
     RRF_K,
@@ -24,56 +19,35 @@ from embedding_ttc.programs.primitives.scores import (
     zscore_rows,
 )
 
-NORM_FLOOR = 1e-12
-LOCAL_K = 20
+FEEDBACK_K = 5
+VPRF_BETA = 0.3
 
 
-def _local_zscore(scores, dense, mask):
-    """Z-scores by the mean and deviation of each query's top LOCAL_K candidates under dense.
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
 
-    Candidates outside that head are clipped to the head's range of z-scores (the range holds
-    0, the head's mean); a head without spread gives 0; non-candidates are 0.
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
     """
     cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
     x = np.where(cand, scores, 0.0).astype(np.float64)
-    head = np.zeros(x.shape, dtype=bool)
-    for row, top in enumerate(top_k_indices(dense, LOCAL_K, mask)):
-        head[row, top] = True
-    size = np.maximum(head.sum(axis=1, keepdims=True), 1)
-    mean = np.where(head, x, 0.0).sum(axis=1, keepdims=True) / size
-    dev = np.where(head, x - mean, 0.0)
-    std = np.sqrt((dev * dev).sum(axis=1, keepdims=True) / size)
-    spread = std > ZSCORE_EPS
-    z = np.where(spread, (x - mean) / np.where(spread, std, 1.0), 0.0)
-    low = z.min(axis=1, keepdims=True, where=head, initial=0.0)
-    high = z.max(axis=1, keepdims=True, where=head, initial=0.0)
-    z = np.where(head, z, np.clip(z, low, high))
-    return np.where(cand, z, 0.0).astype(np.float32)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
 
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    half = max(1, Q.shape[1] // 2)
-    q_half = Q[:, :half] / np.maximum(
-        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    d_half = D[:, :half] / np.maximum(
-        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    half_dim = q_half @ d_half.T
-    paragraphs = chunk_documents(
-        ctx.doc_texts, split_paragraphs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
-    )
-    with ctx.index_time():
-        paragraphs_vectors = ctx.encode_fn(paragraphs.texts, "retrieval.passage")
-    para_maxsim = maxsim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    prf_vprf = vprf_update(Q, D, top_k_indices(S, FEEDBACK_K, mask), VPRF_BETA) @ D.T
     channels = [
         zscore_rows(S, mask),
-        zscore_rows(half_dim, mask),
-        _local_zscore(para_maxsim, S, mask),
         zscore_rows(bm25, mask),
+        _minmax_rows(prf_vprf, mask),
     ]
     fused = rrf(channels, mask, k=RRF_K)
     if mask is not None:

@@ -1,81 +1,51 @@
-"""Structural program: half_dim + para_maxsim + bm25 by reciprocal rank fusion, 1 feedback round.
+"""Structural program: dense + bm25 + prf_soft by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0003, adds the Matryoshka half-dimension cosine (row z-scores); changes TopMeanSim over sentences to MaxSim over paragraphs; switches the Matryoshka half-dimension cosine to column z-scores (was row z-scores); adds feedback round 1 (rocchio refinement of the fused top-K); (the chosen change alone repeats a known program) [genome half_dim:col+para_maxsim:row+bm25:row|rrf|1|rocchio].
-Hypothesis: Adding the Matryoshka half-dimension cosine channel (row z-scores) to the retrieval program could potentially raise nDCG@10 on every task because this channel effectively normalizes the relevance of sentence embeddings, improving the quality of the queries and documents. The Matryoshka half-dim Cos,
-Parent: g0003
-Genome: {"channels": {"half_dim": "col", "para_maxsim": "row", "bm25": "row"}, "fusion": "rrf", "rounds": 1, "refine": "rocchio"}
+Novelty: Relative to g0001, adds a SoftCentroid-refined query (per-query min-max) [genome dense:row+bm25:row+prf_soft:minmax|rrf|0].
+Hypothesis: Adding the `pair_topmean` channel over sentence pairs would raise nDCG@10 on every task because it computes the topMeanSim over sentence pairs, which carries the evidence that one pooled vector dilutes the information by focusing on the best matching part of each sentence, thus enabling more precise
+Parent: g0001
+Genome: {"channels": {"dense": "row", "bm25": "row", "prf_soft": "minmax"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
 
-from embedding_ttc.programs.primitives.chunking import (
-    MAX_CHUNKS_PER_DOC,
-    chunk_documents,
-    split_paragraphs,
-)
-from embedding_ttc.programs.primitives.feedback import centroid, rocchio
-from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.feedback import soft_centroid_query
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import (
     RRF_K,
-    bottom_k_indices,
+    ZSCORE_EPS,
     candidate_mask,
     rrf,
-    top_k_indices,
-    zscore_cols,
     zscore_rows,
 )
 
-NORM_FLOOR = 1e-12
-FEEDBACK_K = 5
-ROCCHIO_BETA = 0.6
-ROCCHIO_GAMMA = 0.2
 
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
 
-def _rocchio_query(query, D, scores, mask):
-    """Rocchio (1971): toward the top-K centroid, away from the bottom-K centroid."""
-    top = top_k_indices(scores, FEEDBACK_K, mask)
-    bottom = bottom_k_indices(scores, FEEDBACK_K, mask)
-    positive = np.array([centroid(D, rows) for rows in top], dtype=np.float32)
-    negative = np.array([centroid(D, rows) for rows in bottom], dtype=np.float32)
-    return rocchio(
-        query,
-        positive.reshape(query.shape),
-        negative.reshape(query.shape),
-        alpha=1.0,
-        beta=ROCCHIO_BETA,
-        gamma=ROCCHIO_GAMMA,
-    )
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
 
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    half = max(1, Q.shape[1] // 2)
-    q_half = Q[:, :half] / np.maximum(
-        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    d_half = D[:, :half] / np.maximum(
-        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    half_dim = q_half @ d_half.T
-    paragraphs = chunk_documents(
-        ctx.doc_texts, split_paragraphs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
-    )
-    with ctx.index_time():
-        paragraphs_vectors = ctx.encode_fn(paragraphs.texts, "retrieval.passage")
-    para_maxsim = maxsim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    prf_soft = soft_centroid_query(Q, D, S, mask=mask) @ D.T
     channels = [
-        zscore_cols(half_dim, mask),
-        zscore_rows(para_maxsim, mask),
+        zscore_rows(S, mask),
         zscore_rows(bm25, mask),
+        _minmax_rows(prf_soft, mask),
     ]
     fused = rrf(channels, mask, k=RRF_K)
-    query = Q
-    # feedback round 1: refine the query from the fused top-K, rescore D
-    query = _rocchio_query(query, D, fused, mask)
-    fused = rrf([fused, query @ D.T], mask, k=RRF_K)
     if mask is not None:
         fused = np.where(mask, fused, 0.0)
     return fused.astype(np.float32)

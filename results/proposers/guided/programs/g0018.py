@@ -1,9 +1,9 @@
-"""Structural program: dense + half_dim + para_maxsim + bm25 + consensus by a weighted sum, 1 feedback round.
+"""Structural program: dense + pair_topmean + bm25 + prf_soft by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0013, adds MaxSim over sentences (row z-scores); fuses by a weighted sum instead of reciprocal rank fusion; switches the Matryoshka half-dimension cosine to column-then-row z-scores (was row z-scores); adds feedback round 1 (rocchio refinement of the fused top-K); drops MaxSim over sentences; adds each document's consensus with the dense top-K (column-then-row z-scores); (the chosen change alone repeats a known program) [genome dense:row+half_dim:both+para_maxsim:local+bm25:row+consensus:both|wsum|1|rocchio].
-Hypothesis: Adding the MaxSim over sentences (row z-scores) and TopMeanSim over sentences (z-scores over the dense top-K) channels (row z-scores) would raise nDCG@10 on every task because these channels effectively normalize the relevance of the cosine score, making it more consistent and reliable across tasks.
-Parent: g0013
-Genome: {"channels": {"dense": "row", "half_dim": "both", "para_maxsim": "local", "bm25": "row", "consensus": "both"}, "fusion": "wsum", "rounds": 1, "refine": "rocchio"}
+Novelty: Relative to g0016, adds TopMeanSim over sentence pairs (per-query min-max) [genome dense:row+pair_topmean:minmax+bm25:row+prf_soft:local|rrf|0].
+Hypothesis: Adding the `pair_topmean` channel over sentence pairs would raise nDCG@10 on every task because it computes the topMeanSim over sentence pairs, which carries the evidence that one pooled vector dilutes
+Parent: g0016
+Genome: {"channels": {"dense": "row", "pair_topmean": "minmax", "bm25": "row", "prf_soft": "local"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
@@ -11,27 +11,22 @@ import numpy as np
 from embedding_ttc.programs.primitives.chunking import (
     MAX_CHUNKS_PER_DOC,
     chunk_documents,
-    split_paragraphs,
+    sentence_pairs,
+    split_sentences,
 )
-from embedding_ttc.programs.primitives.feedback import centroid, rocchio
-from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.feedback import soft_centroid_query
+from embedding_ttc.programs.primitives.late import topmeansim
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import (
+    RRF_K,
     ZSCORE_EPS,
-    bottom_k_indices,
     candidate_mask,
+    rrf,
     top_k_indices,
-    zscore_cols,
     zscore_rows,
 )
 
-NORM_FLOOR = 1e-12
 LOCAL_K = 20
-CONSENSUS_K = 10
-FEEDBACK_K = 5
-ROCCHIO_BETA = 0.6
-ROCCHIO_GAMMA = 0.2
-CHANNEL_WEIGHTS = (1.0, 0.5, 0.5, 0.5, 0.5)
 
 
 def _local_zscore(scores, dense, mask):
@@ -57,57 +52,45 @@ def _local_zscore(scores, dense, mask):
     return np.where(cand, z, 0.0).astype(np.float32)
 
 
-def _rocchio_query(query, D, scores, mask):
-    """Rocchio (1971): toward the top-K centroid, away from the bottom-K centroid."""
-    top = top_k_indices(scores, FEEDBACK_K, mask)
-    bottom = bottom_k_indices(scores, FEEDBACK_K, mask)
-    positive = np.array([centroid(D, rows) for rows in top], dtype=np.float32)
-    negative = np.array([centroid(D, rows) for rows in bottom], dtype=np.float32)
-    return rocchio(
-        query,
-        positive.reshape(query.shape),
-        negative.reshape(query.shape),
-        alpha=1.0,
-        beta=ROCCHIO_BETA,
-        gamma=ROCCHIO_GAMMA,
-    )
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
+
+
+def _sentence_pairs(text):
+    """Consecutive sentence pairs of a text."""
+    return sentence_pairs(split_sentences(text))
 
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    half = max(1, Q.shape[1] // 2)
-    q_half = Q[:, :half] / np.maximum(
-        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    d_half = D[:, :half] / np.maximum(
-        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    half_dim = q_half @ d_half.T
-    paragraphs = chunk_documents(
-        ctx.doc_texts, split_paragraphs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    pairs = chunk_documents(
+        ctx.doc_texts, _sentence_pairs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
     with ctx.index_time():
-        paragraphs_vectors = ctx.encode_fn(paragraphs.texts, "retrieval.passage")
-    para_maxsim = maxsim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
+        pairs_vectors = ctx.encode_fn(pairs.texts, "retrieval.passage")
+    pair_topmean = topmeansim(Q, pairs_vectors, pairs.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
-    heads = top_k_indices(S, CONSENSUS_K, mask)
-    head_centroids = np.array([centroid(D, rows) for rows in heads], dtype=np.float32)
-    consensus = head_centroids.reshape(n_q, D.shape[1]) @ D.T
+    prf_soft = soft_centroid_query(Q, D, S, mask=mask) @ D.T
     channels = [
         zscore_rows(S, mask),
-        zscore_rows(zscore_cols(half_dim, mask), mask),
-        _local_zscore(para_maxsim, S, mask),
+        _minmax_rows(pair_topmean, mask),
         zscore_rows(bm25, mask),
-        zscore_rows(zscore_cols(consensus, mask), mask),
+        _local_zscore(prf_soft, S, mask),
     ]
-    fused = np.zeros((n_q, n_d), dtype=np.float32)
-    for weight, channel in zip(CHANNEL_WEIGHTS, channels, strict=True):
-        fused += np.float32(weight) * channel
-    query = Q
-    # feedback round 1: refine the query from the fused top-K, rescore D
-    query = _rocchio_query(query, D, fused, mask)
-    fused = zscore_rows(fused, mask) + zscore_rows(query @ D.T, mask)
+    fused = rrf(channels, mask, k=RRF_K)
     if mask is not None:
         fused = np.where(mask, fused, 0.0)
     return fused.astype(np.float32)

@@ -1,9 +1,9 @@
-"""Structural program: half_dim + sent_maxsim + bm25 by reciprocal rank fusion, 1 feedback round.
+"""Structural program: dense + para_topmean + bm25 + coverage by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0019, adds the Matryoshka half-dimension cosine (row z-scores); changes TopMeanSim over sentences to MaxSim over sentences; switches BM25 to column-then-row z-scores (was row z-scores); switches the Matryoshka half-dimension cosine to raw scores (was row z-scores); adds feedback round 1 (vprf refinement of the fused top-K); (the chosen change alone repeats a known program) [genome half_dim:none+sent_maxsim:local+bm25:both|rrf|1|vprf].
-Hypothesis: The addition of the Matryoshka half-dimension cosine channel (row z-scores) to the retrieval program could potentially raise nDCG@10 on every task because this channel effectively normalizes the relevance of the dense cosine S and row z-scores. By fusing the dense cosine S and BM25 by reciprocalrank
+Novelty: Relative to g0019, adds TopMeanSim over paragraphs (column-then-row z-scores) [genome dense:row+para_topmean:both+bm25:row+coverage:row|rrf|0].
+Hypothesis: Adding the para_topmean channel over paragraph pairs would raise nDCG@10 on every task because it computes the topMeanSim over paragraph pairs, which carries the evidence that one pooled vector dilutes.
 Parent: g0019
-Genome: {"channels": {"half_dim": "none", "sent_maxsim": "local", "bm25": "both"}, "fusion": "rrf", "rounds": 1, "refine": "vprf"}
+Genome: {"channels": {"dense": "row", "para_topmean": "both", "bm25": "row", "coverage": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
@@ -11,78 +11,37 @@ import numpy as np
 from embedding_ttc.programs.primitives.chunking import (
     MAX_CHUNKS_PER_DOC,
     chunk_documents,
-    split_sentences,
+    split_paragraphs,
 )
-from embedding_ttc.programs.primitives.feedback import vprf_update
-from embedding_ttc.programs.primitives.late import maxsim
-from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.late import topmeansim
+from embedding_ttc.programs.primitives.lexical import BM25, query_term_coverage
 from embedding_ttc.programs.primitives.scores import (
     RRF_K,
-    ZSCORE_EPS,
     candidate_mask,
     rrf,
-    top_k_indices,
     zscore_cols,
     zscore_rows,
 )
-
-NORM_FLOOR = 1e-12
-LOCAL_K = 20
-FEEDBACK_K = 5
-VPRF_BETA = 0.3
-
-
-def _local_zscore(scores, dense, mask):
-    """Z-scores by the mean and deviation of each query's top LOCAL_K candidates under dense.
-
-    Candidates outside that head are clipped to the head's range of z-scores (the range holds
-    0, the head's mean); a head without spread gives 0; non-candidates are 0.
-    """
-    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
-    x = np.where(cand, scores, 0.0).astype(np.float64)
-    head = np.zeros(x.shape, dtype=bool)
-    for row, top in enumerate(top_k_indices(dense, LOCAL_K, mask)):
-        head[row, top] = True
-    size = np.maximum(head.sum(axis=1, keepdims=True), 1)
-    mean = np.where(head, x, 0.0).sum(axis=1, keepdims=True) / size
-    dev = np.where(head, x - mean, 0.0)
-    std = np.sqrt((dev * dev).sum(axis=1, keepdims=True) / size)
-    spread = std > ZSCORE_EPS
-    z = np.where(spread, (x - mean) / np.where(spread, std, 1.0), 0.0)
-    low = z.min(axis=1, keepdims=True, where=head, initial=0.0)
-    high = z.max(axis=1, keepdims=True, where=head, initial=0.0)
-    z = np.where(head, z, np.clip(z, low, high))
-    return np.where(cand, z, 0.0).astype(np.float32)
 
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    half = max(1, Q.shape[1] // 2)
-    q_half = Q[:, :half] / np.maximum(
-        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    d_half = D[:, :half] / np.maximum(
-        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
-    )
-    half_dim = q_half @ d_half.T
-    sentences = chunk_documents(
-        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    paragraphs = chunk_documents(
+        ctx.doc_texts, split_paragraphs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
     with ctx.index_time():
-        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
-    sent_maxsim = maxsim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+        paragraphs_vectors = ctx.encode_fn(paragraphs.texts, "retrieval.passage")
+    para_topmean = topmeansim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    coverage = query_term_coverage(ctx.query_texts, ctx.doc_texts)
     channels = [
-        half_dim,
-        _local_zscore(sent_maxsim, S, mask),
-        zscore_rows(zscore_cols(bm25, mask), mask),
+        zscore_rows(S, mask),
+        zscore_rows(zscore_cols(para_topmean, mask), mask),
+        zscore_rows(bm25, mask),
+        zscore_rows(coverage, mask),
     ]
     fused = rrf(channels, mask, k=RRF_K)
-    query = Q
-    # feedback round 1: refine the query from the fused top-K, rescore D
-    query = vprf_update(query, D, top_k_indices(fused, FEEDBACK_K, mask), VPRF_BETA)
-    fused = rrf([fused, query @ D.T], mask, k=RRF_K)
     if mask is not None:
         fused = np.where(mask, fused, 0.0)
     return fused.astype(np.float32)

@@ -1,9 +1,9 @@
-"""Structural program: dense + para_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
+"""Structural program: dense + half_dim + para_maxsim + bm25 by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0001, adds TopMeanSim over paragraphs (z-scores over the dense top-K) [genome dense:row+para_topmean:local+bm25:row|rrf|0].
-Hypothesis: Adding the `pair_topmean` channel over sentence pairs would raise nDCG@10 on every task because it computes the topMeanSim over sentence pairs, which carries the evidence that one pooled vector dilutes.
+Novelty: Relative to g0001, adds the Matryoshka half-dimension cosine (row z-scores); adds MaxSim over paragraphs (z-scores over the dense top-K); (the chosen change alone repeats a known program) [genome dense:row+half_dim:row+para_maxsim:local+bm25:row|rrf|0].
+Hypothesis: Adding the Matryoshka half-dimension cosine channel with row z-scores would raise nDCG@10 on every task because this channel effectively normalizes the relevance of the cosine scores, making it more robust to noise and improving the accuracy of cosine-based retrieval.
 Parent: g0001
-Genome: {"channels": {"dense": "row", "para_topmean": "local", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+Genome: {"channels": {"dense": "row", "half_dim": "row", "para_maxsim": "local", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
@@ -13,7 +13,7 @@ from embedding_ttc.programs.primitives.chunking import (
     chunk_documents,
     split_paragraphs,
 )
-from embedding_ttc.programs.primitives.late import topmeansim
+from embedding_ttc.programs.primitives.late import maxsim
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import (
     RRF_K,
@@ -24,6 +24,7 @@ from embedding_ttc.programs.primitives.scores import (
     zscore_rows,
 )
 
+NORM_FLOOR = 1e-12
 LOCAL_K = 20
 
 
@@ -53,16 +54,25 @@ def _local_zscore(scores, dense, mask):
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
+    half = max(1, Q.shape[1] // 2)
+    q_half = Q[:, :half] / np.maximum(
+        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
+    )
+    d_half = D[:, :half] / np.maximum(
+        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
+    )
+    half_dim = q_half @ d_half.T
     paragraphs = chunk_documents(
         ctx.doc_texts, split_paragraphs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
     with ctx.index_time():
         paragraphs_vectors = ctx.encode_fn(paragraphs.texts, "retrieval.passage")
-    para_topmean = topmeansim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
+    para_maxsim = maxsim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
     channels = [
         zscore_rows(S, mask),
-        _local_zscore(para_topmean, S, mask),
+        zscore_rows(half_dim, mask),
+        _local_zscore(para_maxsim, S, mask),
         zscore_rows(bm25, mask),
     ]
     fused = rrf(channels, mask, k=RRF_K)

@@ -1,9 +1,9 @@
-"""Structural program: dense + pair_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
+"""Structural program: sent_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0001, adds TopMeanSim over sentence pairs (z-scores over the dense top-K) [genome dense:row+pair_topmean:local+bm25:row|rrf|0].
-Hypothesis: Adding the `pair_topmean` channel over sentence pairs would raise nDCG@10 on every task because it computes the topMeanSim over sentence pairs, which carries the evidence that one pooled vector dilutes.
-Parent: g0001
-Genome: {"channels": {"dense": "row", "pair_topmean": "local", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+Novelty: Relative to g0003, switches TopMeanSim over sentences to column-then-row z-scores (was row z-scores); switches TopMeanSim over sentences to z-scores over the dense top-K (was column-then-row z-scores); (the chosen change alone repeats a known program) [genome sent_topmean:local+bm25:row|rrf|0].
+Hypothesis: The chosen change of adding the Matryoshka half-dimension cosine (row z-scores) to the retrieval program could potentially raise nDCG@10 on every task because this channel effectively normalizes the relevance of the sentence embeddings, allowing for better alignment between sentences and documents,
+Parent: g0003
+Genome: {"channels": {"sent_topmean": "local", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
@@ -11,7 +11,6 @@ import numpy as np
 from embedding_ttc.programs.primitives.chunking import (
     MAX_CHUNKS_PER_DOC,
     chunk_documents,
-    sentence_pairs,
     split_sentences,
 )
 from embedding_ttc.programs.primitives.late import topmeansim
@@ -51,24 +50,18 @@ def _local_zscore(scores, dense, mask):
     return np.where(cand, z, 0.0).astype(np.float32)
 
 
-def _sentence_pairs(text):
-    """Consecutive sentence pairs of a text."""
-    return sentence_pairs(split_sentences(text))
-
-
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
-    pairs = chunk_documents(
-        ctx.doc_texts, _sentence_pairs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
     with ctx.index_time():
-        pairs_vectors = ctx.encode_fn(pairs.texts, "retrieval.passage")
-    pair_topmean = topmeansim(Q, pairs_vectors, pairs.owner, n_d, mask=mask)
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_topmean = topmeansim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
     channels = [
-        zscore_rows(S, mask),
-        _local_zscore(pair_topmean, S, mask),
+        _local_zscore(sent_topmean, S, mask),
         zscore_rows(bm25, mask),
     ]
     fused = rrf(channels, mask, k=RRF_K)

@@ -1,9 +1,9 @@
-"""Structural program: dense + sent_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
+"""Structural program: half_dim + sent_topmean + bm25 by reciprocal rank fusion, 0 feedback rounds.
 
-Novelty: Relative to g0001, adds TopMeanSim over sentences (row z-scores) [genome dense:row+sent_topmean:row+bm25:row|rrf|0].
-Hypothesis: Adding the pair_topmean channel over sentence pairs would raise nDCG@10 on every task because it computes the topMeanSim over sentence pairs, which carries the evidence that one pooled vector dilutes.
-Parent: g0001
-Genome: {"channels": {"dense": "row", "sent_topmean": "row", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+Novelty: Relative to g0003, adds the Matryoshka half-dimension cosine (row z-scores) [genome half_dim:row+sent_topmean:row+bm25:row|rrf|0].
+Hypothesis: Adding the Matryoshka half-dimension cosine channel (row z-scores) to the retrieval program could potentially raise nDCG@10 on every task because this channel effectively normalizes the relevance of the documents to the query, making the system more robust and accurate in identifying the most relavt
+Parent: g0003
+Genome: {"channels": {"half_dim": "row", "sent_topmean": "row", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """
 
 import numpy as np
@@ -17,10 +17,20 @@ from embedding_ttc.programs.primitives.late import topmeansim
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import RRF_K, candidate_mask, rrf, zscore_rows
 
+NORM_FLOOR = 1e-12
+
 
 def program(Q, D, S, ctx):
     n_q, n_d = S.shape
     mask = candidate_mask(n_q, n_d, ctx.candidates)
+    half = max(1, Q.shape[1] // 2)
+    q_half = Q[:, :half] / np.maximum(
+        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
+    )
+    d_half = D[:, :half] / np.maximum(
+        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
+    )
+    half_dim = q_half @ d_half.T
     sentences = chunk_documents(
         ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
     )
@@ -29,7 +39,7 @@ def program(Q, D, S, ctx):
     sent_topmean = topmeansim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
     bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
     channels = [
-        zscore_rows(S, mask),
+        zscore_rows(half_dim, mask),
         zscore_rows(sent_topmean, mask),
         zscore_rows(bm25, mask),
     ]
