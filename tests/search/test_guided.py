@@ -106,6 +106,10 @@ def test_llama_cpp_compiles_the_schema_into_a_grammar():
     for genome in (BASE_GENOME, RICH):
         grammar = LlamaGrammar.from_json_schema(json.dumps(edit_schema(genome)), verbose=False)
         assert "change_normalisation" in grammar._grammar
+        # The model writes the edit first and then its reason, so the reason is about the
+        # edit the grammar let through.
+        root = next(line for line in grammar._grammar.splitlines() if line.startswith("root "))
+        assert root.index("edit-kv") < root.index("hypothesis-kv")
 
 
 # --- the proposer ------------------------------------------------------------------------------

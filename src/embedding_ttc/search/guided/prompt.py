@@ -29,8 +29,8 @@ from embedding_ttc.search.proposers.structural.genome import (
 from embedding_ttc.search.records import LedgerRecord, SearchState
 
 REPLY = """\
-{"hypothesis": "<one sentence: why this change should raise nDCG@10, given the results above>",
- "edit": {"op": "<op>", ...the op's fields}}
+{"edit": {"op": "<op>", ...the op's fields},
+ "hypothesis": "<one sentence: why this edit should raise nDCG@10, given the results above>"}
 ops: add_channel {channel, normalisation} | drop_channel {channel} |
      swap_channel {channel, new_channel} | change_normalisation {channel, normalisation} |
      change_fusion {fusion} | add_round {refine} | drop_round {} | change_refine {refine}"""

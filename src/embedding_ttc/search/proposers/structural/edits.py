@@ -2,8 +2,9 @@
 
 The guided structural proposer lets a language model choose the next structural change
 instead of the random generator of :mod:`.mutate`. :func:`edit_schema` writes the JSON schema
-of every edit the parent genome allows: a ``hypothesis`` sentence first (the model says why,
-then chooses), then an ``edit`` that is one of
+of every edit the parent genome allows: an ``edit`` first, then a ``hypothesis`` sentence, so
+the reason is written for the edit the grammar let through (written first, the 1.5B model's
+reason kept naming an edit the schema no longer offered). The ``edit`` is one of
 
 * ``add_channel`` (a channel the genome lacks, with a normalisation), when it has room;
 * ``drop_channel`` (one it has), when it keeps two;
@@ -135,10 +136,10 @@ def edit_schema(
     return {
         "type": "object",
         "properties": {
-            "hypothesis": {"type": "string", "maxLength": HYPOTHESIS_CHARS},
             "edit": {"anyOf": options},
+            "hypothesis": {"type": "string", "maxLength": HYPOTHESIS_CHARS},
         },
-        "required": ["hypothesis", "edit"],
+        "required": ["edit", "hypothesis"],
     }
 
 
