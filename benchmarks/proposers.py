@@ -13,7 +13,9 @@ same local model (Qwen2.5-Coder-1.5B through llama-cpp):
   lessons, one idea the parent lacks named in each prompt); ``edit``: the same without the
   named idea (``--no-edit-ideas``, the configuration run before the ideas existed);
 * ``guided``: the guided structural proposer (the model chooses the genome edit under a
-  grammar, the structural renderer writes the program);
+  grammar, the structural renderer writes the program), offered every open edit;
+  ``guided-offers``: the same offered a seeded sample of open edits, one of each kind first
+  (``--guided-offers``, the default of a new guided run);
 * ``openevolve``: OpenEvolve against the same model served by llama-cpp-python's server, each
   program evaluated by the search's own evaluator into a ledger
   (``benchmarks/openevolve_peer``), read here like the others.
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.editing.options import GUIDED_OFFERS
 from embedding_ttc.search.frontier import admitted
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.records import LedgerRecord
@@ -54,11 +57,12 @@ SETTINGS = (
 )  # fmt: skip
 """The problem every configuration runs (``results/search-transfer``'s settings)."""
 
-LLM_MODES = ("guided", "edit-ideas", "edit", "draft")
+LLM_MODES = ("guided", "guided-offers", "edit-ideas", "edit", "draft")
 """The LLM configurations, cheapest first (the order they run in); each is its run folder."""
 
 MODE_OPTIONS = {
-    "guided": ("--llm-mode", "guided"),
+    "guided": ("--llm-mode", "guided", "--guided-offers", "0"),
+    "guided-offers": ("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
     "edit-ideas": ("--llm-mode", "edit", "--edit-ideas"),
     "edit": ("--llm-mode", "edit", "--no-edit-ideas"),
     "draft": ("--llm-mode", "draft"),

@@ -12,13 +12,18 @@ import dataclasses
 import importlib.util
 import itertools
 import json
+import random
 from typing import Any
 
 import jsonschema
 import pytest
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.guided.proposer import GuidedStructuralProposer, new_edits
+from embedding_ttc.search.guided.proposer import (
+    GuidedStructuralProposer,
+    new_edits,
+    sample_offers,
+)
 from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
@@ -192,6 +197,50 @@ def test_a_chosen_edit_is_rendered_as_a_program_with_its_genome(server):
     assert "- consensus:" in prompt and "- bm25:" in prompt  # the catalogue and the genome
 
 
+def test_a_sample_of_offers_holds_each_kind_of_edit_and_is_seeded():
+    every = possible_edits(RICH)
+    kinds = {e["op"] for e in every}
+    assert len(kinds) == 8 and len(every) > 50
+    sample = sample_offers(every, 8, random.Random(1))
+    assert len(sample) == 8 and {e["op"] for e in sample} == kinds  # one of each kind
+    assert sample == [e for e in every if e in sample]  # in the schema's order
+    assert sample == sample_offers(every, 8, random.Random(1))
+    assert any(sample_offers(every, 8, random.Random(s)) != sample for s in range(2, 6))
+    more = sample_offers(every, 20, random.Random(1))
+    assert len(more) == 20 and len({json.dumps(e) for e in more}) == 20
+    assert sample_offers(every[:5], 8, random.Random(1)) == every[:5]
+    assert sample_offers(every, 0, random.Random(1)) == every
+
+
+def test_offers_send_a_schema_of_the_sample_and_list_it_in_the_prompt(server):
+    state = _state()
+    open_edits = new_edits(BASE_GENOME, list(CHANNELS), known_programs(state))
+    want = sample_offers(open_edits, 6, random.Random(f"offers:3:{state.generation}"))
+    server.enqueue(Reply(_reply(want[-1])))
+    proposer = GuidedStructuralProposer(
+        backend(server), explore=0.0, check_library=False, seed=3, offers=6
+    )
+    proposal = proposer.propose(state)
+    (request,) = server.requests
+    sent = request.body["response_format"]["json_schema"]["schema"]
+    assert sent == edit_schema(BASE_GENOME, edits=want)
+    for edit in open_edits:
+        reply = {"hypothesis": "h", "edit": edit}
+        if edit in want:
+            jsonschema.validate(reply, sent)
+        else:
+            with pytest.raises(jsonschema.ValidationError):
+                jsonschema.validate(reply, sent)
+    prompt = server.prompts[0]
+    assert prompt is not None and "Choose one of the 6 edits on offer" in prompt
+    menu = prompt.split("## The edits on offer", 1)[1].split("##", 1)[0]
+    for edit in want:
+        assert f"- {json.dumps(edit)}: {apply_edit(BASE_GENOME, edit)[1]}" in menu
+    assert genome_from_source(proposal.source or "") == apply_edit(BASE_GENOME, want[-1])[0]
+    with pytest.raises(ValueError, match="offers must be >= 0"):
+        GuidedStructuralProposer(backend(server), offers=-1)
+
+
 def test_an_unusable_reply_gets_a_repair_turn_then_the_structural_change(server):
     server.enqueue(Reply("I think BM25 is great"), Reply(_reply({"op": "drop_round"})))
     proposer = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False)
@@ -252,14 +301,21 @@ def test_the_command_line_builds_the_guided_proposer():
 
     from embedding_ttc.cli.search import _drafting, _editing, add_search_commands
     from embedding_ttc.errors import EmbeddingTTCError
-    from embedding_ttc.search.editing.options import EditOptions
+    from embedding_ttc.search.editing.options import GUIDED_OFFERS, EditOptions
 
     parser = argparse.ArgumentParser()
     add_search_commands(parser.add_subparsers())
     argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
     args = parser.parse_args(argv)
     options = _editing(args)
-    assert options == EditOptions(mode="guided") and _drafting(args) is None
+    assert options == EditOptions(mode="guided", offers=GUIDED_OFFERS) and _drafting(args) is None
+    every = _editing(parser.parse_args([*argv, "--guided-offers", "0"]))
+    assert every == EditOptions(mode="guided", offers=0)
+    with pytest.raises(EmbeddingTTCError, match="at least 0"):
+        _editing(parser.parse_args([*argv, "--guided-offers", "-1"]))
+    edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
+    with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
+        _editing(parser.parse_args([*edit_argv, "--guided-offers", "4"]))
     with pytest.raises(EmbeddingTTCError, match="not --llm-mode guided's"):
         _drafting(parser.parse_args([*argv, "--drafts", "2"]))
     with CannedServer() as canned:
@@ -315,3 +371,20 @@ def test_the_catalogue_order_is_seeded_per_generation():
     assert order(None) == registry
     assert order(7) == order(7) and sorted(order(7)) == sorted(registry)
     assert len({tuple(order(seed)) for seed in range(6)}) > 1
+
+
+def test_a_guided_run_recorded_before_offers_resumes_offering_every_open_edit(tmp_path):
+    from embedding_ttc.search.editing.options import EditOptions
+    from embedding_ttc.search.run_config import RunMismatchError, read_run_config
+
+    body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
+            "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
+            "editing": {"mode": "guided", "repair_rounds": 1, "explore": 0.2,
+                        "context_tokens": 5000, "precheck": True, "ideas": False}}  # fmt: skip
+    (tmp_path / "search.json").write_text(json.dumps(body))
+    recorded = read_run_config(tmp_path)
+    assert recorded is not None and recorded.editing == EditOptions(mode="guided", offers=0)
+    recorded.check_resume(recorded)
+    sampled = recorded.model_copy(update={"editing": EditOptions(mode="guided", offers=8)})
+    with pytest.raises(RunMismatchError, match="'offers': 8"):
+        sampled.check_resume(recorded)

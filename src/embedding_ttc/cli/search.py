@@ -25,7 +25,12 @@ from embedding_ttc.search.drafting.options import (
     DraftingOptions,
     resolve_drafting,
 )
-from embedding_ttc.search.editing.options import LLM_MODES, EditOptions, resolve_editing
+from embedding_ttc.search.editing.options import (
+    GUIDED_OFFERS,
+    LLM_MODES,
+    EditOptions,
+    resolve_editing,
+)
 from embedding_ttc.search.frontier import RULES
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.records import OBJECTIVES
@@ -115,6 +120,7 @@ def _editing(args: argparse.Namespace) -> EditOptions | None:
         context_tokens=args.context_tokens,
         precheck=args.precheck,
         ideas=args.edit_ideas,
+        offers=args.guided_offers,
     )
 
 
@@ -397,6 +403,13 @@ def add_search_commands(sub: Any) -> None:
         default=True,
         help="--llm-mode edit: name in each prompt one idea the parent lacks, to add as a "
         "channel (default on; --no-edit-ideas leaves the change to the model)",
+    )
+    se.add_argument(
+        "--guided-offers",
+        type=int,
+        metavar="N",
+        help="--llm-mode guided: offer a seeded sample of N open edits per generation, one of "
+        f"each kind first (default {GUIDED_OFFERS}; 0: every open edit)",
     )
     se.add_argument(
         "--validation-share",

@@ -32,6 +32,11 @@ LLM_MODES: tuple[LlmMode, ...] = ("draft", "edit", "guided")
 EDIT_REPAIR_ROUNDS = 1
 """Repair turns of an edit by default (the issue's "one repair turn")."""
 
+GUIDED_OFFERS = 8
+"""Open edits a new guided run offers per generation: as many as there are kinds of edit
+(add, drop or swap a channel, change a normalisation or the fusion, add or drop a round,
+change the refinement), so each kind the parent allows is on offer."""
+
 
 @dataclass(frozen=True)
 class EditOptions:
@@ -41,6 +46,9 @@ class EditOptions:
     proposer's programs are written by the structural renderer, valid by construction).
     ``ideas`` (:mod:`.suggest`) is off in a configuration recorded before it existed, as those
     runs ran; :func:`resolve_editing` turns it on for a new run unless asked not to.
+    ``offers`` is the guided proposer's sample of open edits per generation (``0``: every open
+    edit, as runs recorded before it existed ran); :func:`resolve_editing` sets
+    :data:`GUIDED_OFFERS` for a new guided run unless asked otherwise.
     """
 
     mode: Literal["edit", "guided"] = "edit"
@@ -49,6 +57,7 @@ class EditOptions:
     context_tokens: int = DEFAULT_EDIT_CONTEXT_TOKENS
     precheck: bool = True
     ideas: bool = False
+    offers: int = 0
 
     def wrap(
         self, inner: ChatBackend, precheck: Precheck, seed: int, reference: str | None = None
@@ -74,7 +83,11 @@ class EditOptions:
                     f"openai), not {inner.name}"
                 )
             return GuidedStructuralProposer(
-                inner, explore=self.explore, repair_rounds=self.repair_rounds, seed=seed
+                inner,
+                explore=self.explore,
+                repair_rounds=self.repair_rounds,
+                seed=seed,
+                offers=self.offers,
             )
         return EditProposer(
             inner,
@@ -96,6 +109,7 @@ def resolve_editing(
     context_tokens: int | None,
     precheck: bool | None,
     ideas: bool = True,
+    offers: int | None = None,
 ) -> EditOptions | None:
     """The edit settings for ``mode``, or ``None`` when the run drafts.
 
@@ -115,10 +129,15 @@ def resolve_editing(
     repairs = EDIT_REPAIR_ROUNDS if repair_rounds is None else repair_rounds
     if repairs < 0:
         raise EmbeddingTTCError("--repair-rounds must be at least 0")
+    if offers is not None and mode != "guided":
+        raise EmbeddingTTCError(f"--guided-offers is --llm-mode guided's option, not {mode}'s")
+    if offers is not None and offers < 0:
+        raise EmbeddingTTCError("--guided-offers must be at least 0 (0: every open edit)")
     return EditOptions(
         mode=mode,
         repair_rounds=repairs,
         context_tokens=context_tokens or DEFAULT_EDIT_CONTEXT_TOKENS,
         precheck=precheck is not False,
         ideas=ideas and mode == "edit",
+        offers=(GUIDED_OFFERS if offers is None else offers) if mode == "guided" else 0,
     )

@@ -11,12 +11,14 @@ the choice and the grammar enforces its form.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 
 from embedding_ttc.search.prompts.common import section, task_list
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
+from embedding_ttc.search.proposers.structural.edits import Edit
 from embedding_ttc.search.proposers.structural.genome import (
     FUSION_LABELS,
     MAX_CHANNELS,
@@ -43,6 +45,7 @@ def render_guided_prompt(
     offered: Sequence[str],
     open_edits: int | None = None,
     order_seed: int | None = None,
+    menu: Sequence[tuple[Edit, str]] | None = None,
 ) -> str:
     """The prompt asking for one edit of ``genome``, the program of ``record``.
 
@@ -52,19 +55,25 @@ def render_guided_prompt(
     ``order_seed``: shuffle the catalogue's channels with this seed, so that no channel is
     chosen for its place in the list (a small model favours the first options it reads);
     ``None`` keeps the registry's order.
+    ``menu``: the edits on offer with their descriptions, when the reply's schema admits a
+    sample of the open edits only (the prompt lists them; the reply chooses one).
     """
-    spent = (
-        f" Edits that would repeat a program already tried are not offered ({open_edits} "
-        "remain open)."
-        if open_edits is not None
-        else ""
-    )
+    if menu is not None:
+        spent = f" Choose one of the {len(menu)} edits on offer."
+    elif open_edits is not None:
+        spent = (
+            f" Edits that would repeat a program already tried are not offered ({open_edits} "
+            "remain open)."
+        )
+    else:
+        spent = ""
     parts = [
         _task(state),
         _genome_section(record, genome),
         results_section(state, record),
         lessons_section(state, record.program_id),
         _catalogue(genome, offered, state.views_collapsed, order_seed),
+        _menu(menu) if menu is not None else "",
         section(
             f"Your choice (generation {state.generation})",
             "Choose ONE edit of this program, guided by where its last change helped or hurt "
@@ -114,3 +123,8 @@ def _catalogue(
         + ", ".join(REFINEMENTS)
     )
     return section("What it can change", "\n".join(lines), spaced=False)
+
+
+def _menu(menu: Sequence[tuple[Edit, str]]) -> str:
+    lines = [f"- {json.dumps(edit)}: {label}" for edit, label in menu]
+    return section("The edits on offer", "\n".join(lines), spaced=False)

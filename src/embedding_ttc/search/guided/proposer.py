@@ -14,8 +14,10 @@
    the edits whose result is new are offered (a genome not tried and structurally distinct
    from the known programs, :func:`~embedding_ttc.search.proposers.structural.known.is_new`),
    so the model's choice is never spent on a repeat; when the encoder's views collapse, the
-   channels scored under another view are not offered either (they would equal S). The
-   catalogue's channels are listed in a seeded order of their own each generation;
+   channels scored under another view are not offered either (they would equal S). With
+   ``offers`` set, a seeded sample of that many open edits is offered, one of each kind of
+   change first (:func:`sample_offers`), and the prompt lists them; otherwise every open edit
+   is. The catalogue's channels are listed in a seeded order of their own each generation;
 3. applies the edit (:func:`~embedding_ttc.search.proposers.structural.edits.apply_edit`);
    when the result is not new (a server that does not enforce the schema), or no single edit
    of the parent is new, stacks the structural proposer's random mutations until one is
@@ -101,9 +103,12 @@ class GuidedStructuralProposer:
         repair_rounds: repair turns after an unusable reply, ``>= 0``.
         seed: the base seed (default the backend's, else the run's).
         check_library: keep proposals structurally distinct from the library programs too.
+        offers: how many open edits each generation offers (:func:`sample_offers`); ``0``
+            offers every open edit.
 
     Raises:
-        ValueError: ``repair_rounds < 0``, or a backend that cannot constrain JSON.
+        ValueError: ``repair_rounds < 0`` or ``offers < 0``, or a backend that cannot
+            constrain JSON.
 
     """
 
@@ -115,9 +120,12 @@ class GuidedStructuralProposer:
         repair_rounds: int = 1,
         seed: int | None = None,
         check_library: bool = True,
+        offers: int = 0,
     ) -> None:
         if repair_rounds < 0:
             raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
+        if offers < 0:
+            raise ValueError(f"offers must be >= 0 (0: every open edit), got {offers}")
         if not getattr(inner, "constrains_json", False):
             raise ValueError(
                 f"the {inner.name} backend cannot constrain a reply to a JSON schema; the "
@@ -129,6 +137,7 @@ class GuidedStructuralProposer:
         self.repair_rounds = repair_rounds
         self.seed = seed
         self.check_library = check_library
+        self.offers = offers
 
     def _seed(self, state: SearchState) -> int:
         return self.seed if self.seed is not None else base_seed(self.inner, state)
@@ -158,7 +167,12 @@ class GuidedStructuralProposer:
             stacked, changes = first_new(genome, known, rng)
             changes = [*changes, f"(no single edit of {record.program_id} is new)"]
             return self._proposal(stacked, changes, "", record.program_id, (), None, started)
-        choice, calls = self._ask(state, record, genome, offered, edits, seed)
+        menu = None
+        if self.offers:
+            draw = random.Random(f"offers:{seed}:{state.generation}")
+            edits = sample_offers(edits, self.offers, draw)
+            menu = [(edit, apply_edit(genome, edit)[1]) for edit in edits]
+        choice, calls = self._ask(state, record, genome, offered, edits, seed, menu)
         if choice is None:
             stacked, changes = first_new(genome, known, rng)
             reason = calls[-1].reason if calls else "no reply"
@@ -186,11 +200,13 @@ class GuidedStructuralProposer:
         offered: Sequence[str],
         edits: Sequence[Edit],
         seed: int,
+        menu: Sequence[tuple[Edit, str]] | None,
     ) -> tuple[_Choice | None, list[_Call]]:
         schema = edit_schema(genome, offered, edits=edits)
         prompt = render_guided_prompt(
-            state, record, genome, offered, len(edits), order_seed=seed + state.generation
-        )
+            state, record, genome, offered, len(edits), order_seed=seed + state.generation,
+            menu=menu,
+        )  # fmt: skip
         messages = [{"role": "user", "content": prompt}]
         calls: list[_Call] = []
         for r in range(self.repair_rounds + 1):
@@ -264,6 +280,31 @@ class GuidedStructuralProposer:
 def new_edits(genome: Genome, offered: Sequence[str], known: Known) -> list[Edit]:
     """The edits of ``genome`` whose result is new (:func:`is_new`), in the schema's order."""
     return [e for e in possible_edits(genome, offered) if is_new(apply_edit(genome, e)[0], known)]
+
+
+def sample_offers(edits: Sequence[Edit], k: int, rng: random.Random) -> list[Edit]:
+    """``k`` of ``edits`` (all when there are no more), in their order: one of each kind first.
+
+    The kinds (ops) are visited in a shuffled order, each contributing one edit drawn at random,
+    round after round until ``k`` are drawn. A small model left every open edit mostly adds a
+    channel and steps it through the normalisations; a sample with every kind of change on
+    offer puts a fusion, a feedback round or a drop beside the additions each generation.
+    """
+    if k <= 0 or len(edits) <= k:
+        return list(edits)
+    pools: dict[str, list[int]] = {}
+    for i, edit in enumerate(edits):
+        pools.setdefault(edit["op"], []).append(i)
+    for pool in pools.values():
+        rng.shuffle(pool)
+    kinds = list(pools)
+    rng.shuffle(kinds)
+    chosen: list[int] = []
+    while len(chosen) < k:
+        for kind in kinds:
+            if pools[kind] and len(chosen) < k:
+                chosen.append(pools[kind].pop())
+    return [edits[i] for i in sorted(chosen)]
 
 
 def _parent(state: SearchState, seed: int, explore: float) -> tuple[LedgerRecord, Genome] | None:
