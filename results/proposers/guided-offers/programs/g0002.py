@@ -1,0 +1,48 @@
+"""Structural program: dense + bm25 by reciprocal rank fusion, 0 feedback rounds.
+
+Novelty: Relative to g0001, switches the dense cosine S to per-query min-max (was row z-scores) [genome dense:minmax+bm25:row|rrf|0].
+Hypothesis: Switching the dense cosine S to per-query min-max could potentially raise nDCG@10 for the aila_statutes task by aligning the dense features with the query normalization. This change aligns the dense features with the query normalization, which could lead to a more accurate representation of the task
+Parent: g0001
+Genome: {"channels": {"dense": "minmax", "bm25": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.scores import (
+    RRF_K,
+    ZSCORE_EPS,
+    candidate_mask,
+    rrf,
+    zscore_rows,
+)
+
+
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    channels = [
+        _minmax_rows(S, mask),
+        zscore_rows(bm25, mask),
+    ]
+    fused = rrf(channels, mask, k=RRF_K)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

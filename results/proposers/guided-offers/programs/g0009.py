@@ -1,0 +1,30 @@
+"""Structural program: dense + bm25 + coverage + rare_idf by reciprocal rank fusion, 0 feedback rounds.
+
+Novelty: Relative to g0004, adds rare-term IDF (row z-scores) [genome dense:row+bm25:row+coverage:row+rare_idf:row|rrf|0].
+Hypothesis: Adding rare-term IDF (row z-scores) could potentially raise nDCG@10 for the aila_statutes task by aligning the dense features with the query normalization. This change aligns the dense features with the query normalization. This change aligns the dense features with the query normalization. This...
+Parent: g0004
+Genome: {"channels": {"dense": "row", "bm25": "row", "coverage": "row", "rare_idf": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.lexical import BM25, query_term_coverage, rare_term_idf
+from embedding_ttc.programs.primitives.scores import RRF_K, candidate_mask, rrf, zscore_rows
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    coverage = query_term_coverage(ctx.query_texts, ctx.doc_texts)
+    rare_idf = rare_term_idf(ctx.query_texts, ctx.doc_texts)
+    channels = [
+        zscore_rows(S, mask),
+        zscore_rows(bm25, mask),
+        zscore_rows(coverage, mask),
+        zscore_rows(rare_idf, mask),
+    ]
+    fused = rrf(channels, mask, k=RRF_K)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

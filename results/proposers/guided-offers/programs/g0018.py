@@ -1,0 +1,97 @@
+"""Structural program: sent_maxsim + bm25 + bigram + coverage + prf_rocchio by reciprocal rank fusion, 1 feedback round.
+
+Novelty: Relative to g0015, replaces rare-term IDF with a Rocchio-refined query [genome sent_maxsim:row+bm25:minmax+bigram:row+coverage:row+prf_rocchio:row|rrf|1|softcentroid].
+Hypothesis: The swap of rare-term IDF with a Rocchio-refined query increases nDCG@10 for the aila_statutes task by aligning the dense features with the query normalization. This change aligns the dense features with the Rocchio refinement, which sharpens the query and improves the alignment between the dense特征,
+Parent: g0015
+Genome: {"channels": {"sent_maxsim": "row", "bm25": "minmax", "bigram": "row", "coverage": "row", "prf_rocchio": "row"}, "fusion": "rrf", "rounds": 1, "refine": "softcentroid"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.feedback import centroid, rocchio, soft_centroid_query
+from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.lexical import BM25, bigram_overlap, query_term_coverage
+from embedding_ttc.programs.primitives.scores import (
+    RRF_K,
+    ZSCORE_EPS,
+    bottom_k_indices,
+    candidate_mask,
+    rrf,
+    top_k_indices,
+    zscore_rows,
+)
+
+FEEDBACK_K = 5
+ROCCHIO_BETA = 0.6
+ROCCHIO_GAMMA = 0.2
+SOFT_TAU = 1.0
+SOFT_ALPHA = 0.5
+
+
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
+
+
+def _rocchio_query(query, D, scores, mask):
+    """Rocchio (1971): toward the top-K centroid, away from the bottom-K centroid."""
+    top = top_k_indices(scores, FEEDBACK_K, mask)
+    bottom = bottom_k_indices(scores, FEEDBACK_K, mask)
+    positive = np.array([centroid(D, rows) for rows in top], dtype=np.float32)
+    negative = np.array([centroid(D, rows) for rows in bottom], dtype=np.float32)
+    return rocchio(
+        query,
+        positive.reshape(query.shape),
+        negative.reshape(query.shape),
+        alpha=1.0,
+        beta=ROCCHIO_BETA,
+        gamma=ROCCHIO_GAMMA,
+    )
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_maxsim = maxsim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    bigram = bigram_overlap(ctx.query_texts, ctx.doc_texts)
+    coverage = query_term_coverage(ctx.query_texts, ctx.doc_texts)
+    prf_rocchio = _rocchio_query(Q, D, S, mask) @ D.T
+    channels = [
+        zscore_rows(sent_maxsim, mask),
+        _minmax_rows(bm25, mask),
+        zscore_rows(bigram, mask),
+        zscore_rows(coverage, mask),
+        zscore_rows(prf_rocchio, mask),
+    ]
+    fused = rrf(channels, mask, k=RRF_K)
+    query = Q
+    # feedback round 1: refine the query from the fused top-K, rescore D
+    query = soft_centroid_query(
+        query, D, zscore_rows(fused, mask), k=FEEDBACK_K, tau=SOFT_TAU, alpha=SOFT_ALPHA, mask=mask
+    )
+    fused = rrf([fused, query @ D.T], mask, k=RRF_K)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
