@@ -1,0 +1,75 @@
+"""Structural program: dense + sent_maxsim + bm25 + coverage + rare_idf by reciprocal rank fusion, 0 feedback rounds.
+
+Novelty: Relative to g0010, switches MaxSim over sentences to z-scores over the dense top-K (was row z-scores) [genome dense:row+sent_maxsim:local+bm25:row+coverage:row+rare_idf:row|rrf|0].
+Hypothesis: Replacing MaxSim over sentences with the distance from the candidates' centroid (a hubness correction) could potentially raise nDCG@10 for the aila_statutes task by aligning the dense features with the query normalization. This change aligns the dense features with the same information as the query,
+Parent: g0010
+Genome: {"channels": {"dense": "row", "sent_maxsim": "local", "bm25": "row", "coverage": "row", "rare_idf": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.lexical import BM25, query_term_coverage, rare_term_idf
+from embedding_ttc.programs.primitives.scores import (
+    RRF_K,
+    ZSCORE_EPS,
+    candidate_mask,
+    rrf,
+    top_k_indices,
+    zscore_rows,
+)
+
+LOCAL_K = 20
+
+
+def _local_zscore(scores, dense, mask):
+    """Z-scores by the mean and deviation of each query's top LOCAL_K candidates under dense.
+
+    Candidates outside that head are clipped to the head's range of z-scores (the range holds
+    0, the head's mean); a head without spread gives 0; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    head = np.zeros(x.shape, dtype=bool)
+    for row, top in enumerate(top_k_indices(dense, LOCAL_K, mask)):
+        head[row, top] = True
+    size = np.maximum(head.sum(axis=1, keepdims=True), 1)
+    mean = np.where(head, x, 0.0).sum(axis=1, keepdims=True) / size
+    dev = np.where(head, x - mean, 0.0)
+    std = np.sqrt((dev * dev).sum(axis=1, keepdims=True) / size)
+    spread = std > ZSCORE_EPS
+    z = np.where(spread, (x - mean) / np.where(spread, std, 1.0), 0.0)
+    low = z.min(axis=1, keepdims=True, where=head, initial=0.0)
+    high = z.max(axis=1, keepdims=True, where=head, initial=0.0)
+    z = np.where(head, z, np.clip(z, low, high))
+    return np.where(cand, z, 0.0).astype(np.float32)
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_maxsim = maxsim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    coverage = query_term_coverage(ctx.query_texts, ctx.doc_texts)
+    rare_idf = rare_term_idf(ctx.query_texts, ctx.doc_texts)
+    channels = [
+        zscore_rows(S, mask),
+        _local_zscore(sent_maxsim, S, mask),
+        zscore_rows(bm25, mask),
+        zscore_rows(coverage, mask),
+        zscore_rows(rare_idf, mask),
+    ]
+    fused = rrf(channels, mask, k=RRF_K)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
