@@ -129,7 +129,10 @@ def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, cap
     assert (tmp_path / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()  # untouched
 
 
-GUIDED = Path(__file__).resolve().parents[2] / "results" / "proposers" / "guided"
+GUIDED = (
+    Path(__file__).resolve().parents[2] / "results" / "proposers" / "archive" / "guided-2026-11-24"
+)
+"""A committed guided run recorded before the local model's name was."""
 
 
 def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_default(
@@ -148,12 +151,13 @@ def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_d
         assert recorded is not None
         return _config(args, recorded.tasks)
 
-    options = ("--proposer", "llama-cpp", "--llm-mode", "guided", "--objective", "reference")
+    options = ("--proposer", "llama-cpp", "--llm-mode", "guided", "--guided-offers", "0",
+               "--objective", "reference")  # fmt: skip
     default = asked(*options)
     assert default.model == DEFAULT_LLM
     assert asked(*options, "--llm-model", "qwen2.5-coder-0.5b").model == "qwen2.5-coder-0.5b"
     assert asked("--proposer", "structural").model is None
-    # The committed guided run was recorded before the local model was: it resumes as made.
+    # The archived guided run was recorded before the local model was: it resumes as made.
     recorded = read_run_config(GUIDED)
     assert recorded is not None and recorded.model is None
     default.check_resume(recorded, default_model=DEFAULT_LLM)
