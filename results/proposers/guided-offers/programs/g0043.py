@@ -1,7 +1,7 @@
 """Structural program: dense + sent_maxsim + bm25 + coverage + rare_idf by reciprocal rank fusion, 0 feedback rounds.
 
 Novelty: Relative to g0010, switches MaxSim over sentences to z-scores over the dense top-K (was row z-scores) [genome dense:row+sent_maxsim:local+bm25:row+coverage:row+rare_idf:row|rrf|0].
-Hypothesis: Replacing MaxSim over sentences with the distance from the candidates' centroid (a hubness correction) could potentially raise nDCG@10 for the aila_statutes task by aligning the dense features with the query normalization. This change aligns the dense features with the same information as the query,
+Hypothesis: Replacing MaxSim over sentences with the distance from the candidates' centroid (a hubness correction) could potentially raise nDCG@10 for the aila_statutes task by aligning the dense features with the query normalization. This change aligns the dense features with the high cosine of the candidates'
 Parent: g0010
 Genome: {"channels": {"dense": "row", "sent_maxsim": "local", "bm25": "row", "coverage": "row", "rare_idf": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
 """

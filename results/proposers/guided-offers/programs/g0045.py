@@ -1,0 +1,84 @@
+"""Structural program: bigram + coverage + rare_idf + consensus + anti_hub by a convex combination (weight 0.5 shared by the channels after the first), 1 feedback round.
+
+Novelty: Relative to g0041, replaces BM25 with each document's consensus with the dense top-K [genome bigram:row+coverage:minmax+rare_idf:row+consensus:row+anti_hub:both|convex:0.5|1|softcentroid].
+Hypothesis: Adding consensus as the new BM25 channel could potentially raise nDCG@10 for the aila_statutes task by aligning the dense features with the query normalization. This change aligns the dense features with the query normalization. This change aligns the dense features with the query normalization.
+Parent: g0041
+Genome: {"channels": {"bigram": "row", "coverage": "minmax", "rare_idf": "row", "consensus": "row", "anti_hub": "both"}, "fusion": "convex", "rounds": 1, "refine": "softcentroid", "share": 0.5}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.feedback import centroid, soft_centroid_query
+from embedding_ttc.programs.primitives.lexical import (
+    bigram_overlap,
+    query_term_coverage,
+    rare_term_idf,
+)
+from embedding_ttc.programs.primitives.scores import (
+    ZSCORE_EPS,
+    candidate_mask,
+    top_k_indices,
+    zscore_cols,
+    zscore_rows,
+)
+
+CONSENSUS_K = 10
+NORM_FLOOR = 1e-12
+FEEDBACK_K = 5
+SOFT_TAU = 1.0
+SOFT_ALPHA = 0.5
+FUSION_SHARE = 0.5
+
+
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    bigram = bigram_overlap(ctx.query_texts, ctx.doc_texts)
+    coverage = query_term_coverage(ctx.query_texts, ctx.doc_texts)
+    rare_idf = rare_term_idf(ctx.query_texts, ctx.doc_texts)
+    heads = top_k_indices(S, CONSENSUS_K, mask)
+    head_centroids = np.array([centroid(D, rows) for rows in heads], dtype=np.float32)
+    consensus = head_centroids.reshape(n_q, D.shape[1]) @ D.T
+    members = np.ones((1, n_d), dtype=np.float32)
+    if mask is not None:
+        members = mask.astype(np.float32)
+    pool_centroids = members @ D
+    pool_centroids /= np.maximum(
+        np.linalg.norm(pool_centroids, axis=1, keepdims=True), NORM_FLOOR
+    )
+    anti_hub = np.broadcast_to(-(pool_centroids @ D.T), (n_q, n_d)).copy()
+    channels = [
+        zscore_rows(bigram, mask),
+        _minmax_rows(coverage, mask),
+        zscore_rows(rare_idf, mask),
+        zscore_rows(consensus, mask),
+        zscore_rows(zscore_cols(anti_hub, mask), mask),
+    ]
+    fused = np.float32(1.0 - FUSION_SHARE) * channels[0]
+    for channel in channels[1:]:
+        fused = fused + np.float32(FUSION_SHARE / (len(channels) - 1)) * channel
+    query = Q
+    # feedback round 1: refine the query from the fused top-K, rescore D
+    query = soft_centroid_query(
+        query, D, zscore_rows(fused, mask), k=FEEDBACK_K, tau=SOFT_TAU, alpha=SOFT_ALPHA, mask=mask
+    )
+    fused = zscore_rows(fused, mask) + zscore_rows(query @ D.T, mask)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

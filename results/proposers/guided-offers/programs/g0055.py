@@ -1,0 +1,59 @@
+"""Structural program: pair_topmean + bm25 + coverage + rare_idf + anti_hub by reciprocal rank fusion, 0 feedback rounds.
+
+Novelty: Relative to g0013, replaces the dense cosine S with the distance from the candidates' centroid (a hubness correction) [genome pair_topmean:row+bm25:row+coverage:row+rare_idf:row+anti_hub:row|rrf|0].
+Hypothesis: The swap of dense cosine S with the distance from the candidates' centroid (a hubness correction) could potentially raise nDCG@10 for the legal_summarization task by aligning the dense features with the query normalization. This change aligns the dense features with the query normalization, which is
+Parent: g0013
+Genome: {"channels": {"pair_topmean": "row", "bm25": "row", "coverage": "row", "rare_idf": "row", "anti_hub": "row"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    sentence_pairs,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.late import topmeansim
+from embedding_ttc.programs.primitives.lexical import BM25, query_term_coverage, rare_term_idf
+from embedding_ttc.programs.primitives.scores import RRF_K, candidate_mask, rrf, zscore_rows
+
+NORM_FLOOR = 1e-12
+
+
+def _sentence_pairs(text):
+    """Consecutive sentence pairs of a text."""
+    return sentence_pairs(split_sentences(text))
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    pairs = chunk_documents(
+        ctx.doc_texts, _sentence_pairs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        pairs_vectors = ctx.encode_fn(pairs.texts, "retrieval.passage")
+    pair_topmean = topmeansim(Q, pairs_vectors, pairs.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    coverage = query_term_coverage(ctx.query_texts, ctx.doc_texts)
+    rare_idf = rare_term_idf(ctx.query_texts, ctx.doc_texts)
+    members = np.ones((1, n_d), dtype=np.float32)
+    if mask is not None:
+        members = mask.astype(np.float32)
+    pool_centroids = members @ D
+    pool_centroids /= np.maximum(
+        np.linalg.norm(pool_centroids, axis=1, keepdims=True), NORM_FLOOR
+    )
+    anti_hub = np.broadcast_to(-(pool_centroids @ D.T), (n_q, n_d)).copy()
+    channels = [
+        zscore_rows(pair_topmean, mask),
+        zscore_rows(bm25, mask),
+        zscore_rows(coverage, mask),
+        zscore_rows(rare_idf, mask),
+        zscore_rows(anti_hub, mask),
+    ]
+    fused = rrf(channels, mask, k=RRF_K)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
