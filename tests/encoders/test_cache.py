@@ -212,3 +212,55 @@ def test_misses_are_stored_a_block_at_a_time_so_an_interruption_keeps_finished_b
     np.testing.assert_array_equal(out, inner.encode(TEXTS, view="retrieval.passage"))
     with pytest.raises(ValueError, match="block_size"):
         CachedEncoder(inner, tmp_path, block_size=0)
+
+
+class _Clock:
+    """A clock that the slow encoder below advances: ``seconds_per_text`` per text encoded."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _Slow:
+    """Wraps an encoder and advances a fake clock as a slow encoder would take time."""
+
+    def __init__(self, inner, clock: _Clock, seconds_per_text: float) -> None:
+        self.inner, self.clock, self.seconds_per_text = inner, clock, seconds_per_text
+        self.info = inner.info
+
+    def encode(self, texts, view="retrieval.passage", dim=None, max_length=None):
+        self.clock.now += self.seconds_per_text * len(texts)
+        return self.inner.encode(texts, view=view, dim=dim, max_length=max_length)
+
+
+def test_blocks_are_sized_to_the_encoders_rate_so_a_slow_encoder_stores_its_work_often(tmp_path):
+    texts = [f"passage {i}" for i in range(400)]
+    inner = HashingEncoder(dim=16)
+    clock = _Clock()
+    slow = CachedEncoder(_Slow(inner, clock, 0.4), tmp_path / "slow", block_seconds=10, clock=clock)
+    out = slow.encode(texts, view="retrieval.passage")
+    # 64 texts first, then 25 a block: 2.5 texts a second for 10 seconds.
+    assert inner.calls == [64] + [25] * 13 + [11]
+    np.testing.assert_array_equal(out, inner.encode(texts, view="retrieval.passage"))
+    # A fast encoder's blocks grow to block_size after the first one.
+    inner = HashingEncoder(dim=16)
+    fast = CachedEncoder(
+        _Slow(inner, _Clock(), 0.0), tmp_path / "fast", block_size=100, clock=_Clock()
+    )
+    fast.encode(texts, view="retrieval.passage")
+    assert inner.calls == [64, 100, 100, 100, 36]
+    with pytest.raises(ValueError, match="block_seconds"):
+        CachedEncoder(inner, tmp_path, block_seconds=0)
+
+
+def test_the_rate_carries_over_to_the_next_call(tmp_path):
+    inner = HashingEncoder(dim=16)
+    clock = _Clock()
+    cache = CachedEncoder(_Slow(inner, clock, 1.0), tmp_path, block_seconds=5, clock=clock)
+    cache.encode(TEXTS[:3], view="retrieval.passage")  # 3 texts in 3 s: 1 text a second
+    assert cache.next_block() == 5
+    cache.encode(TEXTS[3:], view="retrieval.passage")
+    assert inner.calls == [3, 5, 5, 5, 2]

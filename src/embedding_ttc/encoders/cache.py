@@ -7,7 +7,8 @@ Each entry holds the full-dimension, L2-normalised embedding of one text under o
 The entries of one model live in one SQLite database, ``<root>/<model>-<revision>/
 embeddings.sqlite`` (:class:`~embedding_ttc.encoders.cache_store.EmbeddingStore`), shared by
 every process that encodes with that model. A call looks all its texts up in batched queries,
-then encodes the misses a block at a time and stores each block in one transaction. A row that
+then encodes the misses a block at a time, each sized to take about half a minute at the
+encoder's measured rate, and stores each block in one transaction. A row that
 does not verify (wrong length, wrong digest) is treated as a miss: it is recomputed and
 overwritten, never returned. A folder still in the older file-per-entry layout is moved into the
 database the first time an encoder opens it
@@ -21,7 +22,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,28 +68,54 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "model"
 
 
-#: Misses encoded per call of the wrapped encoder (and stored before the next block starts).
+#: The most misses encoded per call of the wrapped encoder (each block is stored before the
+#: next one starts).
 BLOCK_SIZE = 2048
+
+#: The encoding time a block aims at: blocks are sized from the encoder's measured rate, so a
+#: slow encoder (a quantised multilingual model on two cores, a few texts a second) still
+#: stores its work every half minute, and an interruption loses at most that much.
+BLOCK_SECONDS = 30.0
+
+#: The size of a call's first block before any rate is known.
+FIRST_BLOCK = 64
 
 
 class CachedEncoder:
-    """Serve embeddings from disk; encode what is missing, ``block_size`` texts per call.
+    """Serve embeddings from disk; encode what is missing a block of texts per call.
+
+    Each block is stored as soon as it is encoded, so an interrupted call loses at most one
+    block. Blocks are sized to take about ``block_seconds`` at the rate the last block was
+    encoded (the first :data:`FIRST_BLOCK` texts, while no rate is known), and hold at most
+    ``block_size`` texts.
 
     Args:
         inner: the encoder whose embeddings are cached.
         root: the cache directory (default :func:`default_cache_dir`).
-        block_size: misses per call of ``inner``; each block is stored as soon as it is
-            encoded, so an interrupted call loses at most one block.
+        block_size: the most misses per call of ``inner``.
+        block_seconds: the encoding time a block aims at.
+        clock: seconds, for the rate (``time.perf_counter``).
 
     """
 
     def __init__(
-        self, inner: Encoder, root: Path | str | None = None, block_size: int = BLOCK_SIZE
+        self,
+        inner: Encoder,
+        root: Path | str | None = None,
+        block_size: int = BLOCK_SIZE,
+        *,
+        block_seconds: float = BLOCK_SECONDS,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         if block_size < 1:
             raise ValueError(f"block_size is at least 1, got {block_size}")
+        if not block_seconds > 0:
+            raise ValueError(f"block_seconds is positive, got {block_seconds}")
         self.inner = inner
         self.block_size = block_size
+        self.block_seconds = block_seconds
+        self.clock = clock
+        self._rate: float | None = None  # texts per second of the last block encoded
         info = inner.info
         self.root = Path(root) if root is not None else default_cache_dir()
         self.dir = self.root / f"{_slug(info.model_id)}-{_slug(info.revision)}"
@@ -150,6 +177,13 @@ class CachedEncoder:
         spec = views.get(view)
         return [v for v, s in views.items() if v != view and s == spec]
 
+    def next_block(self) -> int:
+        """How many misses the next call of ``inner`` gets (see the class docstring)."""
+        if self._rate is None:
+            return min(self.block_size, FIRST_BLOCK)
+        sized = self._rate * self.block_seconds
+        return self.block_size if sized >= self.block_size else max(1, int(sized))
+
     def _lookup(self, keys: Sequence[bytes], dim: int) -> dict[bytes, np.ndarray]:
         found, corrupt = self._open().get(keys, dim)
         self.stats.corrupt += corrupt
@@ -192,13 +226,17 @@ class CachedEncoder:
         order = list(missing)
         # Misses are encoded and stored a block at a time, so an interrupted call (Ctrl-C, a
         # killed job) keeps every block it finished: a long sentence-level pass resumes.
-        for lo in range(0, len(order), self.block_size):
-            block = order[lo : lo + self.block_size]
-            start = time.perf_counter()
+        lo = 0
+        while lo < len(order):
+            block = order[lo : lo + self.next_block()]
+            lo += len(block)
+            start = self.clock()
             fresh = self.inner.encode(
                 [texts[missing[k][0]] for k in block], view=view, max_length=max_length
             )
-            self.stats.forward_seconds += time.perf_counter() - start
+            elapsed = self.clock() - start
+            self._rate = len(block) / elapsed if elapsed > 0 else float("inf")
+            self.stats.forward_seconds += elapsed
             self.stats.misses += len(block)
             self.store.put(block, fresh, view)
             for k, vec in zip(block, fresh, strict=True):
