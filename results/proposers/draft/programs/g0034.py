@@ -1,0 +1,24 @@
+import numpy as np
+from embedding_ttc.programs.primitives.channels import fuse
+# Novelty: combines the lexical evidence from BM25 scores and the query-term coverage from query_term_coverage(ctx.query_texts, ctx.doc_texts) into a single score matrix.
+# Hypothesis: the combination of these channels helps to better capture the lexical context of each query document pair by providing a more nuanced measure of how closely they match.
+from embedding_ttc.programs.primitives.channels import bm25_scores
+from embedding_ttc.programs.primitives.lexical import query_term_coverage
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_rows, zscore_cols, rrf, top_k_indices
+from embedding_ttc.programs.primitives.feedback import soft_centroid_query
+from embedding_ttc.programs.primitives.lexical import BM25
+W_S = 1.0
+W_BM25 = 0.5
+
+def program(Q, D, S, ctx):
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
+    B = bm25_scores(ctx)
+    C = query_term_coverage(ctx.query_texts, ctx.doc_texts)
+    scores = zscore_rows(S, mask)
+    zscores = zscore_cols(S, mask)
+    best_scores = scores.max(axis=1, keepdims=True)
+    gap_scores = best_scores - np.sort(scores, axis=1)
+    gap_scores = gap_scores[:, :10]
+    weight = gap_scores / gap_scores.sum(axis=1, keepdims=True)
+    fused = fuse([S, B, C], [W_S, W_BM25, 1.0], mask, "rrf")
+    return fused
