@@ -215,7 +215,7 @@ def test_misses_are_stored_a_block_at_a_time_so_an_interruption_keeps_finished_b
 
 
 class _Clock:
-    """A clock that the slow encoder below advances: ``seconds_per_text`` per text encoded."""
+    """A fake clock; :class:`_Slow` advances it as it encodes."""
 
     def __init__(self) -> None:
         self.now = 0.0
