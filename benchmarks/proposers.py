@@ -15,7 +15,9 @@ same local model (Qwen2.5-Coder-1.5B through llama-cpp):
 * ``guided``: the guided structural proposer (the model chooses the genome edit under a
   grammar, the structural renderer writes the program), offered every open edit;
   ``guided-offers``: the same offered a seeded sample of open edits, one of each kind first
-  (``--guided-offers``, the default of a new guided run);
+  (``--guided-offers``, the default of a new guided run); ``guided-anchored``: guided-offers
+  keeping the dense cosine ``S`` in every program (``--guided-keep dense``: no edit drops or
+  swaps it out);
 * ``openevolve``: OpenEvolve against the same model served by llama-cpp-python's server, each
   program evaluated by the search's own evaluator into a ledger
   (``benchmarks/openevolve_peer``), read here like the others.
@@ -57,12 +59,16 @@ SETTINGS = (
 )  # fmt: skip
 """The problem every configuration runs (``results/search-transfer``'s settings)."""
 
-LLM_MODES = ("guided", "guided-offers", "edit-ideas", "edit", "draft")
+LLM_MODES = ("guided", "guided-offers", "guided-anchored", "edit-ideas", "edit", "draft")
 """The LLM configurations, cheapest first (the order they run in); each is its run folder."""
 
 MODE_OPTIONS = {
     "guided": ("--llm-mode", "guided", "--guided-offers", "0"),
     "guided-offers": ("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
+    "guided-anchored": (
+        *("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
+        *("--guided-keep", "dense"),
+    ),
     "edit-ideas": ("--llm-mode", "edit", "--edit-ideas"),
     "edit": ("--llm-mode", "edit", "--no-edit-ideas"),
     "draft": ("--llm-mode", "draft"),

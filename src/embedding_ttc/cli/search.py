@@ -121,6 +121,7 @@ def _editing(args: argparse.Namespace) -> EditOptions | None:
         precheck=args.precheck,
         ideas=args.edit_ideas,
         offers=args.guided_offers,
+        keep=args.guided_keep,
     )
 
 
@@ -410,6 +411,14 @@ def add_search_commands(sub: Any) -> None:
         metavar="N",
         help="--llm-mode guided: offer a seeded sample of N open edits per generation, one of "
         f"each kind first (default {GUIDED_OFFERS}; 0: every open edit)",
+    )
+    se.add_argument(
+        "--guided-keep",
+        action="append",
+        default=[],
+        metavar="CHANNEL",
+        help="--llm-mode guided: never drop or swap out this channel (repeatable; e.g. dense, "
+        "the cosine S, anchors every program on the encoder's own ranking)",
     )
     se.add_argument(
         "--validation-share",

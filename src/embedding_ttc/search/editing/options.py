@@ -10,6 +10,7 @@ run's configuration, so a resumed run goes on as it began.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -48,7 +49,9 @@ class EditOptions:
     runs ran; :func:`resolve_editing` turns it on for a new run unless asked not to.
     ``offers`` is the guided proposer's sample of open edits per generation (``0``: every open
     edit, as runs recorded before it existed ran); :func:`resolve_editing` sets
-    :data:`GUIDED_OFFERS` for a new guided run unless asked otherwise.
+    :data:`GUIDED_OFFERS` for a new guided run unless asked otherwise. ``keep`` names the
+    channels the guided proposer never drops or swaps out (empty, as runs recorded before it
+    existed ran, unless asked).
     """
 
     mode: Literal["edit", "guided"] = "edit"
@@ -58,6 +61,7 @@ class EditOptions:
     precheck: bool = True
     ideas: bool = False
     offers: int = 0
+    keep: tuple[str, ...] = ()
 
     def wrap(
         self, inner: ChatBackend, precheck: Precheck, seed: int, reference: str | None = None
@@ -88,6 +92,7 @@ class EditOptions:
                 repair_rounds=self.repair_rounds,
                 seed=seed,
                 offers=self.offers,
+                keep=self.keep,
             )
         return EditProposer(
             inner,
@@ -110,6 +115,7 @@ def resolve_editing(
     precheck: bool | None,
     ideas: bool = True,
     offers: int | None = None,
+    keep: Sequence[str] = (),
 ) -> EditOptions | None:
     """The edit settings for ``mode``, or ``None`` when the run drafts.
 
@@ -133,6 +139,9 @@ def resolve_editing(
         raise EmbeddingTTCError(f"--guided-offers is --llm-mode guided's option, not {mode}'s")
     if offers is not None and offers < 0:
         raise EmbeddingTTCError("--guided-offers must be at least 0 (0: every open edit)")
+    if keep and mode != "guided":
+        raise EmbeddingTTCError(f"--guided-keep is --llm-mode guided's option, not {mode}'s")
+    _check_channels(keep)
     return EditOptions(
         mode=mode,
         repair_rounds=repairs,
@@ -140,4 +149,19 @@ def resolve_editing(
         precheck=precheck is not False,
         ideas=ideas and mode == "edit",
         offers=(GUIDED_OFFERS if offers is None else offers) if mode == "guided" else 0,
+        keep=tuple(dict.fromkeys(keep)),
     )
+
+
+def _check_channels(names: Sequence[str]) -> None:
+    """Raise naming each of ``names`` that is not a structural channel, with close names."""
+    from embedding_ttc.registry import closest
+    from embedding_ttc.search.proposers.structural.channels import CHANNELS
+
+    for name in names:
+        if name not in CHANNELS:
+            near = closest(name, list(CHANNELS))
+            hint = f"; did you mean {' or '.join(near)}?" if near else ""
+            raise EmbeddingTTCError(
+                f"--guided-keep {name!r} is not a channel{hint} (channels: {', '.join(CHANNELS)})"
+            )

@@ -46,6 +46,7 @@ def render_guided_prompt(
     open_edits: int | None = None,
     order_seed: int | None = None,
     menu: Sequence[tuple[Edit, str]] | None = None,
+    keep: Sequence[str] = (),
 ) -> str:
     """The prompt asking for one edit of ``genome``, the program of ``record``.
 
@@ -57,6 +58,7 @@ def render_guided_prompt(
     ``None`` keeps the registry's order.
     ``menu``: the edits on offer with their descriptions, when the reply's schema admits a
     sample of the open edits only (the prompt lists them; the reply chooses one).
+    ``keep``: channels no edit may drop or swap out (the catalogue says so).
     """
     if menu is not None:
         spent = f" Choose one of the {len(menu)} edits on offer."
@@ -72,7 +74,7 @@ def render_guided_prompt(
         _genome_section(record, genome),
         results_section(state, record),
         lessons_section(state, record.program_id),
-        _catalogue(genome, offered, state.views_collapsed, order_seed),
+        _catalogue(genome, offered, state.views_collapsed, order_seed, keep),
         _menu(menu) if menu is not None else "",
         section(
             f"Your choice (generation {state.generation})",
@@ -106,12 +108,17 @@ def _genome_section(record: LedgerRecord, genome: Genome) -> str:
 
 
 def _catalogue(
-    genome: Genome, offered: Sequence[str], views_collapsed: bool, order_seed: int | None
+    genome: Genome,
+    offered: Sequence[str],
+    views_collapsed: bool,
+    order_seed: int | None,
+    keep: Sequence[str] = (),
 ) -> str:
     absent = [c for c in offered if c not in genome.names]
     if order_seed is not None:
         random.Random(order_seed).shuffle(absent)
-    lines = [f"Channels it lacks (it may hold {MAX_CHANNELS}, and keeps at least 2):"]
+    kept = f"; it always keeps {', '.join(keep)}" if keep else ""
+    lines = [f"Channels it lacks (it may hold {MAX_CHANNELS}, and keeps at least 2{kept}):"]
     lines += [f"- {c}: {CHANNELS[c].label}; {CHANNELS[c].rationale}" for c in absent]
     if views_collapsed:
         lines.append("(This encoder has one realisation for every view: channels scored under "

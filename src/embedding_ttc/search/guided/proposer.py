@@ -43,6 +43,7 @@ from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.editing.parents import EXPLORE, SEED_MIX, choose_parent
 from embedding_ttc.search.guided.prompt import render_guided_prompt
 from embedding_ttc.search.proposers.base import ChatReply, JsonChatBackend, ProposerError, base_seed
+from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.edits import (
     Edit,
     GenomeEditError,
@@ -105,10 +106,12 @@ class GuidedStructuralProposer:
         check_library: keep proposals structurally distinct from the library programs too.
         offers: how many open edits each generation offers (:func:`sample_offers`); ``0``
             offers every open edit.
+        keep: channels no edit drops or swaps out (``("dense",)`` anchors every program on
+            the cosine ``S``); the prompt says so.
 
     Raises:
-        ValueError: ``repair_rounds < 0`` or ``offers < 0``, or a backend that cannot
-            constrain JSON.
+        ValueError: ``repair_rounds < 0`` or ``offers < 0``, a channel of ``keep`` that is
+            not in the catalogue, or a backend that cannot constrain JSON.
 
     """
 
@@ -121,11 +124,18 @@ class GuidedStructuralProposer:
         seed: int | None = None,
         check_library: bool = True,
         offers: int = 0,
+        keep: Sequence[str] = (),
     ) -> None:
         if repair_rounds < 0:
             raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
         if offers < 0:
             raise ValueError(f"offers must be >= 0 (0: every open edit), got {offers}")
+        unknown = [c for c in keep if c not in CHANNELS]
+        if unknown:
+            raise ValueError(
+                f"cannot keep {', '.join(map(repr, unknown))}: not a channel; choose from "
+                f"{', '.join(CHANNELS)}"
+            )
         if not getattr(inner, "constrains_json", False):
             raise ValueError(
                 f"the {inner.name} backend cannot constrain a reply to a JSON schema; the "
@@ -138,6 +148,7 @@ class GuidedStructuralProposer:
         self.seed = seed
         self.check_library = check_library
         self.offers = offers
+        self.keep = tuple(keep)
 
     def _seed(self, state: SearchState) -> int:
         return self.seed if self.seed is not None else base_seed(self.inner, state)
@@ -162,9 +173,9 @@ class GuidedStructuralProposer:
             parent = (record, BASE_GENOME)
         record, genome = parent
         offered = offered_channels(state.views_collapsed)
-        edits = new_edits(genome, offered, known)
+        edits = new_edits(genome, offered, known, self.keep)
         if not edits:
-            stacked, changes = first_new(genome, known, rng)
+            stacked, changes = first_new(genome, known, rng, self.keep)
             changes = [*changes, f"(no single edit of {record.program_id} is new)"]
             return self._proposal(stacked, changes, "", record.program_id, (), None, started)
         menu = None
@@ -174,14 +185,14 @@ class GuidedStructuralProposer:
             menu = [(edit, apply_edit(genome, edit)[1]) for edit in edits]
         choice, calls = self._ask(state, record, genome, offered, edits, seed, menu)
         if choice is None:
-            stacked, changes = first_new(genome, known, rng)
+            stacked, changes = first_new(genome, known, rng, self.keep)
             reason = calls[-1].reason if calls else "no reply"
             changes = [*changes, f"(the model's choice was unusable: {reason[:120]})"]
             hypothesis = ""
         else:
             stacked, changes, hypothesis = choice.genome, [choice.change], choice.hypothesis
             if not is_new(stacked, known):
-                stacked, more = first_new(stacked, known, rng)
+                stacked, more = first_new(stacked, known, rng, self.keep)
                 changes += [*more, "(the chosen change alone repeats a known program)"]
         answered = [c for c in calls if c.status is not Status.PROPOSER_ERROR]
         if not answered:
@@ -205,7 +216,7 @@ class GuidedStructuralProposer:
         schema = edit_schema(genome, offered, edits=edits)
         prompt = render_guided_prompt(
             state, record, genome, offered, len(edits), order_seed=seed + state.generation,
-            menu=menu,
+            menu=menu, keep=self.keep,
         )  # fmt: skip
         messages = [{"role": "user", "content": prompt}]
         calls: list[_Call] = []
@@ -219,7 +230,7 @@ class GuidedStructuralProposer:
                 calls.append(_Call(failed, str(exc), Status.PROPOSER_ERROR))
                 break
             try:
-                choice = _read(reply.text, genome)
+                choice = _read(reply.text, genome, self.keep)
             except GenomeEditError as exc:
                 calls.append(_Call(reply, f"choice: {exc}", Status.REJECTED))
                 messages = [
@@ -277,9 +288,16 @@ class GuidedStructuralProposer:
         )
 
 
-def new_edits(genome: Genome, offered: Sequence[str], known: Known) -> list[Edit]:
-    """The edits of ``genome`` whose result is new (:func:`is_new`), in the schema's order."""
-    return [e for e in possible_edits(genome, offered) if is_new(apply_edit(genome, e)[0], known)]
+def new_edits(
+    genome: Genome, offered: Sequence[str], known: Known, keep: Sequence[str] = ()
+) -> list[Edit]:
+    """The edits of ``genome`` whose result is new (:func:`is_new`), in the schema's order.
+
+    ``keep``: channels no edit drops or swaps out.
+    """
+    return [
+        e for e in possible_edits(genome, offered, keep) if is_new(apply_edit(genome, e)[0], known)
+    ]
 
 
 def sample_offers(edits: Sequence[Edit], k: int, rng: random.Random) -> list[Edit]:
@@ -328,14 +346,14 @@ def _parent(state: SearchState, seed: int, explore: float) -> tuple[LedgerRecord
     return chosen.record, genome
 
 
-def _read(text: str, genome: Genome) -> _Choice:
+def _read(text: str, genome: Genome, keep: Sequence[str] = ()) -> _Choice:
     try:
         data = json.loads(text)
     except ValueError:
         raise GenomeEditError("the reply is not JSON") from None
     if not isinstance(data, dict) or not isinstance(data.get("edit"), dict):
         raise GenomeEditError("the reply has no 'edit' object")
-    changed, change = apply_edit(genome, data["edit"])
+    changed, change = apply_edit(genome, data["edit"], keep)
     if changed == genome:
         raise GenomeEditError("the edit leaves the program unchanged")
     hypothesis = data.get("hypothesis")

@@ -20,6 +20,9 @@ grammar (llama.cpp turns JSON schemas into GBNF grammars) is an applicable edit 
 :func:`apply_edit` applies one and describes it as :mod:`.mutate` does; it checks the edit
 again, for servers that do not enforce the schema. The convex share's grid step is not offered:
 it changes a constant only, which the novelty check abstracts away.
+
+``keep`` names channels no edit may drop or swap out (their normalisation may still change):
+a guided run anchored on the dense cosine ``S`` keeps it in every program it writes.
 """
 
 from __future__ import annotations
@@ -73,22 +76,26 @@ Edit = dict[str, str]
 """One edit as the model replies with it: ``{"op": ..., <the op's fields>}``."""
 
 
-def possible_edits(genome: Genome, offered: Sequence[str] | None = None) -> list[Edit]:
+def possible_edits(
+    genome: Genome, offered: Sequence[str] | None = None, keep: Sequence[str] = ()
+) -> list[Edit]:
     """Every edit ``genome`` allows, one per distinct change (module docstring).
 
     ``offered``: the channels an edit may add or swap in (default every channel).
+    ``keep``: channels no edit drops or swaps out.
     """
     present = list(genome.names)
+    movable = [c for c in present if c not in keep]
     absent = [c for c in (offered if offered is not None else CHANNELS) if c not in present]
     edits: list[Edit] = []
     if absent and len(present) < MAX_CHANNELS:
         edits += [{"op": "add_channel", "channel": c, "normalisation": n}
                   for c in absent for n in NORMALISATIONS]  # fmt: skip
     if len(present) > 2:
-        edits += [{"op": "drop_channel", "channel": c} for c in present]
+        edits += [{"op": "drop_channel", "channel": c} for c in movable]
     if absent:
         edits += [{"op": "swap_channel", "channel": c, "new_channel": n}
-                  for c in present for n in absent]  # fmt: skip
+                  for c in movable for n in absent]  # fmt: skip
     for name, norm in genome.channels:
         edits += [{"op": "change_normalisation", "channel": name, "normalisation": n}
                   for n in NORMALISATIONS if n != norm]  # fmt: skip
@@ -103,20 +110,24 @@ def possible_edits(genome: Genome, offered: Sequence[str] | None = None) -> list
 
 
 def edit_schema(
-    genome: Genome, offered: Sequence[str] | None = None, *, edits: Sequence[Edit] | None = None
+    genome: Genome,
+    offered: Sequence[str] | None = None,
+    *,
+    edits: Sequence[Edit] | None = None,
+    keep: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The JSON schema of a reply choosing one of ``edits`` (module docstring).
 
     ``edits`` defaults to every edit ``genome`` allows (:func:`possible_edits` with
-    ``offered``); a subset leaves the others out of the grammar, so a constrained reply cannot
-    choose them. The edits are grouped into one branch per op and first field, the last field
-    an ``enum``: a branch admits exactly the edits it was made from.
+    ``offered`` and ``keep``); a subset leaves the others out of the grammar, so a constrained
+    reply cannot choose them. The edits are grouped into one branch per op and first field, the
+    last field an ``enum``: a branch admits exactly the edits it was made from.
 
     Raises:
         ValueError: ``edits`` is empty (no reply could satisfy the schema).
 
     """
-    chosen = possible_edits(genome, offered) if edits is None else list(edits)
+    chosen = possible_edits(genome, offered, keep) if edits is None else list(edits)
     if not chosen:
         raise ValueError("no edit to offer: the schema would admit no reply")
     branches: dict[tuple[str, ...], tuple[dict[str, Any], list[str]]] = {}
@@ -143,14 +154,23 @@ def edit_schema(
     }
 
 
-def apply_edit(genome: Genome, edit: Mapping[str, Any]) -> tuple[Genome, str]:
+def apply_edit(
+    genome: Genome, edit: Mapping[str, Any], keep: Sequence[str] = ()
+) -> tuple[Genome, str]:
     """``genome`` with ``edit`` applied, and the change in words.
 
+    ``keep``: channels the edit may not drop or swap out.
+
     Raises:
-        GenomeEditError: an unknown op, a missing or inapplicable value.
+        GenomeEditError: an unknown op, a missing or inapplicable value, or a kept channel
+            dropped or swapped out.
 
     """
     op = edit.get("op")
+    if op in ("drop_channel", "swap_channel") and edit.get("channel") in keep:
+        raise GenomeEditError(
+            f"{op}: the run keeps {edit.get('channel')!r} in every program; choose another channel"
+        )
     if op in ("add_channel", "drop_channel", "swap_channel", "change_normalisation"):
         return _channel_edit(genome, str(op), edit)
     if op in ("change_fusion", "add_round", "drop_round", "change_refine"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import cache
@@ -102,12 +103,15 @@ def is_new(genome: Genome, known: Known) -> bool:
     return all(_similarity_below(shape, other) for other in known.structures)
 
 
-def first_new(start: Genome, known: Known, rng: random.Random) -> tuple[Genome, list[str]]:
+def first_new(
+    start: Genome, known: Known, rng: random.Random, keep: Sequence[str] = ()
+) -> tuple[Genome, list[str]]:
     """The first new genome reached by stacking mutations on ``start``, with the changes.
 
     Up to :data:`MAX_ATTEMPTS` runs of up to :data:`MAX_STEPS` mutations each; when none is
     new, the first untried genome met (close to a known program: the loop will judge), else
-    one mutation of ``start`` said to repeat a known structure.
+    one mutation of ``start`` said to repeat a known structure. A genome that lacks a channel
+    of ``keep`` is stepped through, never returned, unless nothing else is reached.
     """
     fallback: tuple[Genome, list[str]] | None = None
     for _ in range(MAX_ATTEMPTS):
@@ -118,6 +122,8 @@ def first_new(start: Genome, known: Known, rng: random.Random) -> tuple[Genome, 
             if genome in known.genomes or fingerprint(code_structure(genome)) in (
                 known.fingerprints
             ):
+                continue
+            if not set(keep) <= set(genome.names):
                 continue
             fallback = fallback or (genome, list(changes))
             if is_new(genome, known):
