@@ -388,3 +388,90 @@ def test_a_guided_run_recorded_before_offers_resumes_offering_every_open_edit(tm
     sampled = recorded.model_copy(update={"editing": EditOptions(mode="guided", offers=8)})
     with pytest.raises(RunMismatchError, match="'offers': 8"):
         sampled.check_resume(recorded)
+
+
+def test_a_kept_channel_is_never_dropped_or_swapped_out_by_schema_or_apply():
+    keep = ("dense",)
+    every = possible_edits(RICH)
+    anchored = possible_edits(RICH, keep=keep)
+    moves = {"drop_channel", "swap_channel"}
+    removed = [e for e in every if e not in anchored]
+    assert removed and all(e["op"] in moves and e["channel"] == "dense" for e in removed)
+    assert any(e["op"] in moves and e["channel"] == "bm25" for e in anchored)
+    assert {"op": "change_normalisation", "channel": "dense", "normalisation": "col"} in anchored
+    schema = edit_schema(RICH, keep=keep)
+    for bad in ({"op": "drop_channel", "channel": "dense"},
+                {"op": "swap_channel", "channel": "dense", "new_channel": "bigram"}):  # fmt: skip
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"hypothesis": "h", "edit": bad}, schema)
+        with pytest.raises(GenomeEditError, match="keeps 'dense' in every program"):
+            apply_edit(RICH, bad, keep)
+        assert apply_edit(RICH, bad)[0] != RICH  # allowed without the anchor
+
+
+def test_an_anchored_proposer_repairs_a_reply_dropping_the_kept_channel(server):
+    # A server that does not enforce the schema lets a forbidden edit through: the reply is
+    # refused, repaired, and the program written keeps the channel.
+    server.enqueue(
+        Reply(_reply({"op": "swap_channel", "channel": "dense", "new_channel": "bigram"}))
+    )
+    server.enqueue(
+        Reply(_reply({"op": "swap_channel", "channel": "bm25", "new_channel": "bigram"}))
+    )
+    proposer = GuidedStructuralProposer(
+        backend(server), explore=0.0, check_library=False, keep=("dense",)
+    )
+    proposal = proposer.propose(_state())
+    assert proposal.source is not None
+    genome = genome_from_source(proposal.source)
+    assert genome is not None and "dense" in genome.names and "bigram" in genome.names
+    assert "bm25" not in genome.names
+    (refused,) = proposal.attempts
+    assert refused.status is Status.REJECTED and "keeps 'dense'" in refused.reason
+    assert "it always keeps dense" in (server.prompts[0] or "")
+    sent = server.requests[0].body["response_format"]["json_schema"]["schema"]
+    assert all(o["properties"]["channel"].get("const") != "dense"
+               for o in sent["properties"]["edit"]["anyOf"]
+               if o["properties"]["op"]["const"] in ("drop_channel", "swap_channel"))  # fmt: skip
+    with pytest.raises(ValueError, match="cannot keep 'S': not a channel"):
+        GuidedStructuralProposer(backend(server), keep=("S",))
+
+
+def test_the_command_line_records_kept_channels_and_suggests_names():
+    import argparse
+
+    from embedding_ttc.cli.search import _editing, add_search_commands
+    from embedding_ttc.errors import EmbeddingTTCError
+    from embedding_ttc.search.editing.options import GUIDED_OFFERS, EditOptions
+
+    parser = argparse.ArgumentParser()
+    add_search_commands(parser.add_subparsers())
+    argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
+    anchored = _editing(parser.parse_args([*argv, "--guided-keep", "dense"]))
+    assert anchored == EditOptions(mode="guided", offers=GUIDED_OFFERS, keep=("dense",))
+    with pytest.raises(EmbeddingTTCError, match="'dens' is not a channel; did you mean dense"):
+        _editing(parser.parse_args([*argv, "--guided-keep", "dens"]))
+    edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
+    with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
+        _editing(parser.parse_args([*edit_argv, "--guided-keep", "dense"]))
+    assert anchored is not None
+    inner = OpenAIProposer(model="m", base_url="http://127.0.0.1:9", max_retries=0)
+    proposer = anchored.wrap(inner, lambda source: None, seed=1)
+    assert isinstance(proposer, GuidedStructuralProposer) and proposer.keep == ("dense",)
+
+
+def test_a_guided_run_recorded_before_keep_resumes_keeping_nothing(tmp_path):
+    from embedding_ttc.search.editing.options import EditOptions
+    from embedding_ttc.search.run_config import RunMismatchError, read_run_config
+
+    body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
+            "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
+            "editing": {"mode": "guided", "repair_rounds": 1, "explore": 0.2,
+                        "context_tokens": 5000, "precheck": True, "ideas": False,
+                        "offers": 8}}  # fmt: skip
+    (tmp_path / "search.json").write_text(json.dumps(body))
+    recorded = read_run_config(tmp_path)
+    assert recorded is not None and recorded.editing == EditOptions(mode="guided", offers=8)
+    anchored = EditOptions(mode="guided", offers=8, keep=("dense",))
+    with pytest.raises(RunMismatchError, match="'keep': \\['dense'\\]"):
+        recorded.model_copy(update={"editing": anchored}).check_resume(recorded)
