@@ -155,3 +155,23 @@ def test_iterations_openevolve_dropped_count_as_generations_without_a_valid_prog
     assert sum(row.statuses.values()) == 20
     # Without the count, the ledger alone: 17 generations.
     assert bench.summarise("openevolve", Ledger(run).records, 20).generations == 17
+
+
+def test_every_configuration_of_the_proposers_benchmark_is_a_search_command_line():
+    import argparse
+
+    from embedding_ttc.cli.search import _editing, add_search_commands
+
+    bench = _proposers_benchmark()
+    parser = argparse.ArgumentParser()
+    add_search_commands(parser.add_subparsers())
+    modes = {}
+    for mode in bench.LLM_MODES:
+        argv = bench.command(mode, 20, Path("run"), "qwen2.5-coder-1.5b")
+        assert argv[1:4] == ["-m", "embedding_ttc.cli", "search"]
+        modes[mode] = _editing(parser.parse_args(argv[3:]))
+    assert modes["draft"] is None
+    assert modes["guided"] is not None and modes["guided"].offers == 0
+    assert modes["guided-anchored"] is not None and modes["guided-anchored"].keep == ("dense",)
+    assert modes["guided-offers"] is not None and modes["guided-offers"].keep == ()
+    assert modes["edit"] is not None and not modes["edit"].ideas
