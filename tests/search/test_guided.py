@@ -475,3 +475,33 @@ def test_a_guided_run_recorded_before_keep_resumes_keeping_nothing(tmp_path):
     anchored = EditOptions(mode="guided", offers=8, keep=("dense",))
     with pytest.raises(RunMismatchError, match="'keep': \\['dense'\\]"):
         recorded.model_copy(update={"editing": anchored}).check_resume(recorded)
+
+
+def test_a_parent_whose_single_edits_are_spent_passes_to_the_next_open_parent(server):
+    every = [apply_edit(BASE_GENOME, e)[0] for e in possible_edits(BASE_GENOME)]
+    state = _with_tried(_state(), *every)  # g0001's every single edit is tried (g0002)
+    novelty = f"Relative to g0001, adds consensus [genome {RICH.key()}]."
+    rich = evaluated(3, "g0003", {"alpha": 0.02, "beta": 0.0}, parent_id="g0001",
+                     novelty=novelty)  # fmt: skip
+    sources = {"g0001": state.frontier[0].source,
+               "g0003": render_program(RICH, novelty=novelty, parent_id="g0001")}  # fmt: skip
+    state = dataclasses.replace(
+        state,
+        generation=4,
+        history=(*state.history, rich),
+        read_source=lambda record: sources.get(record.program_id),
+    )
+    edit = {"op": "add_channel", "channel": "bigram", "normalisation": "row"}
+    server.enqueue(Reply(_reply(edit)))
+    proposer = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False)
+    proposal = proposer.propose(state)
+    assert len(server.requests) == 1 and proposal.parent_id == "g0003"
+    assert "g0003" in (server.prompts[0] or "")
+    genome = genome_from_source(proposal.source or "")
+    assert genome == apply_edit(RICH, edit)[0]
+    assert "(every single edit of g0001 is tried; the next open parent)" in proposal.novelty
+    # With no other program to pass to, the spent parent gets random changes, no call.
+    alone = dataclasses.replace(state, history=state.history[:-1])
+    fallback = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False)
+    assert "(no single edit of g0001 is new)" in fallback.propose(alone).novelty
+    assert len(server.requests) == 1

@@ -19,9 +19,12 @@
    change first (:func:`sample_offers`), and the prompt lists them; otherwise every open edit
    is. The catalogue's channels are listed in a seeded order of their own each generation;
 3. applies the edit (:func:`~embedding_ttc.search.proposers.structural.edits.apply_edit`);
-   when the result is not new (a server that does not enforce the schema), or no single edit
-   of the parent is new, stacks the structural proposer's random mutations until one is
-   (:func:`~embedding_ttc.search.proposers.structural.known.first_new`), and says so;
+   when the result is not new (a server that does not enforce the schema), stacks the
+   structural proposer's random mutations until one is
+   (:func:`~embedding_ttc.search.proposers.structural.known.first_new`), and says so. A parent
+   whose every single edit was tried is passed over for the best program that still has an
+   open edit (:func:`_open_parent`), and the claim says so; only when no program has one are
+   random mutations stacked on the parent without a call;
 4. renders the program (:func:`~embedding_ttc.search.proposers.structural.render.render_program`).
 
 A reply that is not a usable edit (only possible where the server does not enforce the schema)
@@ -174,10 +177,15 @@ class GuidedStructuralProposer:
         record, genome = parent
         offered = offered_channels(state.views_collapsed)
         edits = new_edits(genome, offered, known, self.keep)
+        spent = ""
         if not edits:
-            stacked, changes = first_new(genome, known, rng, self.keep)
-            changes = [*changes, f"(no single edit of {record.program_id} is new)"]
-            return self._proposal(stacked, changes, "", record.program_id, (), None, started)
+            opened = _open_parent(state, record, offered, known, self.keep)
+            if opened is None:
+                stacked, changes = first_new(genome, known, rng, self.keep)
+                changes = [*changes, f"(no single edit of {record.program_id} is new)"]
+                return self._proposal(stacked, changes, "", record.program_id, (), None, started)
+            spent = f"(every single edit of {record.program_id} is tried; the next open parent)"
+            record, genome, edits = opened
         menu = None
         if self.offers:
             draw = random.Random(f"offers:{seed}:{state.generation}")
@@ -194,6 +202,8 @@ class GuidedStructuralProposer:
             if not is_new(stacked, known):
                 stacked, more = first_new(stacked, known, rng, self.keep)
                 changes += [*more, "(the chosen change alone repeats a known program)"]
+        if spent:
+            changes.append(spent)
         answered = [c for c in calls if c.status is not Status.PROPOSER_ERROR]
         if not answered:
             usage = Usage.total([c.reply.usage for c in calls])
@@ -298,6 +308,39 @@ def new_edits(
     return [
         e for e in possible_edits(genome, offered, keep) if is_new(apply_edit(genome, e)[0], known)
     ]
+
+
+def _open_parent(
+    state: SearchState,
+    spent: LedgerRecord,
+    offered: Sequence[str],
+    known: Known,
+    keep: Sequence[str],
+) -> tuple[LedgerRecord, Genome, list[Edit]] | None:
+    """The best program after ``spent`` that still has a new single edit, with those edits.
+
+    The programs that carry a genome, by their mean Δ on the search part (best first, the
+    earlier of a tie first): a parent whose every single edit was tried is passed over, so the
+    model keeps choosing instead of the structural proposer's random mutations.
+    ``None`` when no program has an open edit.
+    """
+    if state.read_source is None:
+        return None
+    ranked = sorted(
+        (r for r in state.history
+         if r.status is Status.OK and r.mean_delta is not None and r.program_id != spent.program_id
+         and GENOME_TAG.search(r.novelty)),
+        key=lambda r: (-float(r.mean_delta or 0.0), r.generation),
+    )  # fmt: skip
+    for record in ranked:
+        source = state.read_source(record)
+        genome = genome_from_source(source) if source is not None else None
+        if genome is None or not set(keep) <= set(genome.names):
+            continue
+        edits = new_edits(genome, offered, known, keep)
+        if edits:
+            return record, genome, edits
+    return None
 
 
 def sample_offers(edits: Sequence[Edit], k: int, rng: random.Random) -> list[Edit]:
