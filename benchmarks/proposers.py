@@ -17,7 +17,9 @@ same local model (Qwen2.5-Coder-1.5B through llama-cpp):
   ``guided-offers``: the same offered a seeded sample of open edits, one of each kind first
   (``--guided-offers``, the default of a new guided run); ``guided-anchored``: guided-offers
   keeping the dense cosine ``S`` in every program (``--guided-keep dense``: no edit drops or
-  swaps it out);
+  swaps it out); ``guided-share``: guided-anchored whose reply also sets the convex fusion's
+  share (``--guided-share``; the earlier guided runs kept the middle share a convex fusion
+  starts at);
 * ``openevolve``: OpenEvolve against the same model served by llama-cpp-python's server, each
   program evaluated by the search's own evaluator into a ledger
   (``benchmarks/openevolve_peer``), read here like the others.
@@ -59,15 +61,24 @@ SETTINGS = (
 )  # fmt: skip
 """The problem every configuration runs (``results/search-transfer``'s settings)."""
 
-LLM_MODES = ("guided", "guided-offers", "guided-anchored", "edit-ideas", "edit", "draft")
+LLM_MODES = (
+    "guided", "guided-offers", "guided-anchored", "guided-share", "edit-ideas", "edit", "draft"
+)  # fmt: skip
 """The LLM configurations, cheapest first (the order they run in); each is its run folder."""
 
 MODE_OPTIONS = {
-    "guided": ("--llm-mode", "guided", "--guided-offers", "0"),
-    "guided-offers": ("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
+    "guided": ("--llm-mode", "guided", "--guided-offers", "0", "--no-guided-share"),
+    "guided-offers": (
+        *("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
+        "--no-guided-share",
+    ),
     "guided-anchored": (
         *("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
-        *("--guided-keep", "dense"),
+        *("--guided-keep", "dense", "--no-guided-share"),
+    ),
+    "guided-share": (
+        *("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
+        *("--guided-keep", "dense", "--guided-share"),
     ),
     "edit-ideas": ("--llm-mode", "edit", "--edit-ideas"),
     "edit": ("--llm-mode", "edit", "--no-edit-ideas"),

@@ -30,11 +30,13 @@ from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.edits import (
     GenomeEditError,
     apply_edit,
+    apply_share,
     edit_schema,
     possible_edits,
 )
 from embedding_ttc.search.proposers.structural.genome import (
     BASE_GENOME,
+    SHARES,
     Genome,
     genome_from_source,
 )
@@ -115,6 +117,10 @@ def test_llama_cpp_compiles_the_schema_into_a_grammar():
         # edit the grammar let through.
         root = next(line for line in grammar._grammar.splitlines() if line.startswith("root "))
         assert root.index("edit-kv") < root.index("hypothesis-kv")
+    shared = LlamaGrammar.from_json_schema(json.dumps(edit_schema(RICH, share=True)), verbose=False)
+    root = next(line for line in shared._grammar.splitlines() if line.startswith("root "))
+    assert root.index("edit-kv") < root.index("share-kv") < root.index("hypothesis-kv")
+    assert 'share ::= "0.1" | "0.2"' in shared._grammar
 
 
 # --- the proposer ------------------------------------------------------------------------------
@@ -308,14 +314,18 @@ def test_the_command_line_builds_the_guided_proposer():
     argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
     args = parser.parse_args(argv)
     options = _editing(args)
-    assert options == EditOptions(mode="guided", offers=GUIDED_OFFERS) and _drafting(args) is None
-    every = _editing(parser.parse_args([*argv, "--guided-offers", "0"]))
+    assert options == EditOptions(mode="guided", offers=GUIDED_OFFERS, share=True)
+    assert _drafting(args) is None
+    every = _editing(parser.parse_args([*argv, "--guided-offers", "0", "--no-guided-share"]))
     assert every == EditOptions(mode="guided", offers=0)
     with pytest.raises(EmbeddingTTCError, match="at least 0"):
         _editing(parser.parse_args([*argv, "--guided-offers", "-1"]))
     edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
     with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
         _editing(parser.parse_args([*edit_argv, "--guided-offers", "4"]))
+    with pytest.raises(EmbeddingTTCError, match="--guided-share is --llm-mode guided's option"):
+        _editing(parser.parse_args([*edit_argv, "--guided-share"]))
+    assert _editing(parser.parse_args(edit_argv)).share is False  # type: ignore[union-attr]
     with pytest.raises(EmbeddingTTCError, match="not --llm-mode guided's"):
         _drafting(parser.parse_args([*argv, "--drafts", "2"]))
     with CannedServer() as canned:
@@ -448,7 +458,7 @@ def test_the_command_line_records_kept_channels_and_suggests_names():
     add_search_commands(parser.add_subparsers())
     argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
     anchored = _editing(parser.parse_args([*argv, "--guided-keep", "dense"]))
-    assert anchored == EditOptions(mode="guided", offers=GUIDED_OFFERS, keep=("dense",))
+    assert anchored == EditOptions(mode="guided", offers=GUIDED_OFFERS, keep=("dense",), share=True)
     with pytest.raises(EmbeddingTTCError, match="'dens' is not a channel; did you mean dense"):
         _editing(parser.parse_args([*argv, "--guided-keep", "dens"]))
     edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
@@ -505,3 +515,79 @@ def test_a_parent_whose_single_edits_are_spent_passes_to_the_next_open_parent(se
     fallback = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False)
     assert "(no single edit of g0001 is new)" in fallback.propose(alone).novelty
     assert len(server.requests) == 1
+
+
+# --- the convex share beside the edit (--guided-share) ------------------------------------------
+
+
+def test_the_share_schema_asks_for_a_share_on_the_grid_between_edit_and_hypothesis():
+    schema = edit_schema(RICH, share=True)
+    assert list(schema["properties"]) == ["edit", "share", "hypothesis"]
+    assert schema["required"] == ["edit", "share", "hypothesis"]
+    assert schema["properties"]["share"] == {"enum": list(SHARES)}
+    edit = {"op": "drop_round"}
+    jsonschema.validate({"edit": edit, "share": 0.8, "hypothesis": "h"}, schema)
+    no_share = {"edit": edit, "hypothesis": "h"}
+    for bad in (no_share, {**no_share, "share": 0.85}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+    assert "share" not in edit_schema(RICH)["properties"]  # runs recorded before: no share
+
+
+def test_a_share_moves_a_convex_fusion_only_and_off_the_grid_is_refused():
+    moved, words = apply_share(RICH, 0.8)
+    assert moved.share == 0.8 and moved.channels == RICH.channels and moved.rounds == RICH.rounds
+    assert words == "moves the share of the channels after the first from 0.3 to 0.8"
+    assert apply_share(RICH, 0.3) == (RICH, "")  # the share it has
+    assert BASE_GENOME.fusion != "convex" and apply_share(BASE_GENOME, 0.8) == (BASE_GENOME, "")
+    for bad in (0.85, 1, True, "0.8", None):
+        with pytest.raises(GenomeEditError, match="share must be one of"):
+            apply_share(RICH, bad)
+
+
+def test_a_guided_share_reply_sets_the_share_of_the_convex_program_it_makes(server):
+    convex = {"op": "change_fusion", "fusion": "convex"}
+    server.enqueue(Reply(json.dumps({"edit": convex, "share": 0.8, "hypothesis": "BM25 first"})))
+    proposer = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False,
+                                        share=True)  # fmt: skip
+    proposal = proposer.propose(_state())
+    genome = genome_from_source(proposal.source or "")
+    assert genome is not None and genome.fusion == "convex" and genome.share == 0.8
+    assert "moves the share of the channels after the first from 0.5 to 0.8" in proposal.novelty
+    prompt = server.prompts[0] or ""
+    assert '"share": <one of 0.1, 0.2' in prompt and "it fuses otherwise now" in prompt
+    sent = server.requests[0].body["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["share"] == {"enum": list(SHARES)}
+
+
+def test_a_guided_share_reply_without_a_share_gets_a_repair_turn(server):
+    edit = {"op": "add_channel", "channel": "bigram", "normalisation": "row"}
+    server.enqueue(Reply(_reply(edit)))  # no share: a server that does not enforce the schema
+    server.enqueue(Reply(json.dumps({"edit": edit, "share": 0.2, "hypothesis": "h"})))
+    proposer = GuidedStructuralProposer(backend(server), explore=0.0, check_library=False,
+                                        share=True)  # fmt: skip
+    proposal = proposer.propose(_state())
+    genome = genome_from_source(proposal.source or "")
+    assert genome is not None and "bigram" in genome.names
+    assert genome.share == BASE_GENOME.share  # rank fusion: the share is ignored
+    (refused,) = proposal.attempts
+    assert refused.status is Status.REJECTED and "no 'share'" in refused.reason
+
+
+def test_a_guided_run_recorded_before_share_resumes_without_it(tmp_path):
+    from embedding_ttc.search.editing.options import EditOptions
+    from embedding_ttc.search.run_config import RunMismatchError, read_run_config
+
+    body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
+            "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
+            "editing": {"mode": "guided", "repair_rounds": 1, "explore": 0.2,
+                        "context_tokens": 5000, "precheck": True, "ideas": False,
+                        "offers": 8, "keep": ["dense"]}}  # fmt: skip
+    (tmp_path / "search.json").write_text(json.dumps(body))
+    recorded = read_run_config(tmp_path)
+    assert recorded is not None and recorded.editing is not None
+    assert recorded.editing.share is False
+    recorded.check_resume(recorded)
+    asked = EditOptions(mode="guided", offers=8, keep=("dense",), share=True)
+    with pytest.raises(RunMismatchError, match="'share': True"):
+        recorded.model_copy(update={"editing": asked}).check_resume(recorded)

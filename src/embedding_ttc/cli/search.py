@@ -122,6 +122,7 @@ def _editing(args: argparse.Namespace) -> EditOptions | None:
         ideas=args.edit_ideas,
         offers=args.guided_offers,
         keep=args.guided_keep,
+        share=args.guided_share,
     )
 
 
@@ -419,6 +420,14 @@ def add_search_commands(sub: Any) -> None:
         metavar="CHANNEL",
         help="--llm-mode guided: never drop or swap out this channel (repeatable; e.g. dense, "
         "the cosine S, anchors every program on the encoder's own ranking)",
+    )
+    se.add_argument(
+        "--guided-share",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="--llm-mode guided: the reply also sets the convex fusion's share of the program "
+        "it makes (default on for a new run; runs recorded before the option resume with "
+        "--no-guided-share)",
     )
     se.add_argument(
         "--validation-share",

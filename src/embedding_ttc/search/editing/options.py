@@ -51,7 +51,9 @@ class EditOptions:
     edit, as runs recorded before it existed ran); :func:`resolve_editing` sets
     :data:`GUIDED_OFFERS` for a new guided run unless asked otherwise. ``keep`` names the
     channels the guided proposer never drops or swaps out (empty, as runs recorded before it
-    existed ran, unless asked).
+    existed ran, unless asked). ``share``: the guided proposer's reply also sets the convex
+    fusion's share (off, as runs recorded before it existed ran; :func:`resolve_editing` turns
+    it on for a new guided run unless asked not to).
     """
 
     mode: Literal["edit", "guided"] = "edit"
@@ -62,6 +64,7 @@ class EditOptions:
     ideas: bool = False
     offers: int = 0
     keep: tuple[str, ...] = ()
+    share: bool = False
 
     def wrap(
         self, inner: ChatBackend, precheck: Precheck, seed: int, reference: str | None = None
@@ -93,6 +96,7 @@ class EditOptions:
                 seed=seed,
                 offers=self.offers,
                 keep=self.keep,
+                share=self.share,
             )
         return EditProposer(
             inner,
@@ -116,6 +120,7 @@ def resolve_editing(
     ideas: bool = True,
     offers: int | None = None,
     keep: Sequence[str] = (),
+    share: bool | None = None,
 ) -> EditOptions | None:
     """The edit settings for ``mode``, or ``None`` when the run drafts.
 
@@ -141,6 +146,8 @@ def resolve_editing(
         raise EmbeddingTTCError("--guided-offers must be at least 0 (0: every open edit)")
     if keep and mode != "guided":
         raise EmbeddingTTCError(f"--guided-keep is --llm-mode guided's option, not {mode}'s")
+    if share is not None and mode != "guided":
+        raise EmbeddingTTCError(f"--guided-share is --llm-mode guided's option, not {mode}'s")
     _check_channels(keep)
     return EditOptions(
         mode=mode,
@@ -150,6 +157,7 @@ def resolve_editing(
         ideas=ideas and mode == "edit",
         offers=(GUIDED_OFFERS if offers is None else offers) if mode == "guided" else 0,
         keep=tuple(dict.fromkeys(keep)),
+        share=(share is not False) if mode == "guided" else False,
     )
 
 

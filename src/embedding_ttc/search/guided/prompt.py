@@ -25,6 +25,7 @@ from embedding_ttc.search.proposers.structural.genome import (
     MAX_ROUNDS,
     NORM_LABELS,
     REFINEMENTS,
+    SHARES,
     Genome,
     fusion_label,
 )
@@ -37,6 +38,11 @@ ops: add_channel {channel, normalisation} | drop_channel {channel} |
      swap_channel {channel, new_channel} | change_normalisation {channel, normalisation} |
      change_fusion {fusion} | add_round {refine} | drop_round {} | change_refine {refine}"""
 
+REPLY_WITH_SHARE = REPLY.replace(
+    '\n "hypothesis"', f'\n "share": <one of {", ".join(map(str, SHARES))}>,\n "hypothesis"', 1
+)
+"""The reply's shape when it also gives the convex fusion's share (between edit and reason)."""
+
 
 def render_guided_prompt(
     state: SearchState,
@@ -47,6 +53,7 @@ def render_guided_prompt(
     order_seed: int | None = None,
     menu: Sequence[tuple[Edit, str]] | None = None,
     keep: Sequence[str] = (),
+    share: bool = False,
 ) -> str:
     """The prompt asking for one edit of ``genome``, the program of ``record``.
 
@@ -59,6 +66,7 @@ def render_guided_prompt(
     ``menu``: the edits on offer with their descriptions, when the reply's schema admits a
     sample of the open edits only (the prompt lists them; the reply chooses one).
     ``keep``: channels no edit may drop or swap out (the catalogue says so).
+    ``share``: the reply also gives the convex fusion's share (the prompt says what it does).
     """
     if menu is not None:
         spent = f" Choose one of the {len(menu)} edits on offer."
@@ -79,11 +87,22 @@ def render_guided_prompt(
         section(
             f"Your choice (generation {state.generation})",
             "Choose ONE edit of this program, guided by where its last change helped or hurt "
-            f"and by the lessons.{spent} Reply with JSON only:\n" + REPLY,
+            f"and by the lessons.{spent}{_share_note(genome) if share else ''} Reply with JSON "
+            "only:\n" + (REPLY_WITH_SHARE if share else REPLY),
             spaced=False,
         ),
     ]
     return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _share_note(genome: Genome) -> str:
+    now = f"it is now {genome.share}" if genome.fusion == "convex" else "it fuses otherwise now"
+    return (
+        " Also give the share: in a convex combination the channels after the first weigh "
+        "`share` in all and the first weighs 1 - share. It sets the share of the program your "
+        f"edit makes when that program fuses by a convex combination ({now}), and is ignored "
+        "otherwise."
+    )
 
 
 def _task(state: SearchState) -> str:

@@ -10,7 +10,8 @@
 2. asks the model for one edit and a one-sentence hypothesis as JSON under the schema of
    the parent's edits (:func:`~embedding_ttc.search.proposers.structural.edits.edit_schema`:
    a grammar on llama.cpp, ``response_format`` on OpenAI-compatible servers), with the
-   parent's per-task results and its lineage's lessons in the prompt (:mod:`.prompt`). Only
+   parent's per-task results and its lineage's lessons in the prompt (:mod:`.prompt`); with
+   ``share``, the reply also sets the convex fusion's share of the edited program. Only
    the edits whose result is new are offered (a genome not tried and structurally distinct
    from the known programs, :func:`~embedding_ttc.search.proposers.structural.known.is_new`),
    so the model's choice is never spent on a repeat; when the encoder's views collapse, the
@@ -51,6 +52,7 @@ from embedding_ttc.search.proposers.structural.edits import (
     Edit,
     GenomeEditError,
     apply_edit,
+    apply_share,
     edit_schema,
     offered_channels,
     possible_edits,
@@ -111,6 +113,9 @@ class GuidedStructuralProposer:
             offers every open edit.
         keep: channels no edit drops or swaps out (``("dense",)`` anchors every program on
             the cosine ``S``); the prompt says so.
+        share: the reply also sets the convex fusion's share of the edited program
+            (:func:`~embedding_ttc.search.proposers.structural.edits.apply_share`); without
+            it a convex fusion keeps the middle share it starts at.
 
     Raises:
         ValueError: ``repair_rounds < 0`` or ``offers < 0``, a channel of ``keep`` that is
@@ -128,6 +133,7 @@ class GuidedStructuralProposer:
         check_library: bool = True,
         offers: int = 0,
         keep: Sequence[str] = (),
+        share: bool = False,
     ) -> None:
         if repair_rounds < 0:
             raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
@@ -152,6 +158,7 @@ class GuidedStructuralProposer:
         self.check_library = check_library
         self.offers = offers
         self.keep = tuple(keep)
+        self.share = share
 
     def _seed(self, state: SearchState) -> int:
         return self.seed if self.seed is not None else base_seed(self.inner, state)
@@ -223,10 +230,10 @@ class GuidedStructuralProposer:
         seed: int,
         menu: Sequence[tuple[Edit, str]] | None,
     ) -> tuple[_Choice | None, list[_Call]]:
-        schema = edit_schema(genome, offered, edits=edits)
+        schema = edit_schema(genome, offered, edits=edits, share=self.share)
         prompt = render_guided_prompt(
             state, record, genome, offered, len(edits), order_seed=seed + state.generation,
-            menu=menu, keep=self.keep,
+            menu=menu, keep=self.keep, share=self.share,
         )  # fmt: skip
         messages = [{"role": "user", "content": prompt}]
         calls: list[_Call] = []
@@ -240,7 +247,7 @@ class GuidedStructuralProposer:
                 calls.append(_Call(failed, str(exc), Status.PROPOSER_ERROR))
                 break
             try:
-                choice = _read(reply.text, genome, self.keep)
+                choice = _read(reply.text, genome, self.keep, share=self.share)
             except GenomeEditError as exc:
                 calls.append(_Call(reply, f"choice: {exc}", Status.REJECTED))
                 messages = [
@@ -389,7 +396,7 @@ def _parent(state: SearchState, seed: int, explore: float) -> tuple[LedgerRecord
     return chosen.record, genome
 
 
-def _read(text: str, genome: Genome, keep: Sequence[str] = ()) -> _Choice:
+def _read(text: str, genome: Genome, keep: Sequence[str] = (), *, share: bool = False) -> _Choice:
     try:
         data = json.loads(text)
     except ValueError:
@@ -399,5 +406,10 @@ def _read(text: str, genome: Genome, keep: Sequence[str] = ()) -> _Choice:
     changed, change = apply_edit(genome, data["edit"], keep)
     if changed == genome:
         raise GenomeEditError("the edit leaves the program unchanged")
+    if share:
+        if "share" not in data:
+            raise GenomeEditError("the reply has no 'share'")
+        changed, moved = apply_share(changed, data["share"])
+        change = f"{change}; {moved}" if moved else change
     hypothesis = data.get("hypothesis")
     return _Choice(changed, change, hypothesis if isinstance(hypothesis, str) else "")

@@ -19,7 +19,10 @@ grammar (llama.cpp turns JSON schemas into GBNF grammars) is an applicable edit 
 (the guided proposer leaves out those whose result is a program already tried).
 :func:`apply_edit` applies one and describes it as :mod:`.mutate` does; it checks the edit
 again, for servers that do not enforce the schema. The convex share's grid step is not offered:
-it changes a constant only, which the novelty check abstracts away.
+it changes a constant only, which the novelty check abstracts away. Instead, a schema made
+with ``share=True`` asks for the convex share beside the edit (:func:`apply_share`): it sets the
+share of the edited program when that program fuses by a convex combination, so a share moves
+together with a structural change, as the structural proposer's stacked mutations move it.
 
 ``keep`` names channels no edit may drop or swap out (their normalisation may still change):
 a guided run anchored on the dense cosine ``S`` keeps it in every program it writes.
@@ -39,6 +42,7 @@ from embedding_ttc.search.proposers.structural.genome import (
     NORM_LABELS,
     NORMALISATIONS,
     REFINEMENTS,
+    SHARES,
     Genome,
     fusion_label,
 )
@@ -115,8 +119,13 @@ def edit_schema(
     *,
     edits: Sequence[Edit] | None = None,
     keep: Sequence[str] = (),
+    share: bool = False,
 ) -> dict[str, Any]:
     """The JSON schema of a reply choosing one of ``edits`` (module docstring).
+
+    With ``share``, the reply also gives the convex fusion's ``share``, one of
+    :data:`~embedding_ttc.search.proposers.structural.genome.SHARES`, between the edit and the
+    hypothesis (:func:`apply_share`).
 
     ``edits`` defaults to every edit ``genome`` allows (:func:`possible_edits` with
     ``offered`` and ``keep``); a subset leaves the others out of the grammar, so a constrained
@@ -144,14 +153,32 @@ def edit_schema(
         {"type": "object", "properties": props, "required": list(props)}
         for props, _ in branches.values()
     ]
-    return {
-        "type": "object",
-        "properties": {
-            "edit": {"anyOf": options},
-            "hypothesis": {"type": "string", "maxLength": HYPOTHESIS_CHARS},
-        },
-        "required": ["edit", "hypothesis"],
-    }
+    properties: dict[str, Any] = {"edit": {"anyOf": options}}
+    if share:
+        properties["share"] = {"enum": list(SHARES)}
+    properties["hypothesis"] = {"type": "string", "maxLength": HYPOTHESIS_CHARS}
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+def apply_share(genome: Genome, share: Any) -> tuple[Genome, str]:
+    """``genome`` with its convex fusion's share set to ``share``, and the change in words.
+
+    A genome that does not fuse by a convex combination, or already has that share, comes back
+    as it is, with no words.
+
+    Raises:
+        GenomeEditError: ``share`` is not on the grid
+            :data:`~embedding_ttc.search.proposers.structural.genome.SHARES`.
+
+    """
+    if isinstance(share, bool) or not isinstance(share, int | float) or share not in SHARES:
+        raise GenomeEditError(f"share must be one of {', '.join(map(str, SHARES))}, got {share!r}")
+    if genome.fusion != "convex" or share == genome.share:
+        return genome, ""
+    changed = Genome.make(dict(genome.channels), "convex", genome.rounds, genome.refine, share)
+    return changed, (
+        f"moves the share of the channels after the first from {genome.share} to {changed.share}"
+    )
 
 
 def apply_edit(
