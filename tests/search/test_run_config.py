@@ -152,7 +152,7 @@ def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_d
         return _config(args, recorded.tasks)
 
     options = ("--proposer", "llama-cpp", "--llm-mode", "guided", "--guided-offers", "0",
-               "--objective", "reference")  # fmt: skip
+               "--no-guided-share", "--objective", "reference")  # fmt: skip
     default = asked(*options)
     assert default.model == DEFAULT_LLM
     assert asked(*options, "--llm-model", "qwen2.5-coder-0.5b").model == "qwen2.5-coder-0.5b"
