@@ -1,0 +1,30 @@
+"""Structural program: dense + bm25 by a weighted sum, 0 feedback rounds.
+
+Novelty: Relative to g0005, fuses by a weighted sum instead of a convex combination (weight 0.6 shared by the channels after the first) [genome dense:row+bm25:row|wsum|0].
+Hypothesis: This edit changes the fusion method to a weighted sum instead of a convex combination, which helps in improving nDCG@10 on tasks such as aila_statutes, legal_summarization, and lemb_needle, as it ensures that the best-matching part of a document is emphasized and the other parts are less influential
+Parent: g0005
+Genome: {"channels": {"dense": "row", "bm25": "row"}, "fusion": "wsum", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_rows
+
+CHANNEL_WEIGHTS = (1.0, 0.5)
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    channels = [
+        zscore_rows(S, mask),
+        zscore_rows(bm25, mask),
+    ]
+    fused = np.zeros((n_q, n_d), dtype=np.float32)
+    for weight, channel in zip(CHANNEL_WEIGHTS, channels, strict=True):
+        fused += np.float32(weight) * channel
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

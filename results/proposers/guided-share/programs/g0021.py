@@ -1,0 +1,62 @@
+"""Structural program: dense + para_topmean + bm25 by a sum of row z-scores, 0 feedback rounds.
+
+Novelty: Relative to g0015, adds TopMeanSim over paragraphs (column-then-row z-scores) [genome dense:minmax+para_topmean:both+bm25:row|zsum|0].
+Hypothesis: Adding TopMeanSim over paragraphs (column-then-row z-scores) improves nDCG@10 on every task, because it ensures that the best-matching part of a document is emphasized and that the dense top-K provides a more accurate representation of the document's content.
+Parent: g0015
+Genome: {"channels": {"dense": "minmax", "para_topmean": "both", "bm25": "row"}, "fusion": "zsum", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_paragraphs,
+)
+from embedding_ttc.programs.primitives.late import topmeansim
+from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.scores import (
+    ZSCORE_EPS,
+    candidate_mask,
+    zscore_cols,
+    zscore_rows,
+)
+
+
+def _minmax_rows(scores, mask):
+    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+
+    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
+    as the z-scores treat a row without spread; non-candidates are 0.
+    """
+    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
+    x = np.where(cand, scores, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    paragraphs = chunk_documents(
+        ctx.doc_texts, split_paragraphs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        paragraphs_vectors = ctx.encode_fn(paragraphs.texts, "retrieval.passage")
+    para_topmean = topmeansim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    channels = [
+        _minmax_rows(S, mask),
+        zscore_rows(zscore_cols(para_topmean, mask), mask),
+        zscore_rows(bm25, mask),
+    ]
+    fused = np.zeros((n_q, n_d), dtype=np.float32)
+    for channel in channels:
+        fused += zscore_rows(channel, mask)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

@@ -1,0 +1,54 @@
+"""Structural program: dense + half_dim + sent_maxsim + bm25 + bigram by a sum of row z-scores, 0 feedback rounds.
+
+Novelty: Relative to g0018, adds the Matryoshka half-dimension cosine (column z-scores) [genome dense:row+half_dim:col+sent_maxsim:both+bm25:row+bigram:both|zsum|0].
+Hypothesis: Adding the Matryoshka half-dimension cosine (column z-scores) helps nDCG@10 because it ensures that the best-matching part of a long document carries the evidence that one pooled vector dilutes.
+Parent: g0018
+Genome: {"channels": {"dense": "row", "half_dim": "col", "sent_maxsim": "both", "bm25": "row", "bigram": "both"}, "fusion": "zsum", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.lexical import BM25, bigram_overlap
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_cols, zscore_rows
+
+NORM_FLOOR = 1e-12
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    half = max(1, Q.shape[1] // 2)
+    q_half = Q[:, :half] / np.maximum(
+        np.linalg.norm(Q[:, :half], axis=1, keepdims=True), NORM_FLOOR
+    )
+    d_half = D[:, :half] / np.maximum(
+        np.linalg.norm(D[:, :half], axis=1, keepdims=True), NORM_FLOOR
+    )
+    half_dim = q_half @ d_half.T
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_maxsim = maxsim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    bigram = bigram_overlap(ctx.query_texts, ctx.doc_texts)
+    channels = [
+        zscore_rows(S, mask),
+        zscore_cols(half_dim, mask),
+        zscore_rows(zscore_cols(sent_maxsim, mask), mask),
+        zscore_rows(bm25, mask),
+        zscore_rows(zscore_cols(bigram, mask), mask),
+    ]
+    fused = np.zeros((n_q, n_d), dtype=np.float32)
+    for channel in channels:
+        fused += zscore_rows(channel, mask)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

@@ -1,0 +1,54 @@
+"""Structural program: dense + sent_maxsim + bm25 + bigram + prf_vprf by a sum of row z-scores, 0 feedback rounds.
+
+Novelty: Relative to g0018, adds a VPRF-refined query (raw scores) [genome dense:row+sent_maxsim:both+bm25:row+bigram:both+prf_vprf:none|zsum|0].
+Hypothesis: The addition of the VPRF-refined query (raw scores) helps nDCG@10 by ensuring that the best-matching part of a long document carries the evidence that one pooled vector dilutes, which is crucial for tasks that require the query to be well-aligned with the document content.
+Parent: g0018
+Genome: {"channels": {"dense": "row", "sent_maxsim": "both", "bm25": "row", "bigram": "both", "prf_vprf": "none"}, "fusion": "zsum", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.feedback import vprf_update
+from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.lexical import BM25, bigram_overlap
+from embedding_ttc.programs.primitives.scores import (
+    candidate_mask,
+    top_k_indices,
+    zscore_cols,
+    zscore_rows,
+)
+
+FEEDBACK_K = 5
+VPRF_BETA = 0.3
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_maxsim = maxsim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    bigram = bigram_overlap(ctx.query_texts, ctx.doc_texts)
+    prf_vprf = vprf_update(Q, D, top_k_indices(S, FEEDBACK_K, mask), VPRF_BETA) @ D.T
+    channels = [
+        zscore_rows(S, mask),
+        zscore_rows(zscore_cols(sent_maxsim, mask), mask),
+        zscore_rows(bm25, mask),
+        zscore_rows(zscore_cols(bigram, mask), mask),
+        prf_vprf,
+    ]
+    fused = np.zeros((n_q, n_d), dtype=np.float32)
+    for channel in channels:
+        fused += zscore_rows(channel, mask)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

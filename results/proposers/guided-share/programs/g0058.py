@@ -1,0 +1,54 @@
+"""Structural program: dense + sent_maxsim + bm25 + bigram + anti_hub by a sum of row z-scores, 0 feedback rounds.
+
+Novelty: Relative to g0018, adds the distance from the candidates' centroid (a hubness correction) (raw scores) [genome dense:row+sent_maxsim:both+bm25:row+bigram:both+anti_hub:none|zsum|0].
+Hypothesis: Adding the distance from the candidates' centroid (a hubness correction) over the dense top-K helps nDCG@10 because it ensures that the best-matching part of a long document carries the evidence that one pooled vector dilutes.
+Parent: g0018
+Genome: {"channels": {"dense": "row", "sent_maxsim": "both", "bm25": "row", "bigram": "both", "anti_hub": "none"}, "fusion": "zsum", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.lexical import BM25, bigram_overlap
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_cols, zscore_rows
+
+NORM_FLOOR = 1e-12
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_maxsim = maxsim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    bigram = bigram_overlap(ctx.query_texts, ctx.doc_texts)
+    members = np.ones((1, n_d), dtype=np.float32)
+    if mask is not None:
+        members = mask.astype(np.float32)
+    pool_centroids = members @ D
+    pool_centroids /= np.maximum(
+        np.linalg.norm(pool_centroids, axis=1, keepdims=True), NORM_FLOOR
+    )
+    anti_hub = np.broadcast_to(-(pool_centroids @ D.T), (n_q, n_d)).copy()
+    channels = [
+        zscore_rows(S, mask),
+        zscore_rows(zscore_cols(sent_maxsim, mask), mask),
+        zscore_rows(bm25, mask),
+        zscore_rows(zscore_cols(bigram, mask), mask),
+        anti_hub,
+    ]
+    fused = np.zeros((n_q, n_d), dtype=np.float32)
+    for channel in channels:
+        fused += zscore_rows(channel, mask)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
