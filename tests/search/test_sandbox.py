@@ -26,7 +26,7 @@ from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.programs.base import Context, Program
 from embedding_ttc.search.checks.rules import ProgramRejected
-from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.search.sandbox.limits import KERNEL_ENV, SandboxLimits, child_env
 from embedding_ttc.search.sandbox.program import SandboxedProgram, load_program_file, run_source
 from embedding_ttc.search.sandbox.verdict import SandboxFailure
 from embedding_ttc.search.sandbox.wire import (
@@ -592,3 +592,16 @@ def test_an_encoder_flood_ends_within_its_seconds_budget(
     assert failure.value.status is Status.BUDGET
     assert "took more than 0.5 s" in failure.value.reason
     assert len(served) == 3  # 0.2 s, 0.4 s, 0.6 s: the fourth request is over the budget
+
+
+def test_the_child_inherits_the_kernel_choice_and_nothing_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.setenv("NPY_DISABLE_CPU_FEATURES", "AVX512F")
+    monkeypatch.setenv("SECRET_TOKEN", "do-not-pass")
+    monkeypatch.delenv("MKL_CBWR", raising=False)
+    env = child_env(SandboxLimits(), "/tmp/work")
+    assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["NPY_DISABLE_CPU_FEATURES"] == "AVX512F"
+    assert "SECRET_TOKEN" not in env and "MKL_CBWR" not in env
+    assert set(env) - set(KERNEL_ENV) >= {"PATH", "HOME", "OPENBLAS_NUM_THREADS"}

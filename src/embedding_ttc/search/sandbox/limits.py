@@ -92,8 +92,28 @@ def _threads(limits: SandboxLimits) -> dict[str, str]:
     }
 
 
+KERNEL_ENV: tuple[str, ...] = (
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "MKL_CBWR",
+    "MKL_ENABLE_INSTRUCTIONS",
+    "NPY_DISABLE_CPU_FEATURES",
+    "NPY_ENABLE_CPU_FEATURES",
+)
+"""Variables that choose the numeric kernels (OpenBLAS's core type and cache size, MKL's
+reproducibility mode and instruction set, numpy's SIMD dispatch), passed to the child as the
+parent has them. A machine that pins OpenBLAS to its Haswell kernels on an AVX-512 CPU
+(``OPENBLAS_CORETYPE=Haswell``) would otherwise run the child on the SkylakeX kernels, whose
+float32 products differ in the last bit: a program would score differently sandboxed than in
+process, where the deployed reranker runs it."""
+
+
+def _kernels() -> dict[str, str]:
+    return {name: os.environ[name] for name in KERNEL_ENV if name in os.environ}
+
+
 def child_env(limits: SandboxLimits, workdir: str) -> dict[str, str]:
-    """The child's whole environment: nothing is inherited from the parent."""
+    """The child's whole environment: of the parent's, only the choice of :data:`KERNEL_ENV`."""
     return {
         "PATH": os.defpath,
         "LANG": "C.UTF-8",
@@ -106,6 +126,7 @@ def child_env(limits: SandboxLimits, workdir: str) -> dict[str, str]:
         # program's lexical channels tokenise as the evaluation around it does.
         TOKENIZER_ENV: tokenizer_name(),
         **_threads(limits),
+        **_kernels(),
     }
 
 
