@@ -1,0 +1,24 @@
+"""adds Rocchio pseudo-relevance feedback (the suggested idea)
+
+Novelty: adds Rocchio pseudo-relevance feedback (the suggested idea)
+Hypothesis: 
+Parent: g0002
+Edit: the reply's whole program (no block applied)
+"""
+
+from embedding_ttc.programs.primitives.channels import prf_scores
+from embedding_ttc.programs.primitives.channels import prefix_scores
+from embedding_ttc.programs.primitives.channels import bm25_scores, mask_for
+from embedding_ttc.programs.primitives.scores import rrf
+
+def program(Q, D, S, ctx):
+    # Add the idea of Rocchio pseudo-relevance feedback as a new channel
+    prefix1 = prefix_scores(Q, D, Q.shape[1] // 4)  # (n_q, Q.shape[1] // 4)
+    prefix2 = prefix_scores(Q, D, Q.shape[1] // 2)  # (n_q, Q.shape[1] // 2)
+    mask = mask_for(ctx, S)  # an example: this block changes only the comment
+    lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
+    prf_query = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)  # (n_q, n_d) Rocchio pseudo-relevance feedback
+    prf_document = prf_scores(D, Q, prf_query, k=3, alpha=0.5, mask=mask)  # (n_d, n_q) Rocchio pseudo-relevance feedback
+    fuse_channels = [lexical, S, prf_query, prf_document]  # list of channels
+    fuse_weights = [1, 1, 1, 1]  # weights for the channels
+    return rrf(fuse_channels, mask)  # float32 (n_q, n_d)

@@ -1,0 +1,24 @@
+"""adds Matryoshka cascading (dimension truncation) (the suggested idea)
+
+Novelty: adds Matryoshka cascading (dimension truncation) (the suggested idea)
+Hypothesis: 
+Parent: g0031
+Edit: 1 block(s) placed (exact)
+"""
+
+from embedding_ttc.programs.primitives.lexical import query_term_coverage
+from embedding_ttc.programs.primitives.channels import bm25_scores, fuse
+from embedding_ttc.programs.primitives.scores import candidate_mask
+from embedding_ttc.programs.primitives.channels import prefix_scores
+
+
+def program(Q, D, S, ctx):
+    B = bm25_scores(ctx)  # B: Okapi BM25 of every document for every query
+    C = query_term_coverage(ctx.query_texts, ctx.doc_texts)  # C: Fraction of each query's distinct terms that occur in each document
+    channels = [S, B, C]  # list of channels
+    weights = [1.0, 0.5, 0.5]  # weights for each channel
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # build the candidate mask from ctx.candidates
+    P1 = prefix_scores(Q, D, Q.shape[1] // 4)  # an example: this block changes only the comment
+    P2 = prefix_scores(Q, D, Q.shape[1] // 2)  # P2 = prefix_scores(Q, D, Q.shape[1] // 2)
+    S = fuse([S, P2, P1], [weights], mask)  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
+    return S.copy()  # an example: this block changes only the comment

@@ -1,0 +1,45 @@
+"""adds Matryoshka cascading (dimension truncation) (the suggested idea)
+
+Novelty: adds Matryoshka cascading (dimension truncation) (the suggested idea)
+Hypothesis: 
+Parent: g0048
+Edit: 1 block(s) placed (code)
+"""
+from embedding_ttc.programs.primitives.channels import prefix_scores
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.channels import bm25_scores, chunk_scores, fuse
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_rows, zscore_cols, ranks, rrf, top_k_indices, bottom_k_indices
+from embedding_ttc.programs.primitives.feedback import soft_centroid_query, fisher_direction
+from embedding_ttc.programs.primitives.late import maxsim, topmeansim
+from embedding_ttc.programs.primitives.chunking import Chunks, chunk_documents, sentence_pairs, split_paragraphs, split_sentences
+from embedding_ttc.programs.primitives.lexical import BM25, bigram_overlap, query_term_coverage, rare_term_idf, tokenize
+from embedding_ttc.programs.primitives.channels import prf_scores
+
+def program(Q, D, S, ctx):
+    B = bm25_scores(ctx)  # B: Okapi BM25 of every document for every query
+    C = query_term_coverage(ctx.query_texts, ctx.doc_texts)  # C: Fraction of each query's distinct terms that occur in each document
+    channels = [S, B, C]  # list of channels
+    weights = [1.0, 0.5, 0.5]  # weights for each channel
+    mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # build the candidate mask from ctx.candidates
+    S = fuse(channels, weights, mask, "zscore")  # fuse channels with S by z-scores with weights
+    # Score-distribution analysis
+    zscore_S = zscore_rows(S, mask)  # zscore the rows of S
+    zscore_C = zscore_cols(S, mask)  # zscore the columns of S
+    scores = []
+    for row in zscore_S:
+        scores.append(np.max(row) - np.partition(row, 10)[10])
+    scores = np.array(scores)
+    per_query_weights = 1 / scores[0]
+    per_query_weights /= np.sum(per_query_weights)
+    S = fuse([S, zscore_C], [per_query_weights, 1], mask, "zscore")
+    # ColBERT MaxSim over sentences
+    M = chunk_scores(Q, ctx, "sentence", "max", mask)
+    M2 = chunk_scores(Q, ctx, "paragraph", "topmean", mask)
+    channels.append(M)
+    channels.append(M2)
+    weights.append(0.5)
+    weights.append(0.5)
+    S = fuse(channels, weights, mask, "zscore")
+    return S.copy()  # an example: this block changes only the comment
