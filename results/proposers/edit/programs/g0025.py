@@ -1,0 +1,14 @@
+"""An edit of g0000-P0
+
+Novelty: 
+Hypothesis: 
+Parent: g0000-P0
+Edit: the reply's whole program (no block applied)
+"""
+from embedding_ttc.programs.primitives.feedback import soft_centroid_query
+
+
+def program(Q, D, S, ctx):
+    # add soft_centroid_query feedback step
+    S = soft_centroid_query(Q, D, S, k=3, tau=0.05, alpha=0.5, mask=None)
+    return S.copy()
