@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
+from embedding_ttc.search.proposers.structural.edits import apply_share
 from embedding_ttc.search.proposers.structural.genome import (
     FUSIONS,
     MAX_CHANNELS,
@@ -86,9 +87,7 @@ def _step_share(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
     if g.fusion != "convex":
         return None
     at = SHARES.index(g.share)
-    share = SHARES[rng.choice([i for i in (at - 1, at + 1) if 0 <= i < len(SHARES)])]
-    label = f"moves the share of the channels after the first from {g.share} to {share}"
-    return replace(g, share=share), label
+    return apply_share(g, SHARES[rng.choice([i for i in (at - 1, at + 1) if 0 <= i < len(SHARES)])])
 
 
 def _toggle_local(g: Genome, rng: random.Random) -> tuple[Genome, str] | None:
