@@ -1,0 +1,20 @@
+"""the new channel scores the query based on the cosine similarity of the documents
+
+Novelty: the new channel scores the query based on the cosine similarity of the documents
+Hypothesis: the new channel will help the program to rank the documents based on the relevance of the query to the documents, which can lead to better nDCG@10.
+Parent: g0002
+Edit: the reply's whole program (no block applied)
+"""
+from embedding_ttc.programs.primitives.channels import query_view_scores
+from embedding_ttc.programs.primitives.channels import bm25_scores, mask_for
+from embedding_ttc.programs.primitives.scores import rrf
+
+
+def program(Q, D, S, ctx):
+    # Add a new channel that scores the query based on the cosine similarity of the documents
+    query_cosines = query_view_scores(D, ctx, view='text-matching')
+    mask = mask_for(ctx, query_cosines)  # an example: this block adds a new channel
+    lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
+    # Add a new channel that scores the query based on the document's query-term coverage
+    query_term_coverage = query_term_coverage(ctx.query_texts, ctx.doc_texts)  # (n_q, n_d) query-term coverage of the query and document texts
+    return rrf([lexical, query_term_coverage, S], mask)  # float32 (n_q, n_d)
