@@ -12,6 +12,7 @@ from embedding_ttc.programs.primitives.late import (
     BLOCK_ELEMENTS,
     maxsim,
     maxsim_topmeansim,
+    maxsim_topmeansim_of,
     topmeansim,
 )
 
@@ -93,6 +94,28 @@ def test_blocking_does_not_change_results(block_elements: int) -> None:
     base = topmeansim(q, c, owner, 7, mask=mask)
     got = topmeansim(q, c, owner, 7, mask=mask, block_elements=block_elements)
     np.testing.assert_allclose(got, base, atol=1e-6)
+
+
+def test_reducing_given_similarities_is_the_reduction_of_their_product() -> None:
+    # The live path hands its own similarities: the same reduction, bit for bit, as when
+    # the product is taken inside (one block, every document a candidate).
+    rng = np.random.default_rng(2)
+    q = rng.normal(size=(3, 6)).astype(np.float32)
+    c = rng.normal(size=(20, 6)).astype(np.float32)
+    owner = np.repeat(np.arange(7), [1, 5, 2, 3, 4, 1, 4])
+    want = maxsim_topmeansim(q, c, owner, 7)
+    got = maxsim_topmeansim_of(q @ c.T, owner, 7)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.float32
+        np.testing.assert_array_equal(g, w)
+    by_hand = maxsim_topmeansim_of(Q @ C.T, OWNER, 3)
+    np.testing.assert_allclose(by_hand[0][0], [0.9, 0.5, 0.8], atol=1e-6)
+    with pytest.raises(ValueError, match="2-D"):
+        maxsim_topmeansim_of(np.zeros(6, dtype=np.float32), OWNER, 3)
+    with pytest.raises(ValueError):
+        maxsim_topmeansim_of(Q @ C.T, OWNER[:-1], 3)
+    empty = maxsim_topmeansim_of(np.zeros((2, 0), np.float32), np.zeros(0, np.intp), 0)
+    assert [e.shape for e in empty] == [(2, 0), (2, 0)]
 
 
 def test_inputs_not_mutated_and_deterministic() -> None:

@@ -214,7 +214,7 @@ def centred_as_first_written(X: np.ndarray, in_play: np.ndarray) -> tuple[np.nda
     return out.astype(np.float32), mu
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 255, 256, 257, 3000])
+@pytest.mark.parametrize("n", [0, 1, 2, 255, 256, 257, 1024, 1025, 2049, 3000])
 def test_centring_is_bit_for_bit_the_unblocked_float64_computation(n):
     # The evaluation path's scores depend on these bits: blocking the rows, converting them a
     # block at a time and taking the mean in a float64 accumulator must change none of them.
@@ -232,6 +232,50 @@ def test_centring_is_bit_for_bit_the_unblocked_float64_computation(n):
         Q[0] = mu  # a query at the centroid: the zero vector
         np.testing.assert_array_equal(got.queries(Q), centred_as_first_written_queries(Q, mu))
     np.testing.assert_array_equal(unit_rows(X), centred_as_first_written(X, np.zeros(n, bool))[0])
+
+
+@pytest.mark.parametrize("n", [0, 2, 511, 512, 513, 3000])
+def test_live_cosines_are_the_batch_cosines_to_float32_rounding(n):
+    # A deployed request scores one query without the float64 centring of every row; its
+    # cosines about the centroid must be the batch path's, to float32 rounding. The rows
+    # share a strong common direction (as a real encoder's do), where centring matters most.
+    rng = np.random.default_rng(n)
+    common = rng.standard_normal(384)
+    X = (rng.standard_normal((n, 384)) * 0.4 + common).astype(np.float32)
+    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
+    in_play = np.arange(n) % 3 != 1
+    centred = Centred.of(X, in_play)
+    Q = (rng.standard_normal((3, 384)) * 0.4 + common).astype(np.float32)
+    batch = centred.queries(Q) @ centred.embeddings.T
+    live = centred.cosines(Q)
+    assert live.dtype == np.float32 and live.shape == (3, n)
+    np.testing.assert_allclose(live, batch, atol=2e-6)
+    # Exactly the cosine about the centroid, computed in float64 throughout.
+    x, q = X.astype(np.float64) - centred.centroid, Q.astype(np.float64) - centred.centroid
+    xn = np.linalg.norm(x, axis=1)[:, None]  # a lone row in play is its own centroid: 0
+    exact = (q / np.linalg.norm(q, axis=1)[:, None]) @ np.divide(x, xn, where=xn > 0, out=0 * x).T
+    np.testing.assert_allclose(live, exact, atol=1e-6)
+
+
+def test_live_cosines_score_a_row_at_the_centroid_zero():
+    # A row whose float32 difference from the centroid is zero has no direction: it scores 0
+    # (the batch path's row there is float64 rounding noise, a direction of no meaning).
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], dtype=np.float32)
+    centred = Centred.of(X, np.array([True, True, False]))
+    live = centred.cosines(np.array([[1.0, 0.0]], dtype=np.float32))
+    np.testing.assert_allclose(live, [[1.0, -1.0, 0.0]], atol=1e-6)
+    assert live[0, 2] == 0.0
+
+
+def test_live_channels_are_the_batch_channels(tiny_task):
+    encoder = HashingEncoder(dim=32)
+    Q, D, _, ctx, _ = direct_call(tiny_task, encoder, None)
+    channels = CoverageChannels.build(D, ctx, None)
+    batch = channels.scores(Q, None)
+    live = channels.live_scores(Q[:1])
+    assert len(live) == len(batch) == 8
+    for got, want in zip(live, batch, strict=True):
+        np.testing.assert_allclose(got, want[:1], atol=2e-6)
 
 
 def centred_as_first_written_queries(Q: np.ndarray, mu: np.ndarray) -> np.ndarray:

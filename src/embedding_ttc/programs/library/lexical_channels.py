@@ -152,11 +152,13 @@ class HybridBackbone:
         """The nine embedding channels for queries ``Q`` (``Q Dᵀ`` is ``S`` for the base ``Q``).
 
         With ``rows``, only the first ``rows`` queries are scored (``mask`` must then be
-        ``None``); the bidirectional channel still takes its column statistics over every row.
+        ``None``), through :meth:`CoverageChannels.live_scores` (a deployed request: no float64
+        centring of every chunk for one query); the bidirectional channel still takes its
+        column statistics over every row.
         """
         bidir = bidirectional_scores(Q @ self.documents.T, Q @ self.reversed_documents.T, mask)
         if rows is None:
             return [*self.coverage.scores(Q, mask), bidir]
         if mask is not None:
             raise ValueError("scoring the leading rows only needs every row to rank every column")
-        return [*self.coverage.scores(Q[:rows], None), bidir[:rows]]
+        return [*self.coverage.live_scores(Q[:rows]), bidir[:rows]]

@@ -152,15 +152,8 @@ def maxsim_topmeansim(
     own = np.asarray(owner, dtype=np.intp)
     for lo, hi in _blocks(q.shape[0], c.shape[0], block_elements):
         sims = q[lo:hi] @ c.T
-        if m is None:
-            above = sims > np.median(sims, axis=1, keepdims=True)
-        else:
-            above = _above_candidate_median(sims, m[lo:hi][:, own])
-        total = np.add.reduceat(np.where(above, sims, 0.0), starts, axis=1, dtype=np.float64)
-        count = np.add.reduceat(above, starts, axis=1, dtype=np.int64)
-        best = np.maximum.reduceat(sims, starts, axis=1)
-        best_out[lo:hi] = best
-        out[lo:hi] = np.where(count > 0, total / np.maximum(count, 1), best)
+        above = None if m is None else _above_candidate_median(sims, m[lo:hi][:, own])
+        best_out[lo:hi], out[lo:hi] = _reduce(sims, starts, above)
     if m is not None:
         best_out[~m] = 0.0
         out[~m] = 0.0
@@ -198,6 +191,51 @@ def _prepare(
         if m.dtype != np.bool_ or m.shape != (q.shape[0], n_docs):
             raise ValueError(f"mask must be boolean of shape {(q.shape[0], n_docs)}")
     return q, c, starts, m
+
+
+def maxsim_topmeansim_of(sims: ArrayLike, owner: ArrayLike, n_docs: int) -> tuple[Scores, Scores]:
+    """:func:`maxsim_topmeansim` of query-chunk similarities computed by the caller.
+
+    For a caller that takes the similarities otherwise than as ``Q @ C.T`` (the cosines about a
+    centroid of :class:`~embedding_ttc.programs.library.coverage_channels.Centred`); every
+    document is a candidate. The reduction is :func:`maxsim_topmeansim`'s.
+
+    Args:
+        sims: ``(n_q, n_chunks)`` similarities.
+        owner: ``(n_chunks,)`` document index of each chunk (layout as in :func:`maxsim`).
+        n_docs: number of documents.
+
+    Returns:
+        ``(maxsim, topmeansim)``, each a new ``float32`` ``(n_q, n_docs)`` matrix.
+
+    Raises:
+        ValueError: on a ``sims`` that is not 2-D or an ``owner`` that does not fit it.
+
+    """
+    s = np.asarray(sims, dtype=np.float32)
+    if s.ndim != 2:
+        raise ValueError(f"sims must be 2-D, got shape {s.shape}")
+    starts = _segment_starts(owner, n_docs, s.shape[1])
+    if n_docs == 0:
+        return (np.zeros((s.shape[0], 0), dtype=np.float32),) * 2
+    best, top = _reduce(s, starts, None)
+    return best.astype(np.float32, copy=False), top.astype(np.float32)
+
+
+def _reduce(
+    sims: NDArray[np.float32], starts: NDArray[np.intp], above: Mask | None
+) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
+    """Per document, the best similarity and the mean of those above the row's median.
+
+    ``above`` marks the chunks above the median when the caller took it over candidates only;
+    ``None`` takes it over every chunk of the row.
+    """
+    if above is None:
+        above = sims > np.median(sims, axis=1, keepdims=True)
+    total = np.add.reduceat(np.where(above, sims, 0.0), starts, axis=1, dtype=np.float64)
+    count = np.add.reduceat(above, starts, axis=1, dtype=np.int64)
+    best = np.maximum.reduceat(sims, starts, axis=1)
+    return best, np.where(count > 0, total / np.maximum(count, 1), best)
 
 
 def _segment_starts(owner: ArrayLike, n_docs: int, n_chunks: int) -> NDArray[np.intp]:
