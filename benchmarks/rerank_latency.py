@@ -14,12 +14,19 @@ with the index's 64 reference queries appended for the statistics), on the queri
 in the reference sample. Also shown: a query alone without reference rows (every column
 z-score is 0, the ranking degenerates) and the evaluate path without a shortlist.
 
+**Live parity** (``--live-parity``): LexicalHybridRRF's deployed scores of each query alone
+over the last ``--sizes`` candidates, with the live path's float32 cosines about each centroid
+and with the batch path's float64-centred rows in their place: how many queries score the same,
+bit for bit, keep the same top 10 and the same full order, and the largest difference.
+
 Indexes are built under ``--work`` when missing (``<task>-<encoder>-<program>``, the layout of
 ``embedding-ttc index build --task T --encoder E --program P --out ...``), with the on-disk
 embedding cache.
 
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --queries 30
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --batch-vs-deployed
+    .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --docs 2000 \
+        --queries 100 --live-parity
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import statistics
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -43,6 +51,7 @@ from embedding_ttc.encoders.catalog import DEFAULT_ENCODER, load_encoder
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.ranking import TaskRanker
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.library.coverage_channels import CoverageChannels
 from embedding_ttc.tasks.catalog import load_task
 
 PROGRAMS = ("P0", "BidirZScore", "SentMaxSim", "LexicalHybridRRF", "SoftCentroid")
@@ -124,6 +133,39 @@ def latency(args: argparse.Namespace) -> None:
             )
 
 
+def live_parity(args: argparse.Namespace) -> None:
+    """A deployed query's LexicalHybridRRF scores: the live cosines against the batch centring.
+
+    Each query is scored alone (first stage, then the program over ``--sizes[-1]``
+    candidates), once as deployed (:meth:`CoverageChannels.live_scores`: float32 cosines about
+    each centroid) and once with the batch path's float64-centred rows substituted for them.
+    """
+    task = load_task(args.task)
+    queries = list(task.query_texts[: args.queries])
+    index = Index.load(
+        ensure_index(args.work, args.task, args.encoder, "LexicalHybridRRF", args.docs)
+    )
+    reranker = Reranker(index, load_encoder(args.encoder))
+    size = args.sizes[-1]
+    live = [reranker.search_scores([q], size, "dense", size) for q in queries]
+    batch_path = lambda self, Q: self.scores(Q, None)  # noqa: E731
+    with mock.patch.object(CoverageChannels, "live_scores", batch_path):
+        batch = [reranker.search_scores([q], size, "dense", size) for q in queries]
+    diffs, same_top, same_order = [], 0, 0
+    for a, b in zip(live, batch, strict=True):
+        assert np.array_equal(a.candidates[0], b.candidates[0])
+        x, y = np.asarray(a.scores[0]), np.asarray(b.scores[0])
+        diffs.append(float(np.abs(x - y).max()))
+        ox, oy = np.argsort(-x, kind="stable"), np.argsort(-y, kind="stable")
+        same_top += bool(np.array_equal(ox[:10], oy[:10]))
+        same_order += bool(np.array_equal(ox, oy))
+    print(
+        f"\nLexicalHybridRRF deployed, {len(queries)} queries of {args.task}, {size} "
+        f"candidates, live vs batch centring: identical scores {sum(d == 0 for d in diffs)}, "
+        f"same top 10 {same_top}, same full order {same_order}, max |diff| {max(diffs):.2e}"
+    )
+
+
 def batch_vs_deployed(args: argparse.Namespace) -> None:
     program = get_program("BidirZScore")
     print("\nBidirZScore nDCG@10: batch mode (evaluate) vs deployed (reference rows)")
@@ -176,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=30, help="queries timed per row")
     parser.add_argument("--docs", type=int, help="index only the task's first N documents")
     parser.add_argument("--batch-vs-deployed", action="store_true")
+    parser.add_argument("--live-parity", action="store_true")
     parser.add_argument("--ndcg-tasks", nargs="+", default=["scifact", "cranfield"])
     parser.add_argument("--shortlist", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
@@ -183,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     set_threads(args.threads)
     if args.batch_vs_deployed:
         batch_vs_deployed(args)
+    elif args.live_parity:
+        live_parity(args)
     else:
         latency(args)
     return 0
