@@ -126,6 +126,40 @@ def openevolve_iterations(folder: Path) -> int | None:
     return max(done) if done else None
 
 
+def openevolve_lines(folder: Path, iterations: int) -> int | None:
+    """How many of the ledger's generations came from OpenEvolve's first ``iterations``.
+
+    OpenEvolve evaluates one child at a time (``parallel_evaluations: 1``), so the ledger's
+    generations are its evaluated children in iteration order; its last checkpoint keeps every
+    program (population 1000) with the iteration that found it. ``None`` without a checkpoint.
+    """
+    checkpoints = sorted(
+        (folder / "openevolve" / "checkpoints").glob("checkpoint_*"),
+        key=lambda path: int(path.name.rsplit("_", 1)[1]),
+    )
+    if not checkpoints:
+        return None
+    found = []
+    for path in (checkpoints[-1] / "programs").glob("*.json"):
+        found.append(int(json.loads(path.read_text(encoding="utf-8"))["iteration_found"]))
+    return sum(1 <= n <= iterations for n in found)
+
+
+def run_row(name: str, folder: Path, generations: int) -> Row:
+    """The row of the run in ``folder`` over its first ``generations`` generations.
+
+    OpenEvolve's run counts its iterations (:func:`openevolve_iterations`), and of a longer
+    run only the ledger lines of the first ``generations`` iterations (:func:`openevolve_lines`).
+    """
+    records, attempts = Ledger(folder).records, None
+    if name == "openevolve":
+        attempts = openevolve_iterations(folder)
+        lines = openevolve_lines(folder, generations)
+        if lines is not None:
+            records = tuple(r for r in records if r.generation <= lines)
+    return summarise(name, records, generations, attempts)
+
+
 def summarise(
     name: str, records: tuple[LedgerRecord, ...], generations: int, attempts: int | None = None
 ) -> Row:
@@ -204,8 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in [*modes, "openevolve"]:
         folder = args.out / name
         if (folder / "ledger.jsonl").exists():
-            attempts = openevolve_iterations(folder) if name == "openevolve" else None
-            rows.append(summarise(name, Ledger(folder).records, args.generations, attempts))
+            rows.append(run_row(name, folder, args.generations))
     print(render(rows))
     print(" ".join(f"valid[{r.name}]={r.valid}/{r.generations}" for r in rows))
     return 0

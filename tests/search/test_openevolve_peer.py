@@ -141,20 +141,30 @@ def _proposers_benchmark() -> ModuleType:
 def test_iterations_openevolve_dropped_count_as_generations_without_a_valid_program(tmp_path):
     bench = _proposers_benchmark()
     assert bench.openevolve_iterations(tmp_path) is None
-    for n in (5, 10):
+    assert bench.openevolve_lines(tmp_path, 20) is None
+    found = {5: [1, 2, 4, 5], 10: [1, 2, 4, 5, 7, 8, 9]}  # iterations 3, 6 and 10 dropped
+    for n, iterations in found.items():
         folder = tmp_path / "openevolve" / "checkpoints" / f"checkpoint_{n}"
-        folder.mkdir(parents=True)
+        (folder / "programs").mkdir(parents=True)
         (folder / "metadata.json").write_text(json.dumps({"last_iteration": n}))
+        for i in [0, *iterations]:  # 0: the initial program
+            program = {"id": f"p{i}", "iteration_found": i}
+            (folder / "programs" / f"p{i}.json").write_text(json.dumps(program))
     assert bench.openevolve_iterations(tmp_path) == 10
-    # The committed 20-iteration run: 17 programs reached the ledger, 3 replies OpenEvolve
-    # dropped itself (a rewrite identical to its parent), 1 program valid.
+    # The last checkpoint's programs say which iteration found each ledger line.
+    assert [bench.openevolve_lines(tmp_path, n) for n in (2, 5, 9, 60)] == [2, 4, 7, 7]
+    # The committed run: its first 20 iterations put 17 programs in the ledger, OpenEvolve
+    # dropped 3 replies itself (a rewrite identical to its parent), 1 program was valid. The
+    # run's later iterations leave that row as it was.
     run = REPO / "results" / "proposers" / "openevolve"
-    row = bench.summarise("openevolve", Ledger(run).records, 20, bench.openevolve_iterations(run))
+    assert bench.openevolve_lines(run, 20) == 17
+    row = bench.run_row("openevolve", run, 20)
     assert (row.generations, row.valid) == (20, 1)
     assert row.statuses["dropped by the peer"] == 3
     assert sum(row.statuses.values()) == 20
     # Without the count, the ledger alone: 17 generations.
-    assert bench.summarise("openevolve", Ledger(run).records, 20).generations == 17
+    first = tuple(r for r in Ledger(run).records if r.generation <= 17)
+    assert bench.summarise("openevolve", first, 20).generations == 17
 
 
 def test_every_configuration_of_the_proposers_benchmark_is_a_search_command_line():
