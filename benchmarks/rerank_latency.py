@@ -137,8 +137,8 @@ def live_parity(args: argparse.Namespace) -> None:
     """A deployed query's LexicalHybridRRF scores: the live cosines against the batch centring.
 
     Each query is scored alone (first stage, then the program over ``--sizes[-1]``
-    candidates), once as deployed (:meth:`CoverageChannels.live_scores`: float32 cosines about
-    each centroid) and once with the batch path's float64-centred rows substituted for them.
+    candidates), once as deployed (``CoverageChannels.build(..., live=True)``: float32 cosines
+    about each centroid) and once with the batch form's float64-centred rows in their place.
     """
     task = load_task(args.task)
     queries = list(task.query_texts[: args.queries])
@@ -148,8 +148,9 @@ def live_parity(args: argparse.Namespace) -> None:
     reranker = Reranker(index, load_encoder(args.encoder))
     size = args.sizes[-1]
     live = [reranker.search_scores([q], size, "dense", size) for q in queries]
-    batch_path = lambda self, Q: self.scores(Q, None)  # noqa: E731
-    with mock.patch.object(CoverageChannels, "live_scores", batch_path):
+    build = CoverageChannels.build
+    batch_path = lambda D, ctx, mask, live: build(D, ctx, mask)  # noqa: E731
+    with mock.patch.object(CoverageChannels, "build", batch_path):
         batch = [reranker.search_scores([q], size, "dense", size) for q in queries]
     diffs, same_top, same_order = [], 0, 0
     for a, b in zip(live, batch, strict=True):

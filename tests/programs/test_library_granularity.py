@@ -245,9 +245,13 @@ def test_live_cosines_are_the_batch_cosines_to_float32_rounding(n):
     X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
     in_play = np.arange(n) % 3 != 1
     centred = Centred.of(X, in_play)
+    alive = Centred.of(X, in_play, live=True)
+    assert alive.embeddings is None and centred.rows is None  # each form holds one copy
+    np.testing.assert_array_equal(alive.centroid, centred.centroid)
     Q = (rng.standard_normal((3, 384)) * 0.4 + common).astype(np.float32)
     batch = centred.queries(Q) @ centred.embeddings.T
-    live = centred.cosines(Q)
+    np.testing.assert_array_equal(centred.cosines(Q), batch)
+    live = alive.cosines(Q)
     assert live.dtype == np.float32 and live.shape == (3, n)
     np.testing.assert_allclose(live, batch, atol=2e-6)
     # Exactly the cosine about the centroid, computed in float64 throughout.
@@ -261,7 +265,7 @@ def test_live_cosines_score_a_row_at_the_centroid_zero():
     # A row whose float32 difference from the centroid is zero has no direction: it scores 0
     # (the batch path's row there is float64 rounding noise, a direction of no meaning).
     X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], dtype=np.float32)
-    centred = Centred.of(X, np.array([True, True, False]))
+    centred = Centred.of(X, np.array([True, True, False]), live=True)
     live = centred.cosines(np.array([[1.0, 0.0]], dtype=np.float32))
     np.testing.assert_allclose(live, [[1.0, -1.0, 0.0]], atol=1e-6)
     assert live[0, 2] == 0.0
@@ -270,12 +274,16 @@ def test_live_cosines_score_a_row_at_the_centroid_zero():
 def test_live_channels_are_the_batch_channels(tiny_task):
     encoder = HashingEncoder(dim=32)
     Q, D, _, ctx, _ = direct_call(tiny_task, encoder, None)
-    channels = CoverageChannels.build(D, ctx, None)
-    batch = channels.scores(Q, None)
-    live = channels.live_scores(Q[:1])
+    batch = CoverageChannels.build(D, ctx, None).scores(Q, None)
+    channels = CoverageChannels.build(D, ctx, None, live=True)
+    live = channels.scores(Q[:1], None)
     assert len(live) == len(batch) == 8
     for got, want in zip(live, batch, strict=True):
         np.testing.assert_allclose(got, want[:1], atol=2e-6)
+    with pytest.raises(ValueError, match="no mask"):
+        channels.scores(Q, np.ones((Q.shape[0], D.shape[0]), dtype=bool))
+    with pytest.raises(ValueError, match="either"):
+        Centred(np.zeros(2))
 
 
 def centred_as_first_written_queries(Q: np.ndarray, mu: np.ndarray) -> np.ndarray:

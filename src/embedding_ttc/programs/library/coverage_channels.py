@@ -24,7 +24,6 @@ task can hand a program.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,27 +122,36 @@ LIVE_BLOCK = 512
 
 @dataclass(frozen=True, eq=False)  # array fields have no boolean equality
 class Centred:
-    """Document-side embeddings and their centroid: cosines about the centroid, two ways.
+    """Document-side embeddings and their centroid, for cosines about the centroid.
 
-    The batch path (:attr:`embeddings`, then ``queries(Q) @ embeddings.T``) moves every row to
-    the centroid and re-normalises it once in float64, which many queries then share; its bits
-    are those the evaluation records were computed with. A query scored alone (a deployed
-    reranker's request) would pay that float64 pass over every row for one product, so
-    :meth:`cosines` centres the rows in float32 a block at a time and divides the product by
-    their norms instead. The two agree to float32 rounding (about 1e-7), not bit for bit.
+    Two forms, the same cosines to float32 rounding (about 1e-7), not bit for bit:
+
+    * batch (``Centred.of(X, in_play)``): every row moved to the centroid and re-normalised
+      once in float64 (:attr:`embeddings`), which many queries then share; the raw rows are
+      not kept. Its bits are those the evaluation records were computed with.
+    * live (``live=True``): the raw rows kept (:attr:`rows`); :meth:`cosines` centres them in
+      float32 a block at a time and divides the product by their norms. For a query scored
+      alone (a deployed request), which would pay the float64 pass over every row for one
+      product.
 
     Attributes:
-        rows: ``(n, d)`` the embeddings as given.
         centroid: ``(d,)`` mean of the rows in play (zero when none is).
+        embeddings: batch form: ``(n, d)`` rows ``unit(x - centroid)``; ``None`` when live.
+        rows: live form: ``(n, d)`` the embeddings as given; ``None`` in the batch form.
 
     """
 
-    rows: Matrix
     centroid: NDArray[np.float64]
+    embeddings: Matrix | None = None
+    rows: Matrix | None = None
+
+    def __post_init__(self) -> None:
+        if (self.embeddings is None) == (self.rows is None):
+            raise ValueError("a Centred holds either its centred embeddings or its rows")
 
     @classmethod
-    def of(cls, X: Matrix, in_play: NDArray[np.bool_]) -> Centred:
-        """Centre ``X`` on the mean of its rows where ``in_play`` is True."""
+    def of(cls, X: Matrix, in_play: NDArray[np.bool_], *, live: bool = False) -> Centred:
+        """Centre ``X`` on the mean of its rows where ``in_play`` is True (module docstring)."""
         x = np.asarray(X)
         # The rows of ``x[in_play]`` when every row is in play are ``x``'s: no gather then.
         if not in_play.any():
@@ -152,25 +160,24 @@ class Centred:
             centroid = _mean_rows(x)
         else:
             centroid = _mean_rows(x[in_play])
-        return cls(x, centroid)
-
-    @functools.cached_property
-    def embeddings(self) -> Matrix:
-        """``(n, d)`` rows ``unit(x - centroid)`` (float64 arithmetic, float32 result)."""
-        return _unit_about(self.rows, self.centroid)
+        if live:
+            return cls(centroid, rows=x)
+        return cls(centroid, embeddings=_unit_about(x, centroid))
 
     def queries(self, Q: Matrix) -> Matrix:
-        """The queries about the same centroid, re-normalised."""
+        """The queries about the same centroid, re-normalised (float64 arithmetic)."""
         return _unit_about(np.asarray(Q), self.centroid)
 
     def cosines(self, Q: Matrix) -> Scores:
-        """``(n_q, n)`` cosines of ``Q`` and the rows about the centroid, without the batch rows.
+        """``(n_q, n)`` cosines of ``Q`` and the rows about the centroid.
 
-        ``unit(q - mu) · (x - mu) / |x - mu|``, the rows' differences and norms in float32;
-        a row within ``NORM_EPS`` of the centroid scores 0, as its zero row does in the batch
-        path. For few queries: the work is one float32 pass over the rows.
+        Batch form: ``queries(Q) @ embeddings.T``. Live form: ``unit(q - mu) · (x - mu) /
+        |x - mu|``, the rows' differences and norms in float32, one pass over the rows; a row
+        within ``NORM_EPS`` of the centroid scores 0, as its zero row does in the batch form.
         """
         q = self.queries(Q)
+        if self.embeddings is not None:
+            return q @ self.embeddings.T
         x = np.asarray(self.rows, dtype=np.float32)
         centre = self.centroid.astype(np.float32)
         out = np.empty((q.shape[0], x.shape[0]), dtype=np.float32)
@@ -218,42 +225,45 @@ class CoverageChannels:
     documents: Centred
 
     @classmethod
-    def build(cls, D: Matrix, ctx: Context, mask: Mask | None) -> CoverageChannels:
-        """Encode the three granularities and the topic channel (index time); take centroids."""
+    def build(
+        cls, D: Matrix, ctx: Context, mask: Mask | None, *, live: bool = False
+    ) -> CoverageChannels:
+        """Encode the three granularities and the topic channel (index time); centre all.
+
+        ``live``: the channels of a query scored alone (:class:`Centred`'s live form); they
+        score without a mask.
+        """
         in_play = docs_in_play(mask, D.shape[0])
         chunks: list[ChunkLayout] = []
         centres: list[Centred] = []
         for granularity in SPLITTERS:
             raw = encode_granularity(ctx, granularity)
             chunks.append(raw.chunks)
-            centres.append(Centred.of(raw.embeddings, in_play[raw.chunks.owner]))
+            centres.append(Centred.of(raw.embeddings, in_play[raw.chunks.owner], live=live))
         topic = encode_documents(ctx, PASSAGE, TOPIC_MAX_LENGTH)
         return cls(
             chunks=tuple(chunks),
             chunk_centres=tuple(centres),
-            topic=Centred.of(topic, in_play),
-            documents=Centred.of(D, in_play),
+            topic=Centred.of(topic, in_play, live=live),
+            documents=Centred.of(D, in_play, live=live),
         )
 
     def scores(self, Q: Matrix, mask: Mask | None) -> list[Scores]:
-        """The eight channel matrices for queries ``Q`` (no encoder call): the batch path."""
-        out: list[Scores] = []
-        for chunks, centre in zip(self.chunks, self.chunk_centres, strict=True):
-            channel = ChunkChannel(chunks, centre.embeddings)
-            out += maxsim_topmeansim_scores(centre.queries(Q), channel, mask)
-        for centre in (self.topic, self.documents):
-            out.append(centre.queries(Q) @ centre.embeddings.T)
-        return out
+        """The eight channel matrices for queries ``Q`` (no encoder call).
 
-    def live_scores(self, Q: Matrix) -> list[Scores]:
-        """:meth:`scores` for a few queries that rank every document (a deployed request).
+        Raises:
+            ValueError: a mask for live channels (they score every document).
 
-        The cosines about each centroid come from :meth:`Centred.cosines`, so no row is
-        centred in float64; equal to :meth:`scores` to float32 rounding.
         """
         out: list[Scores] = []
         for chunks, centre in zip(self.chunks, self.chunk_centres, strict=True):
-            out += maxsim_topmeansim_of(centre.cosines(Q), chunks.owner, chunks.n_docs)
+            if centre.embeddings is not None:
+                channel = ChunkChannel(chunks, centre.embeddings)
+                out += maxsim_topmeansim_scores(centre.queries(Q), channel, mask)
+            elif mask is None:
+                out += maxsim_topmeansim_of(centre.cosines(Q), chunks.owner, chunks.n_docs)
+            else:
+                raise ValueError("live channels score every document: no mask")
         for centre in (self.topic, self.documents):
             out.append(centre.cosines(Q))
         return out

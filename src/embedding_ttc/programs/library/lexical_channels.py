@@ -144,21 +144,26 @@ class HybridBackbone:
     reversed_documents: Matrix
 
     @classmethod
-    def build(cls, D: Matrix, ctx: Context, mask: Mask | None) -> HybridBackbone:
-        """Encode every document-side channel once (index-time work)."""
-        return cls(CoverageChannels.build(D, ctx, mask), D, reversed_documents(ctx))
+    def build(
+        cls, D: Matrix, ctx: Context, mask: Mask | None, *, live: bool = False
+    ) -> HybridBackbone:
+        """Encode every document-side channel once (index-time work).
+
+        ``live``: for a query scored alone with reference rows (``ctx.scored_rows``), the
+        chunk channels in :class:`~.coverage_channels.Centred`'s live form.
+        """
+        coverage = CoverageChannels.build(D, ctx, mask, live=live)
+        return cls(coverage, D, reversed_documents(ctx))
 
     def scores(self, Q: Matrix, mask: Mask | None, rows: int | None = None) -> list[Scores]:
         """The nine embedding channels for queries ``Q`` (``Q Dᵀ`` is ``S`` for the base ``Q``).
 
         With ``rows``, only the first ``rows`` queries are scored (``mask`` must then be
-        ``None``), through :meth:`CoverageChannels.live_scores` (a deployed request: no float64
-        centring of every chunk for one query); the bidirectional channel still takes its
-        column statistics over every row.
+        ``None``); the bidirectional channel still takes its column statistics over every row.
         """
         bidir = bidirectional_scores(Q @ self.documents.T, Q @ self.reversed_documents.T, mask)
         if rows is None:
             return [*self.coverage.scores(Q, mask), bidir]
         if mask is not None:
             raise ValueError("scoring the leading rows only needs every row to rank every column")
-        return [*self.coverage.live_scores(Q[:rows]), bidir[:rows]]
+        return [*self.coverage.scores(Q[:rows], None), bidir[:rows]]

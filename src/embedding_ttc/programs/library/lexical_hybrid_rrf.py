@@ -17,7 +17,9 @@ Choices where the paper is silent:
 
 Deployed, a query is scored with the index's reference queries appended, for the bidirectional
 channel's column statistics (``ctx.scored_rows``); every other channel is per query, so they are
-computed for the live rows alone.
+computed for the live rows alone, the chunk channels in the live form of
+:class:`~embedding_ttc.programs.library.coverage_channels.Centred` (float32 cosines about each
+centroid, where the batch form centres every candidate chunk in float64 first).
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ class LexicalHybridRRF:
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the RRF score of every candidate over the eleven channels."""
         mask = mask_for(ctx, S)
-        backbone = HybridBackbone.build(D, ctx, mask)
         rows = live_rows(ctx, S.shape[0])
+        backbone = HybridBackbone.build(D, ctx, mask, live=rows is not None)
         if rows is None:
             return rrf([*backbone.scores(Q, mask), *hybrid_lexical(ctx)], mask)
         live = rrf([*backbone.scores(Q, None, rows), *hybrid_lexical(head_context(ctx, rows))])
