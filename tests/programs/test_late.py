@@ -10,6 +10,8 @@ import pytest
 
 from embedding_ttc.programs.primitives.late import (
     BLOCK_ELEMENTS,
+    _kept,
+    _row_median,
     maxsim,
     maxsim_topmeansim,
     maxsim_topmeansim_of,
@@ -116,6 +118,41 @@ def test_reducing_given_similarities_is_the_reduction_of_their_product() -> None
         maxsim_topmeansim_of(Q @ C.T, OWNER[:-1], 3)
     empty = maxsim_topmeansim_of(np.zeros((2, 0), np.float32), np.zeros(0, np.intp), 0)
     assert [e.shape for e in empty] == [(2, 0), (2, 0)]
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return (
+        a.dtype == b.dtype
+        and np.array_equal(a, b, equal_nan=True)
+        and np.array_equal(np.signbit(a), np.signbit(b))
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_median_and_kept_values_are_numpys_bit_for_bit(dtype) -> None:
+    # TopMeanSim's median and its masked values are computed faster than np.median and
+    # np.where; the evaluation records depend on their bits, NaN, inf, -0.0 and ties included.
+    rng = np.random.default_rng(3)
+    for trial in range(400):
+        rows, n = rng.integers(1, 6), rng.integers(1, 60)
+        x = rng.standard_normal((rows, n)).astype(dtype)
+        if trial % 3 == 0:
+            x = np.round(x, 1)  # ties
+        if trial % 5 == 0:
+            x = np.where(rng.random(x.shape) < 0.5, -0.0, x).astype(dtype)
+        if trial % 7 == 0:
+            x[0, rng.integers(n)] = np.nan
+        if trial % 11 == 0:
+            x[-1, rng.integers(n)] = np.inf
+        if trial % 13 == 0:
+            x[-1, rng.integers(n)] = -np.inf
+        if trial % 17 == 0:
+            x[:] = -0.0
+        with np.errstate(invalid="ignore"):
+            want = np.median(x, axis=1, keepdims=True)
+        assert _same_bits(_row_median(x), want), x
+        above = x > np.where(np.isnan(want), np.inf, want)
+        assert _same_bits(_kept(x, above), np.where(above, x, 0.0)), x
 
 
 def test_inputs_not_mutated_and_deterministic() -> None:

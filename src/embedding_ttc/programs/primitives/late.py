@@ -231,11 +231,57 @@ def _reduce(
     ``None`` takes it over every chunk of the row.
     """
     if above is None:
-        above = sims > np.median(sims, axis=1, keepdims=True)
-    total = np.add.reduceat(np.where(above, sims, 0.0), starts, axis=1, dtype=np.float64)
+        above = sims > _row_median(sims)
+    total = np.add.reduceat(_kept(sims, above), starts, axis=1, dtype=np.float64)
     count = np.add.reduceat(above, starts, axis=1, dtype=np.int64)
     best = np.maximum.reduceat(sims, starts, axis=1)
     return best, np.where(count > 0, total / np.maximum(count, 1), best)
+
+
+def _row_median(x: NDArray[np.floating]) -> NDArray[np.floating]:
+    """``np.median(x, axis=1, keepdims=True)``, bit for bit, from one partition instead of three.
+
+    ``np.median`` partitions at both middle positions and at the last (to find a NaN), and a
+    partition at several positions does not take numpy's vectorised path: 5.2 ms against
+    0.4 ms on 65 rows of 9,000. One partition at ``n // 2`` puts the upper middle value
+    there and only values at or below it before it, whose maximum is the lower middle value;
+    their mean is taken as ``np.mean`` takes it (the sum from 0, then divided by 2, in ``x``'s
+    dtype). A row holding a NaN has a NaN median, as with ``np.median``.
+    """
+    n = x.shape[1]
+    if n == 0:
+        empty: NDArray[np.floating] = np.median(x, axis=1, keepdims=True)
+        return empty
+    mid = n // 2
+    part = np.partition(x, mid, axis=1)
+    zero = x.dtype.type(0)  # np.mean's sum starts from 0, which makes a -0.0 middle 0.0
+    upper = part[:, mid : mid + 1]
+    median: NDArray[np.floating]
+    if n % 2:
+        median = zero + upper
+    else:
+        lower = part[:, :mid].max(axis=1, keepdims=True)
+        median = (zero + lower + upper) / x.dtype.type(2)
+    nan = np.isnan(x).any(axis=1)
+    if nan.any():
+        median[nan] = np.nan
+    return median
+
+
+def _kept(sims: NDArray[np.floating], above: Mask) -> NDArray[np.floating]:
+    """``np.where(above, sims, 0.0)``, bit for bit, as a bitwise and.
+
+    Each value's bits are kept where ``above`` and cleared (``+0.0``) elsewhere, NaN, infinite
+    and ``-0.0`` values included; the select by mask costs 2.2 ms on 65 rows of 9,000, the and
+    0.1 ms.
+    """
+    x = np.ascontiguousarray(sims)
+    bits = np.dtype(f"u{x.dtype.itemsize}")
+    keep = above.astype(bits)
+    np.negative(keep, out=keep)  # 1 -> all ones, 0 -> 0
+    np.bitwise_and(keep, x.view(bits), out=keep)
+    kept: NDArray[np.floating] = keep.view(x.dtype)
+    return kept
 
 
 def _segment_starts(owner: ArrayLike, n_docs: int, n_chunks: int) -> NDArray[np.intp]:
