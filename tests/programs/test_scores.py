@@ -323,17 +323,21 @@ def test_bad_mask_is_rejected() -> None:
         ranks(S[0])
 
 
-@pytest.mark.parametrize("values", ["continuous", "few distinct", "one row", "one column"])
+@pytest.mark.parametrize(
+    "values", ["continuous", "few distinct", "one row", "one column", "all tied", "no column"]
+)
 def test_average_ranks_agree_with_scipy_rankdata(values: str):
     from scipy.stats import rankdata
 
     rng = np.random.default_rng(7)
-    shape = {"one row": (1, 57), "one column": (9, 1)}.get(values, (13, 57))
+    shape = {"one row": (1, 57), "one column": (9, 1), "no column": (3, 0)}.get(values, (13, 57))
     S = (
         rng.integers(0, 4, shape).astype(np.float32)
         if values == "few distinct"
         else rng.standard_normal(shape).astype(np.float32)
     )
+    if values == "all tied":
+        S[:] = 0.25
     S[rng.random(shape) < 0.1] = np.nan  # ranks last, tied with -inf
     S[rng.random(shape) < 0.05] = -np.inf
     S[rng.random(shape) < 0.05] = np.inf

@@ -376,23 +376,28 @@ def _average_ranks(key: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
     The numbers of ``scipy.stats.rankdata(key, "average", axis=1)`` (``key`` has no NaN),
     from an unstable sort: the order within a tie does not change its mean, so the quicksort
     serves where ``rankdata`` pays for a stable sort (3x slower on 300 x 5,183 without ties,
-    1.4x with many).
+    1.4x with many). Each tie's shared rank comes from the group's first and last positions,
+    found once over the flattened rows (2.5 against 1.7 ms on 65 x 1,000 with many ties, where
+    running maxima and minima along each row were used before).
     """
     n, m = key.shape
     order = np.argsort(key, axis=1)
     ordered = np.take_along_axis(key, order, axis=1)
     tied = ordered[:, 1:] == ordered[:, :-1]  # with the next position in sorted order
-    pos = np.arange(m)
     ranked: NDArray[np.float64]
     if tied.any():
-        # Each sorted position's group runs from the nearest group start at or before it to
-        # the nearest group end at or after it; its rank is the mean of the two (1-based).
-        first = np.maximum.accumulate(np.where(np.insert(~tied, 0, True, axis=1), pos, 0), axis=1)
-        is_last = np.insert(~tied, m - 1, True, axis=1)
-        last = np.minimum.accumulate(np.where(is_last, pos, m - 1)[:, ::-1], axis=1)[:, ::-1]
-        ranked = (first + last) / 2.0 + 1.0  # exact: integers and halves
+        # Groups of equal keys, numbered over the flattened rows (a row's first position
+        # always starts one): each runs from its start to the next group's start, and its
+        # positions share the mean of the first and last (1-based; exact, integers and halves).
+        starts_group = np.ones((n, m), dtype=np.bool_)
+        np.logical_not(tied, out=starts_group[:, 1:])
+        flat = starts_group.ravel()
+        first = np.flatnonzero(flat)
+        last = np.append(first[1:], flat.size) - 1
+        mean_rank = (first % m + last % m) / 2.0 + 1.0
+        ranked = mean_rank[np.cumsum(flat) - 1].reshape(n, m)
     else:
-        ranked = np.broadcast_to(pos + 1.0, (n, m))
+        ranked = np.broadcast_to(np.arange(1.0, m + 1.0), (n, m))
     out = np.empty((n, m), dtype=np.float64)
     np.put_along_axis(out, order, ranked, axis=1)
     return out
