@@ -1,0 +1,1 @@
+# Your rewritten program here
