@@ -113,6 +113,13 @@ def command(mode: str, generations: int, run_dir: Path, llm_model: str) -> list[
     ]  # fmt: skip
 
 
+def _last_checkpoint(folder: Path) -> Path | None:
+    """OpenEvolve's latest checkpoint folder of the run in ``folder`` (``None`` without one)."""
+    done = [meta.parent for meta in (folder / "openevolve" / "checkpoints").glob("*/metadata.json")]
+    done = [path for path in done if path.name.startswith("checkpoint_")]
+    return max(done, key=lambda path: int(path.name.rsplit("_", 1)[1]), default=None)
+
+
 def openevolve_iterations(folder: Path) -> int | None:
     """The iterations an OpenEvolve run made (its last checkpoint's), ``None`` without one.
 
@@ -120,10 +127,10 @@ def openevolve_iterations(folder: Path) -> int | None:
     reply it cannot parse) never reaches our evaluator, so it has no ledger line; it still
     counts as a generation without a valid program.
     """
-    done = []
-    for meta in (folder / "openevolve" / "checkpoints").glob("checkpoint_*/metadata.json"):
-        done.append(int(json.loads(meta.read_text(encoding="utf-8"))["last_iteration"]))
-    return max(done) if done else None
+    last = _last_checkpoint(folder)
+    if last is None:
+        return None
+    return int(json.loads((last / "metadata.json").read_text(encoding="utf-8"))["last_iteration"])
 
 
 def openevolve_lines(folder: Path, iterations: int) -> int | None:
@@ -133,14 +140,11 @@ def openevolve_lines(folder: Path, iterations: int) -> int | None:
     generations are its evaluated children in iteration order; its last checkpoint keeps every
     program (population 1000) with the iteration that found it. ``None`` without a checkpoint.
     """
-    checkpoints = sorted(
-        (folder / "openevolve" / "checkpoints").glob("checkpoint_*"),
-        key=lambda path: int(path.name.rsplit("_", 1)[1]),
-    )
-    if not checkpoints:
+    last = _last_checkpoint(folder)
+    if last is None:
         return None
     found = []
-    for path in (checkpoints[-1] / "programs").glob("*.json"):
+    for path in (last / "programs").glob("*.json"):
         found.append(int(json.loads(path.read_text(encoding="utf-8"))["iteration_found"]))
     return sum(1 <= n <= iterations for n in found)
 
