@@ -14,10 +14,11 @@ with the index's 64 reference queries appended for the statistics), on the queri
 in the reference sample. Also shown: a query alone without reference rows (every column
 z-score is 0, the ranking degenerates) and the evaluate path without a shortlist.
 
-**Live parity** (``--live-parity``): LexicalHybridRRF's deployed scores of each query alone
-over the last ``--sizes`` candidates, with the live path's float32 cosines about each centroid
-and with the batch path's float64-centred rows in their place: how many queries score the same,
-bit for bit, keep the same top 10 and the same full order, and the largest difference.
+**Live parity** (``--live-parity``): LexicalHybridRRF's and CrossRoundRRF's deployed scores of
+each query alone over the last ``--sizes`` candidates, from the live path (the live rows only,
+float32 cosines about each centroid) and from the whole call as the evaluation path computes it
+(every row, float64-centred chunks): how many queries score the same, bit for bit, keep the
+same top 10 and the same full order, and the largest difference.
 
 Indexes are built under ``--work`` when missing (``<task>-<encoder>-<program>``, the layout of
 ``embedding-ttc index build --task T --encoder E --program P --out ...``), with the on-disk
@@ -26,7 +27,7 @@ embedding cache.
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --queries 30
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --batch-vs-deployed
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --docs 2000 \
-        --queries 100 --live-parity
+        --queries 100 --live-parity --programs LexicalHybridRRF CrossRoundRRF
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ from embedding_ttc.encoders.catalog import DEFAULT_ENCODER, load_encoder
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.ranking import TaskRanker
 from embedding_ttc.programs.catalog import get_program
-from embedding_ttc.programs.library.coverage_channels import CoverageChannels
 from embedding_ttc.tasks.catalog import load_task
 
 PROGRAMS = ("P0", "BidirZScore", "SentMaxSim", "LexicalHybridRRF", "SoftCentroid")
@@ -133,38 +133,43 @@ def latency(args: argparse.Namespace) -> None:
             )
 
 
-def live_parity(args: argparse.Namespace) -> None:
-    """A deployed query's LexicalHybridRRF scores: the live cosines against the batch centring.
+LIVE_PATHS = {
+    "LexicalHybridRRF": "embedding_ttc.programs.library.lexical_hybrid_rrf.live_rows",
+    "CrossRoundRRF": "embedding_ttc.programs.library.cross_round_rrf.live_rows",
+}
+"""The programs with a deployed path of their own, and the function that selects it."""
 
-    Each query is scored alone (first stage, then the program over ``--sizes[-1]``
-    candidates), once as deployed (``CoverageChannels.build(..., live=True)``: float32 cosines
-    about each centroid) and once with the batch form's float64-centred rows in their place.
+
+def live_parity(args: argparse.Namespace) -> None:
+    """A deployed query's scores: the program's live path against the whole call's.
+
+    For each program of ``--programs`` that has a live path (:data:`LIVE_PATHS`), each query is
+    scored alone (first stage, then the program over ``--sizes[-1]`` candidates), once as
+    deployed (the live rows alone, float32 cosines about each centroid) and once as the
+    evaluation path computes the same call (every row, the chunks centred in float64).
     """
     task = load_task(args.task)
     queries = list(task.query_texts[: args.queries])
-    index = Index.load(
-        ensure_index(args.work, args.task, args.encoder, "LexicalHybridRRF", args.docs)
-    )
-    reranker = Reranker(index, load_encoder(args.encoder))
     size = args.sizes[-1]
-    live = [reranker.search_scores([q], size, "dense", size) for q in queries]
-    build = CoverageChannels.build
-    batch_path = lambda D, ctx, mask, live: build(D, ctx, mask)  # noqa: E731
-    with mock.patch.object(CoverageChannels, "build", batch_path):
-        batch = [reranker.search_scores([q], size, "dense", size) for q in queries]
-    diffs, same_top, same_order = [], 0, 0
-    for a, b in zip(live, batch, strict=True):
-        assert np.array_equal(a.candidates[0], b.candidates[0])
-        x, y = np.asarray(a.scores[0]), np.asarray(b.scores[0])
-        diffs.append(float(np.abs(x - y).max()))
-        ox, oy = np.argsort(-x, kind="stable"), np.argsort(-y, kind="stable")
-        same_top += bool(np.array_equal(ox[:10], oy[:10]))
-        same_order += bool(np.array_equal(ox, oy))
-    print(
-        f"\nLexicalHybridRRF deployed, {len(queries)} queries of {args.task}, {size} "
-        f"candidates, live vs batch centring: identical scores {sum(d == 0 for d in diffs)}, "
-        f"same top 10 {same_top}, same full order {same_order}, max |diff| {max(diffs):.2e}"
-    )
+    for program in [p for p in args.programs if p in LIVE_PATHS]:
+        index = Index.load(ensure_index(args.work, args.task, args.encoder, program, args.docs))
+        reranker = Reranker(index, load_encoder(args.encoder))
+        live = [reranker.search_scores([q], size, "dense", size) for q in queries]
+        with mock.patch(LIVE_PATHS[program], return_value=None):
+            whole = [reranker.search_scores([q], size, "dense", size) for q in queries]
+        diffs, same_top, same_order = [], 0, 0
+        for a, b in zip(live, whole, strict=True):
+            assert np.array_equal(a.candidates[0], b.candidates[0])
+            x, y = np.asarray(a.scores[0]), np.asarray(b.scores[0])
+            diffs.append(float(np.abs(x - y).max()))
+            ox, oy = np.argsort(-x, kind="stable"), np.argsort(-y, kind="stable")
+            same_top += bool(np.array_equal(ox[:10], oy[:10]))
+            same_order += bool(np.array_equal(ox, oy))
+        print(
+            f"\n{program} deployed, {len(queries)} queries of {args.task}, {size} candidates, "
+            f"live path vs whole call: identical scores {sum(d == 0 for d in diffs)}, "
+            f"same top 10 {same_top}, same full order {same_order}, max |diff| {max(diffs):.2e}"
+        )
 
 
 def batch_vs_deployed(args: argparse.Namespace) -> None:

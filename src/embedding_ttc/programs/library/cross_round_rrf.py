@@ -20,6 +20,13 @@ re-normalised before scoring, because the channels are cosines; the lexical chan
 depend on the query text only, are the same in every round; ``k`` = 60 in every RRF (see
 :data:`~embedding_ttc.programs.primitives.scores.RRF_K`). Rocchio and the residual use no
 encoder call, so the cost is LexicalHybridRRF's.
+
+Deployed, a query is scored with the index's reference queries appended (``ctx.scored_rows``),
+for the bidirectional channel's column statistics. Round 1 runs for every row, since the
+reference rows' refined queries enter those statistics in rounds 2 and 3; rounds 2 and 3 then
+score the live rows alone, every channel but the bidirectional one being per query, with the
+chunk channels in the live form of
+:class:`~embedding_ttc.programs.library.coverage_channels.Centred` (as in LexicalHybridRRF).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from embedding_ttc.programs.library.lexical_channels import (
     HYBRID_ARTIFACTS,
     HybridBackbone,
     crossround_lexical,
+    live_rows,
 )
 from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.feedback import query_residual, rocchio
@@ -66,23 +74,41 @@ class CrossRoundRRF:
     def rounds(
         self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context
     ) -> tuple[Scores, Scores, Scores]:
-        """The three rounds' fused scores ``(R1, R2, R3)``, for inspection and tests."""
+        """The three rounds' fused scores ``(R1, R2, R3)``, for inspection and tests.
+
+        With ``ctx.scored_rows`` (module docstring), the rounds of the leading rows only.
+        """
         mask = mask_for(ctx, S)
-        backbone = HybridBackbone.build(D, ctx, mask)
+        rows = live_rows(ctx, S.shape[0])
+        backbone = HybridBackbone.build(D, ctx, mask, live=rows is not None)
         lexical = crossround_lexical(ctx)
+        head = rows if rows is not None else S.shape[0]
 
         def fused(queries: Matrix) -> Scores:
             return rrf([*backbone.scores(queries, mask), *lexical], mask)
 
+        def fused_head(queries: Matrix) -> Scores:
+            """``fused(queries)[:head]``: the bidirectional channel's statistics over all rows."""
+            if rows is None:
+                return fused(queries)
+            return rrf([*backbone.scores(queries, None, rows), *(c[:rows] for c in lexical)])
+
         r1 = fused(Q)
         above, below = median_split(r1, mask)
         positive = side_means(D, above)
-        r2 = fused(rocchio(Q, positive, side_means(D, below)))
+        r2 = fused_head(rocchio(Q, positive, side_means(D, below)))
         residual = query_residual(Q, positive)
         empty = np.linalg.norm(residual, axis=1, keepdims=True) < RESIDUAL_MIN_NORM
-        r3 = np.where(empty, r1, fused(np.where(empty, Q, unit_rows(residual))))
-        return r1, r2, r3.astype(np.float32)
+        r3 = fused_head(np.where(empty, Q, unit_rows(residual)))
+        r3 = np.where(empty[:head], r1[:head], r3)
+        return r1[:head], r2, r3.astype(np.float32)
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``RRF(R1, R2, R3)`` over each query's candidates."""
-        return rrf(list(self.rounds(Q, D, S, ctx)), mask_for(ctx, S))
+        # Scoring the leading rows only (ctx.scored_rows) needs no mask: live_rows says so.
+        fused = rrf(list(self.rounds(Q, D, S, ctx)), mask_for(ctx, S))
+        if fused.shape[0] == S.shape[0]:
+            return fused
+        out = np.zeros(S.shape, dtype=fused.dtype)
+        out[: fused.shape[0]] = fused
+        return out
