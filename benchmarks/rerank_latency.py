@@ -5,7 +5,10 @@
 1,000 documents. Per query: query-time encoder calls (texts sent to the live encoder: the query
 itself plus any the program encodes), ms in the encoder, ms in the program's algebra (and text
 work: chunking, BM25), the total, and its ratio to the first stage alone (query encode + dense
-top-K over ``D``). The query encoder is uncached, so encoding time is real.
+top-K over ``D``). The query encoder is uncached, so encoding time is real. Also per query:
+the stored embeddings the program reads (its candidates' documents and the index-time texts
+served by row), and the floor of any algebra over them: that many stored rows gathered once
+and multiplied by the query.
 
 **Batch vs deployed** (``--batch-vs-deployed``): nDCG@10 of BidirZScore on ``scifact`` and
 ``cranfield`` in batch mode (the evaluate path, ``--shortlist 100``: per-column z-scores over
@@ -96,6 +99,27 @@ def first_stage_alone(reranker: Reranker, query: str, n: int) -> float:
     return time.perf_counter() - start
 
 
+def floor_seconds(index: Index, n_rows: int, query: np.ndarray, repeats: int = 5) -> float:
+    """Seconds to gather ``n_rows`` random stored rows once and multiply them by ``query``.
+
+    The least any algebra over that many stored embeddings costs. The rows are read from the
+    index's largest memory-mapped array (its biggest store group, else its documents), a new
+    random set each time, as each query reads other candidates; the mean of ``repeats`` after
+    one untimed round (whose page faults a serving process has long paid).
+    """
+    segment = index.segments[0]
+    arrays = [g.embeddings for g in segment.store.groups.values()] + [segment.documents]
+    array = np.asarray(max(arrays, key=len), dtype=np.float32)
+    rng = np.random.default_rng(0)
+    seconds = []
+    for _ in range(repeats + 1):
+        rows = np.sort(rng.choice(len(array), n_rows, replace=n_rows > len(array)))
+        start = time.perf_counter()
+        np.take(array, rows, axis=0) @ query
+        seconds.append(time.perf_counter() - start)
+    return statistics.fmean(seconds[1:])
+
+
 def latency(args: argparse.Namespace) -> None:
     task = load_task(args.task)
     queries = list(task.query_texts[: args.queries])
@@ -103,7 +127,8 @@ def latency(args: argparse.Namespace) -> None:
     live.encode(["warm up"], view=QUERY)
     header = (
         f"{'program':18s} {'shortlist':>9s} {'enc calls':>9s} {'encode ms':>9s} "
-        f"{'algebra ms':>10s} {'total ms':>9s} {'1st stage ms':>12s} {'ratio':>6s}"
+        f"{'algebra ms':>10s} {'total ms':>9s} {'1st stage ms':>12s} {'ratio':>6s} "
+        f"{'stored rows':>11s} {'floor ms':>8s}"
     )
     corpus = f"first {args.docs} documents of {args.task}" if args.docs else args.task
     print(f"\nper query, mean over {len(queries)} queries; index: {corpus} ({args.encoder})")
@@ -123,13 +148,16 @@ def latency(args: argparse.Namespace) -> None:
                 total = time.perf_counter() - start
                 s = scored.stats
                 calls = s.query_encodes + s.program_encodes
-                rows.append((calls, s.encode_seconds, s.algebra_seconds, total, base))
+                stored = s.store_texts + len(scored.candidates[0])  # chunks, D rows
+                rows.append((calls, s.encode_seconds, s.algebra_seconds, total, base, stored))
                 assert s.index_misses == 0, "the index lacks document-side texts"
             mean = [statistics.fmean(col) for col in zip(*rows, strict=True)]
+            query = live.encode([queries[0]], view=QUERY)[0]
+            floor = floor_seconds(index, round(mean[5]), query)
             print(
                 f"{program:18s} {size:9d} {mean[0]:9.1f} {1e3 * mean[1]:9.1f} "
                 f"{1e3 * mean[2]:10.1f} {1e3 * mean[3]:9.1f} {1e3 * mean[4]:12.1f} "
-                f"{mean[3] / mean[4]:6.1f}"
+                f"{mean[3] / mean[4]:6.1f} {mean[5]:11.0f} {1e3 * floor:8.2f}"
             )
 
 
