@@ -21,6 +21,7 @@ from embedding_ttc.programs.primitives.text_analysis import (
     analyze,
     analyze_text,
     pack_bigrams,
+    take_rows,
     unpack_bigrams,
 )
 
@@ -192,3 +193,21 @@ def test_column_analyses_append_live_texts_in_an_extended_vocabulary():
         assert tokens_of(got, i) == tokens_of(whole, i)
         assert bigrams_of(got, i) == bigrams_of(whole, i)
     assert len(stored.vocabulary) == len(analyze(TEXTS[:2]).vocabulary)  # not extended
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shape"),
+    [(np.int32, (50, 2)), (np.int64, (50,)), (np.float32, (50, 384)), (np.int16, (50, 3))],
+)
+def test_take_rows_is_fancy_indexing(tmp_path, dtype, shape):
+    rng = np.random.default_rng(0)
+    values = rng.integers(-(2**15), 2**15, size=shape).astype(dtype)
+    np.save(tmp_path / "v.npy", values)
+    mapped = np.load(tmp_path / "v.npy", mmap_mode="r")
+    positions = np.array([7, 7, 0, 49, 3], dtype=np.int64)
+    for source in (values, mapped, values[::-1], values[:, :1] if values.ndim == 2 else values):
+        got = take_rows(source, positions)
+        assert type(got) is np.ndarray and got.dtype == source.dtype
+        np.testing.assert_array_equal(got, np.asarray(source)[positions])
+    empty = take_rows(values, np.empty(0, dtype=np.int64))
+    assert empty.shape == (0, *shape[1:]) and empty.dtype == values.dtype

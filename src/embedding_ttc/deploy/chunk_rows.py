@@ -33,7 +33,7 @@ from embedding_ttc.deploy.segment import Segment
 from embedding_ttc.deploy.store import StoreEncodeFn, StoreKey
 from embedding_ttc.encoders.base import Embeddings
 from embedding_ttc.programs.primitives.channels import SPLITTERS
-from embedding_ttc.programs.primitives.text_analysis import ragged_positions
+from embedding_ttc.programs.primitives.text_analysis import ragged_positions, take_rows
 from embedding_ttc.programs.recipe import Artifact
 
 
@@ -132,7 +132,7 @@ class IndexChunks:
         if len(parts) == 1:  # one segment: one gather, straight into a new array
             table = tables[int(parts[0])]
             picked = table.rows[ragged_positions(first, lengths)]
-            return lengths, _take(table.embeddings, picked)
+            return lengths, take_rows(table.embeddings, picked)
         width = tables[0].embeddings.shape[1]
         out = np.empty((int(lengths.sum()), width), dtype=np.float32)
         offsets = np.cumsum(lengths) - lengths
@@ -140,17 +140,8 @@ class IndexChunks:
             at = which == s
             table = tables[int(s)]
             picked = table.rows[ragged_positions(first[at], lengths[at])]
-            out[ragged_positions(offsets[at], lengths[at])] = _take(table.embeddings, picked)
+            out[ragged_positions(offsets[at], lengths[at])] = take_rows(table.embeddings, picked)
         return lengths, out
-
-
-def _take(embeddings: NDArray[np.float32], rows: NDArray[np.int64]) -> NDArray[np.float32]:
-    """``embeddings[rows]`` as a new float32 array, taken from the mapped memory directly.
-
-    ``np.take`` on the plain array view of the memory map: the same rows, without the
-    memory-map subclass's fancy indexing (about 15 % faster on a request's chunk rows).
-    """
-    return np.take(np.asarray(embeddings, dtype=np.float32), rows, axis=0)
 
 
 class ColumnEmbeddings:

