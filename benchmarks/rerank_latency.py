@@ -45,6 +45,7 @@ from unittest import mock
 import numpy as np
 
 from embedding_ttc.cli.deploy import set_threads
+from embedding_ttc.deploy.allocator import DEFAULT_RETAIN_MB, retain_freed_memory
 from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
 from embedding_ttc.deploy.corpus import Document, sample_texts
 from embedding_ttc.deploy.index import Index
@@ -256,8 +257,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ndcg-tasks", nargs="+", default=["scifact", "cranfield"])
     parser.add_argument("--shortlist", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument(
+        "--retain-memory-mb",
+        type=int,
+        default=DEFAULT_RETAIN_MB,
+        help="freed memory kept for reuse, as `serve` keeps it (0: the C library's default)",
+    )
     args = parser.parse_args(argv)
     set_threads(args.threads)
+    retained = retain_freed_memory(args.retain_memory_mb)
+    print(
+        f"freed memory kept for reuse: {f'{args.retain_memory_mb} MB' if retained else 'default'}"
+    )
     if args.batch_vs_deployed:
         batch_vs_deployed(args)
     elif args.live_parity:

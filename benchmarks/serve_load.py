@@ -6,7 +6,8 @@ warning-level logs); after a short warm-up, a bounded number of ``POST /search``
 task's queries, cycled; ``k`` = 10, the server's dense shortlist of 100) go out from
 ``--concurrency`` client threads. Printed per program and number of server workers
 (``--workers 1 2``: ``serve --workers N``, each worker its own process over the memory-mapped
-index): requests, errors, p50 / p95 / max latency and throughput. The server is then stopped
+index; ``--retain-memory-mb 0 256``: one server per value of ``serve --retain-memory-mb``):
+requests, errors, p50 / p95 / max latency and throughput. The server is then stopped
 with SIGTERM and must exit with status 0.
 
 ``--endpoint v1`` sends the rerank shape instead, ``POST /v1/rerank {"query", "documents":
@@ -44,6 +45,7 @@ from pathlib import Path
 from rerank_latency import ensure_index
 
 from embedding_ttc.cli.deploy import set_threads
+from embedding_ttc.deploy.allocator import DEFAULT_RETAIN_MB
 from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
 from embedding_ttc.tasks.catalog import load_task
 from embedding_ttc.tasks.task import join_title_text
@@ -76,11 +78,13 @@ def start_server(
     workers: int = 1,
     first_stage: str = "dense",
     preload: bool = False,
+    retain_mb: int | None = None,
 ) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "embedding_ttc.cli.deploy", "serve", str(index)]
     cmd += ["--port", str(port), "--no-cache", "--log-level", "warning"]
     cmd += ["--threads", str(threads), "--workers", str(workers), "--first-stage", first_stage]
     cmd += ["--preload"] if preload else []
+    cmd += [] if retain_mb is None else ["--retain-memory-mb", str(retain_mb)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -138,8 +142,8 @@ def request_bodies(args: argparse.Namespace) -> tuple[str, list[dict[str, object
 def load(args: argparse.Namespace) -> None:
     path, bodies = request_bodies(args)
     header = (
-        f"{'program':18s} {'workers':>7s} {'requests':>8s} {'errors':>6s} {'p50 ms':>8s} "
-        f"{'p95 ms':>8s} {'max ms':>8s} {'req/s':>6s} {'exit':>4s}"
+        f"{'program':18s} {'workers':>7s} {'retain MB':>9s} {'requests':>8s} {'errors':>6s} "
+        f"{'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s} {'req/s':>6s} {'exit':>4s}"
     )
     shape = "k=10" if path == "/search" else f"{args.documents} documents, top_n=10"
     print(f"\nPOST {path}, {shape}, concurrency {args.concurrency}, {args.task} queries")
@@ -148,9 +152,9 @@ def load(args: argparse.Namespace) -> None:
     first = True
     for program in args.programs:
         index = ensure_index(args.work, args.task, args.encoder, program, args.docs)
-        for workers in args.workers:
+        for workers, retain in [(w, r) for w in args.workers for r in args.retain_memory_mb]:
             port = free_port()
-            proc = start_server(index, port, args.threads, workers)
+            proc = start_server(index, port, args.threads, workers, retain_mb=retain)
             url = f"http://127.0.0.1:{port}{path}"
             try:
                 for body in bodies[: args.concurrency * workers]:  # warm-up
@@ -169,9 +173,9 @@ def load(args: argparse.Namespace) -> None:
             p50 = statistics.median(times)
             p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
             print(
-                f"{program:18s} {workers:7d} {len(results):8d} {errors:6d} {1e3 * p50:8.1f} "
-                f"{1e3 * p95:8.1f} {1e3 * times[-1]:8.1f} {len(results) / wall:6.2f} "
-                f"{code:4d}{' traceback!' if traceback else ''}",
+                f"{program:18s} {workers:7d} {retain:9d} {len(results):8d} {errors:6d} "
+                f"{1e3 * p50:8.1f} {1e3 * p95:8.1f} {1e3 * times[-1]:8.1f} "
+                f"{len(results) / wall:6.2f} {code:4d}{' traceback!' if traceback else ''}",
                 flush=True,
             )
 
@@ -197,6 +201,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="POST /search, or /v1/rerank with the rerank shape",
     )
     parser.add_argument("--documents", type=int, default=20, help="documents per v1 request")
+    parser.add_argument(
+        "--retain-memory-mb",
+        type=int,
+        nargs="+",
+        default=[DEFAULT_RETAIN_MB],
+        metavar="MB",
+        help="serve --retain-memory-mb, one server per value (0: the C library's default)",
+    )
     args = parser.parse_args(argv)
     set_threads(args.threads)  # for index builds in this process
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

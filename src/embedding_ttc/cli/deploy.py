@@ -177,6 +177,7 @@ def _serve_workers(args: argparse.Namespace, index: Any) -> int:
         use_cache=not args.no_cache,
         device=args.device,
         threads=args.threads,
+        retain_memory_mb=args.retain_memory_mb,
     )
     _say(f"serving {index!r} on http://{args.host}:{args.port} with {args.workers} workers")
     serve_workers(
@@ -229,6 +230,7 @@ def cmd_index_ann(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve an index over HTTP until SIGINT or SIGTERM."""
+    from embedding_ttc.deploy.allocator import MAX_RETAIN_MB, retain_freed_memory
     from embedding_ttc.deploy.service import create_app, require_serve_extra, serve
 
     require_serve_extra()  # before loading a model
@@ -238,6 +240,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.workers < 1:
         raise EmbeddingTTCError(f"--workers must be at least 1, got {args.workers}")
+    if not 0 <= args.retain_memory_mb <= MAX_RETAIN_MB:
+        raise EmbeddingTTCError(
+            f"--retain-memory-mb must be 0 to {MAX_RETAIN_MB}, got {args.retain_memory_mb}"
+        )
     set_threads(args.threads)
     index = Index.load(args.dir, verify=args.verify)
     if args.preload:
@@ -247,6 +253,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         _say(f"preloaded {read / 2**20:,.0f} MB of {args.dir} into the page cache")
     if args.workers > 1:
         return _serve_workers(args, index)
+    retain_freed_memory(args.retain_memory_mb)
     encoder = build_encoder(
         index.manifest.encoder.name, args.cache_dir, args.no_cache, device=args.device
     )
@@ -260,6 +267,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def add_deploy_commands(sub: Any) -> None:
     """Add ``index build``, ``add``, ``compact`` and ``ann``, and ``serve``, to the parser."""
+    from embedding_ttc.deploy.allocator import DEFAULT_RETAIN_MB
     from embedding_ttc.deploy.ann import KINDS, AnnPolicy
     from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
@@ -401,6 +409,15 @@ def add_deploy_commands(sub: Any) -> None:
         metavar="N",
         help="server processes sharing the port and the memory-mapped index, each with its "
         "own encoder (default 1: one process)",
+    )
+    se.add_argument(
+        "--retain-memory-mb",
+        type=int,
+        default=DEFAULT_RETAIN_MB,
+        metavar="MB",
+        help="freed memory each process keeps for the next request instead of returning it to "
+        f"the kernel (glibc; default {DEFAULT_RETAIN_MB}: a chunked program's arrays are not "
+        "paged in afresh every request; 0: the C library's default)",
     )
     se.add_argument("--log-level", default="info", help="uvicorn log level")
     encoder_options(se)

@@ -24,8 +24,9 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from embedding_ttc.deploy.allocator import DEFAULT_RETAIN_MB, MAX_RETAIN_MB, retain_freed_memory
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST
 from embedding_ttc.deploy.service import require_serve_extra
@@ -56,6 +57,7 @@ class ServeSettings(BaseModel):
     use_cache: bool = True
     device: str = "auto"
     threads: int | None = None
+    retain_memory_mb: int = Field(default=DEFAULT_RETAIN_MB, ge=0, le=MAX_RETAIN_MB)
 
 
 def build_app(settings: ServeSettings) -> FastAPI:
@@ -66,6 +68,7 @@ def build_app(settings: ServeSettings) -> FastAPI:
     from embedding_ttc.encoders.named import NamedEncoder
 
     set_torch_threads(settings.threads)  # N workers at torch's default oversubscribe
+    retain_freed_memory(settings.retain_memory_mb)
     index = Index.load(settings.directory)
     named = NamedEncoder(
         index.manifest.encoder.name,
