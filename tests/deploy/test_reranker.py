@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -136,6 +137,38 @@ def test_batch_statistics_programs_match_evaluate_when_run_jointly(
     scored = aila_index(name).score(list(aila.query_texts), ids, joint=True)
     assert max_diff(run, scored) <= TOL
     assert scored.stats.index_misses == 0
+
+
+# The programs with a deployed path of their own (ctx.scored_rows), and where it is chosen.
+LIVE_PATHS = {
+    "LexicalHybridRRF": "embedding_ttc.programs.library.lexical_hybrid_rrf",
+    "CrossRoundRRF": "embedding_ttc.programs.library.cross_round_rrf",
+}
+
+
+@pytest.mark.parametrize("name", list(LIVE_PATHS))
+def test_a_query_alone_scores_as_the_whole_call_with_its_reference_rows(aila, aila_index, name):
+    """The live path (the live row's channels only, float32 centring) against every row's."""
+    import importlib
+
+    module = importlib.import_module(LIVE_PATHS[name])
+    reranker = aila_index(name)
+    ids = list(aila.doc_ids)
+    queries = list(aila.query_texts[16:40])  # outside the reference sample
+    real, chosen = module.live_rows, []
+
+    def spy(ctx, n_rows):
+        chosen.append(real(ctx, n_rows))
+        return chosen[-1]
+
+    with mock.patch.object(module, "live_rows", side_effect=spy):
+        live = [reranker.score([q], [ids]) for q in queries]
+    assert len(chosen) == len(queries) and set(chosen) == {1}  # the live path ran every time
+    with mock.patch.object(module, "live_rows", return_value=None):
+        whole = [reranker.score([q], [ids]) for q in queries]
+    for a, b in zip(live, whole, strict=True):
+        # RRF scores are functions of ranks: float32 rounding moves them only through a tie.
+        np.testing.assert_array_equal(a.scores[0], b.scores[0])
 
 
 def test_bm25_first_stage_equals_the_evaluate_path(aila, aila_index):
