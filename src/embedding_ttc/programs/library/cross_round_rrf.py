@@ -39,6 +39,7 @@ from embedding_ttc.programs.library.coverage_channels import unit_rows
 from embedding_ttc.programs.library.lexical_channels import (
     HYBRID_ARTIFACTS,
     HybridBackbone,
+    all_rows,
     crossround_lexical,
     live_rows,
 )
@@ -106,9 +107,4 @@ class CrossRoundRRF:
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``RRF(R1, R2, R3)`` over each query's candidates."""
         # Scoring the leading rows only (ctx.scored_rows) needs no mask: live_rows says so.
-        fused = rrf(list(self.rounds(Q, D, S, ctx)), mask_for(ctx, S))
-        if fused.shape[0] == S.shape[0]:
-            return fused
-        out = np.zeros(S.shape, dtype=fused.dtype)
-        out[: fused.shape[0]] = fused
-        return out
+        return all_rows(rrf(list(self.rounds(Q, D, S, ctx)), mask_for(ctx, S)), S.shape[0])

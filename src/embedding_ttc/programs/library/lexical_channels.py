@@ -91,6 +91,19 @@ def live_rows(ctx: Context, n_rows: int) -> int | None:
     return rows
 
 
+def all_rows(live: Scores, n_rows: int) -> Scores:
+    """The leading rows' scores as the call's output: ``n_rows`` rows, the rest 0.
+
+    The reference rows behind the live ones (:func:`live_rows`) are not scored; the caller
+    uses only the leading rows. Scores of every row already are returned as they are.
+    """
+    if live.shape[0] == n_rows:
+        return live
+    out = np.zeros((n_rows, *live.shape[1:]), dtype=live.dtype)
+    out[: live.shape[0]] = live
+    return out
+
+
 def head_context(ctx: Context, rows: int) -> Context:
     """``ctx`` restricted to its first ``rows`` queries (same documents)."""
     return replace(

@@ -24,12 +24,11 @@ centroid, where the batch form centres every candidate chunk in float64 first).
 
 from __future__ import annotations
 
-import numpy as np
-
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.lexical_channels import (
     HYBRID_ARTIFACTS,
     HybridBackbone,
+    all_rows,
     head_context,
     hybrid_lexical,
     live_rows,
@@ -56,6 +55,4 @@ class LexicalHybridRRF:
         if rows is None:
             return rrf([*backbone.scores(Q, mask), *hybrid_lexical(ctx)], mask)
         live = rrf([*backbone.scores(Q, None, rows), *hybrid_lexical(head_context(ctx, rows))])
-        out = np.zeros(S.shape, dtype=live.dtype)
-        out[:rows] = live
-        return out
+        return all_rows(live, S.shape[0])
