@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.records import LedgerRecord
+from embedding_ttc.runs.ledger import Ledger
+from embedding_ttc.runs.records import LedgerRecord
 
 
 @dataclass(frozen=True)
@@ -79,16 +79,16 @@ def _log(message: str) -> None:
 def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, Any]:
     """One search loop per configuration, sharing the tasks, encoder, evaluator and model."""
     from embedding_ttc.cli.common import build_encoder
-    from embedding_ttc.search.checks.source import check_source
+    from embedding_ttc.program_files.checks.source import check_source
+    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+    from embedding_ttc.program_files.sandbox.program import SandboxedProgram
+    from embedding_ttc.runs.config import RunConfig, write_run_config
     from embedding_ttc.search.drafting.options import DraftingOptions
     from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.evaluator import SuiteEvaluator
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
     from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
-    from embedding_ttc.search.run_config import RunConfig, write_run_config
-    from embedding_ttc.search.sandbox.limits import SandboxLimits
-    from embedding_ttc.search.sandbox.program import SandboxedProgram
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         load_task,
@@ -169,7 +169,7 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
 
 def run(args: argparse.Namespace, configs: list[Config]) -> None:
     """Interleave the configurations' generations until each reaches ``--generations``."""
-    from embedding_ttc.search.frontier import Frontier
+    from embedding_ttc.runs.frontier import Frontier
     from embedding_ttc.search.loop import Budget, LoopEvents
 
     loops = build_loops(args, configs)

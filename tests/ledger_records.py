@@ -12,7 +12,7 @@ from typing import Any
 
 from embedding_ttc.evaluation.comparison import WTL, Comparison
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.records import LedgerRecord, PartOutcome, TaskDelta, Versus
+from embedding_ttc.runs.records import LedgerRecord, PartOutcome, TaskDelta, Versus
 
 
 def comparison(delta: float, *, baseline: float = 0.5) -> Comparison:

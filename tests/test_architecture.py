@@ -1,4 +1,8 @@
-"""The package's import graph: no module of ``src/`` reaches itself through its imports.
+"""The package's import graph: packages depend one way, and no module reaches itself.
+
+Packages sit in layers (:data:`LAYERS`, lowest first); a module imports only modules of its own
+package or of a lower layer, never of its own layer or above. Below that, no module of
+``src/`` reaches itself through its imports.
 
 Every import counts, the lazy ones inside functions included (they are how circles hide), and
 so do ``TYPE_CHECKING`` imports: a circle that type checkers must follow is still a circle in
@@ -12,6 +16,28 @@ from pathlib import Path
 
 PACKAGE = "embedding_ttc"
 SRC = Path(__file__).resolve().parents[1] / "src" / PACKAGE
+
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"errors"}),
+    frozenset({"registry", "durable", "__init__"}),
+    frozenset({"ray_runtime"}),
+    frozenset({"tasks", "encoders", "llm"}),
+    frozenset({"programs"}),
+    frozenset({"evaluation"}),
+    frozenset({"program_files", "runs"}),
+    frozenset({"search", "analysis", "deploy", "bench"}),
+    frozenset({"integrations"}),
+    frozenset({"cli"}),
+)
+"""The packages (and top-level modules) of ``src/embedding_ttc``, lowest layer first.
+
+Data, encoders and the offline LLM loader; programs, which use encoders; evaluation, which runs
+programs on tasks; program files (the contract, checks and sandbox that run a program written
+as source) and a search run's records on disk; then the three things built on them, which know
+nothing of each other: the search, the analysis (transfer study, report) and the deployment;
+then the framework adapters over the deployment, and the command line over everything.
+``__init__`` is the package's own ``__init__`` (its version).
+"""
 
 
 def _module_name(path: Path) -> str:
@@ -120,6 +146,57 @@ def test_the_graph_reads_lazy_imports() -> None:
     # ``from embedding_ttc.cli.common import x`` is an import of that module, not of the package.
     assert f"{PACKAGE}.cli.common" in graph[f"{PACKAGE}.cli.deploy"]
     assert f"{PACKAGE}.cli" not in graph[f"{PACKAGE}.cli.deploy"]
+
+
+def top_level(module: str) -> str:
+    """The package or top-level module of ``src/embedding_ttc`` that ``module`` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer_of(name: str) -> int:
+    """The layer of a package or top-level module (an unlisted one is an error)."""
+    for number, members in enumerate(LAYERS):
+        if name in members:
+            return number
+    raise AssertionError(f"{PACKAGE}.{name} is in no layer of LAYERS: place it there")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module of the same layer or above, as ``a -> b`` lines."""
+    found = []
+    for module, imported in sorted(graph.items()):
+        own = top_level(module)
+        for target in sorted(imported):
+            other = top_level(target)
+            if other != own and layer_of(other) >= layer_of(own):
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    graph = {
+        f"{PACKAGE}.programs.base": {f"{PACKAGE}.evaluation.metrics"},
+        f"{PACKAGE}.evaluation.metrics": {f"{PACKAGE}.programs.base"},
+        f"{PACKAGE}.deploy.index": {f"{PACKAGE}.search.loop"},
+        f"{PACKAGE}.cli.deploy": {f"{PACKAGE}.deploy.index", f"{PACKAGE}"},
+    }
+    assert upward_imports(graph) == [
+        f"{PACKAGE}.deploy.index -> {PACKAGE}.search.loop",
+        f"{PACKAGE}.programs.base -> {PACKAGE}.evaluation.metrics",
+    ]
+
+
+def test_every_package_has_a_layer() -> None:
+    names = {top_level(m) for m in import_graph()}
+    placed = set().union(*LAYERS)
+    assert names <= placed, f"not in LAYERS: {sorted(names - placed)}"
+    assert not placed - names, f"LAYERS names what src/ lacks: {sorted(placed - names)}"
+
+
+def test_packages_depend_one_way() -> None:
+    found = upward_imports(import_graph())
+    assert not found, "imports of a package of the same layer or above:\n" + "\n".join(found)
 
 
 def test_no_import_circles() -> None:

@@ -13,7 +13,7 @@ from embedding_ttc.analysis.matrix import run_matrix
 from embedding_ttc.analysis.plan import plan
 from embedding_ttc.analysis.program_files import load_file_programs
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.search.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 
 BOOT = BootstrapConfig(resamples=200, seed=0)
 TIMING = {"encode_seconds", "forward_seconds", "algebra_seconds", "total_seconds"}
@@ -56,7 +56,7 @@ def test_ray_and_in_process_give_identical_cells(shared_datasets, tmp_path):
 @pytest.mark.ray
 def test_ray_runs_program_files_as_the_in_process_executor_does(shared_datasets, tmp_path):
     ray = pytest.importorskip("ray")
-    source = Path(__file__).resolve().parents[1] / "search" / "programs" / "valid_zscore.py"
+    source = Path(__file__).resolve().parents[1] / "program_files" / "programs" / "valid_zscore.py"
     (tmp_path / "zs.py").write_text(source.read_text())
     (tmp_path / "broken.py").write_text("def program(Q, D, S, ctx):\n    return S[:1]\n")
     files = load_file_programs(

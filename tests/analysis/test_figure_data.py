@@ -21,7 +21,7 @@ from embedding_ttc.analysis.figures.search import caption_pareto, draw_pareto
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadRecord
 from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.errors import UnknownNameError
-from embedding_ttc.search.records import LedgerRecord
+from embedding_ttc.runs.records import LedgerRecord
 from ledger_records import evaluated, split_evaluated
 
 from .cell_factory import cell

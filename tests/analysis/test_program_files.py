@@ -20,13 +20,13 @@ from embedding_ttc.analysis.program_files import FileProgram, load_file_programs
 from embedding_ttc.analysis.staleness import to_compute
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.sandbox.limits import SandboxLimits
-from embedding_ttc.search.sandbox.program import source_sha256
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import source_sha256
 from ledger_records import evaluated, split_evaluated
 
 from fakes import HashingEncoder
 
-PROGRAMS = Path(__file__).resolve().parents[1] / "search" / "programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "program_files" / "programs"
 LIMITS = SandboxLimits(wall_seconds=60.0)
 BOOT = BootstrapConfig(resamples=50, seed=0)
 SHARPEN = '''"""The cosine cubed: same order, other scores (a valid program for the tests)."""
@@ -204,7 +204,7 @@ def test_the_selection_defaults_to_the_objective_the_run_was_searched_with(tmp_p
     import argparse
 
     from embedding_ttc.cli.analysis import _selection
-    from embedding_ttc.search.run_config import RunConfig, write_run_config
+    from embedding_ttc.runs.config import RunConfig, write_run_config
 
     config = RunConfig(
         suite="discovery",

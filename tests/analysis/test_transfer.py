@@ -198,7 +198,7 @@ def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
     assert "--sample-queries: a sample size is at least 1, got 0" in capsys.readouterr().err
 
 
-PROGRAM_FILES = Path(__file__).resolve().parents[1] / "search" / "programs"
+PROGRAM_FILES = Path(__file__).resolve().parents[1] / "program_files" / "programs"
 CUBED = '"""The cosine cubed (a valid program for the tests)."""\n\n\ndef program(Q, D, S, ctx):\n    return S * S * S\n'  # noqa: E501
 
 

@@ -28,12 +28,12 @@ from embedding_ttc.deploy.store import EmbeddingStore
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.evaluation.evaluate import encode_texts
 from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.programs.catalog import PROGRAMS, get_program, recipe_for
 from embedding_ttc.programs.primitives import lexical
 from embedding_ttc.programs.primitives.chunking import split_sentences
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import zscore_cols
-from embedding_ttc.search.checks.source import check_source
 
 from . import QUERIES
 from fakes import HashingEncoder

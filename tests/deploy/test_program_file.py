@@ -24,7 +24,7 @@ from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.program_file import read_program_file, source_sha256
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.evaluation.evaluate import run_programs
-from embedding_ttc.search.sandbox.program import SandboxedProgram, load_program_file
+from embedding_ttc.program_files.sandbox.program import SandboxedProgram, load_program_file
 from embedding_ttc.tasks.task import RetrievalTask
 
 from . import QUERIES, TEXTS, corpus

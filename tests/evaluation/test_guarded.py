@@ -11,13 +11,13 @@ from embedding_ttc.evaluation.evaluate import ProgramRun
 from embedding_ttc.evaluation.guarded import ProgramFailure, run_guarded
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.evaluation.records import FailureRow
-from embedding_ttc.search.sandbox.limits import SandboxLimits
-from embedding_ttc.search.sandbox.program import load_program_files
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import load_program_files
 from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder
 
-PROGRAMS = Path(__file__).resolve().parents[1] / "search" / "programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "program_files" / "programs"
 LIMITS = SandboxLimits(wall_seconds=60.0)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import run_source
 from embedding_ttc.programs.primitives.tokenizers import TOKENIZER_ENV, use_tokenizer
-from embedding_ttc.search.sandbox.limits import SandboxLimits
-from embedding_ttc.search.sandbox.program import run_source
 from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 from embedding_ttc.evaluation.comparison import WTL, Comparison
 from embedding_ttc.evaluation.outcome import CandidateError
+from embedding_ttc.program_files.checks.rules import ProgramRejected
 from embedding_ttc.programs.base import Context, Matrix, Program
-from embedding_ttc.search.checks.rules import ProgramRejected
+from embedding_ttc.runs.records import SuiteScore, TaskDelta
 from embedding_ttc.search.proposers.base import ProposerError
-from embedding_ttc.search.records import Proposal, SearchState, SuiteScore, TaskDelta, Usage
+from embedding_ttc.search.state import Proposal, SearchState, Usage
 
 FAKE_TASKS = ("alpha", "beta")
 REFUSE_MARKER = "# fake-checker: refuse"

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.checks.source import check_source
-from embedding_ttc.search.interface import CONSTRAINTS
+from embedding_ttc.program_files.checks.source import check_source
+from embedding_ttc.program_files.contract import CONSTRAINTS
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity
 from embedding_ttc.search.prompts.compact import SHORT_CONSTRAINTS, abridge, render_compact_prompt
 from embedding_ttc.search.prompts.directives import (
@@ -27,7 +28,7 @@ from embedding_ttc.search.prompts.directives import (
 from embedding_ttc.search.prompts.examples import EXAMPLES, example_structures
 from embedding_ttc.search.prompts.helper_list import PRIMITIVE_PRIORITY, helper_modules
 from embedding_ttc.search.proposers.base import estimate_tokens
-from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from embedding_ttc.search.state import FrontierProgram, SearchState
 from ledger_records import evaluated
 
 from .test_prompt import G1_SOURCE, TASKS, small_state

@@ -19,7 +19,11 @@ from embedding_ttc.cli.search import _drafting, add_search_commands
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.checks.source import check_source
+from embedding_ttc.program_files.checks.source import check_source
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import SandboxedProgram
+from embedding_ttc.runs.config import read_run_config
+from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.options import DraftingOptions
 from embedding_ttc.search.drafting.precheck import (
@@ -40,7 +44,6 @@ from embedding_ttc.search.drafting.repairs import (
     repair_source,
 )
 from embedding_ttc.search.evaluator import SuiteEvaluator
-from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.prompts.directives import choose_directive
@@ -50,9 +53,6 @@ from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
 from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
 from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
-from embedding_ttc.search.run_config import read_run_config
-from embedding_ttc.search.sandbox.limits import SandboxLimits
-from embedding_ttc.search.sandbox.program import SandboxedProgram
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply, http_error

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.program_files.parse import parse_reply
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.editing.blocks import (
     EditBlock,
@@ -25,9 +26,8 @@ from embedding_ttc.search.editing.parents import choose_parent
 from embedding_ttc.search.editing.prompt import render_edit_prompt
 from embedding_ttc.search.editing.proposer import EditProposer
 from embedding_ttc.search.lessons import lesson, lineage
-from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
-from embedding_ttc.search.records import SearchState
+from embedding_ttc.search.state import SearchState
 from ledger_records import evaluated
 
 from .canned_server import CannedServer, Reply
@@ -279,7 +279,7 @@ def test_when_no_edit_applies_the_proposal_has_no_program(server):
 
 
 def test_in_the_loop_each_edit_leaves_a_lesson_the_next_prompt_shows(server, tmp_path):
-    from embedding_ttc.search.ledger import Ledger
+    from embedding_ttc.runs.ledger import Ledger
     from embedding_ttc.search.loop import Budget, SearchLoop
 
     from .loop_fakes import FakeChecker, FakeEvaluator, FakeSandbox
@@ -323,8 +323,8 @@ def test_the_command_line_selects_and_records_the_edit_mode():
 
     from embedding_ttc.cli.search import _drafting, _editing, add_search_commands
     from embedding_ttc.errors import EmbeddingTTCError
+    from embedding_ttc.runs.config import RunConfig
     from embedding_ttc.search.editing.options import EditOptions
-    from embedding_ttc.search.run_config import RunConfig
 
     def args(*argv: str) -> argparse.Namespace:
         parser = argparse.ArgumentParser()
@@ -396,7 +396,7 @@ def test_a_whole_program_never_overrides_a_block_that_applies(server):
 
 
 def _root_only_state() -> SearchState:
-    from embedding_ttc.search.records import FrontierProgram
+    from embedding_ttc.search.state import FrontierProgram
 
     from .structural_support import P0_SOURCE
 
@@ -471,11 +471,11 @@ def test_a_block_copied_with_another_comment_is_placed_by_its_code():
 def test_every_seed_passes_the_checks_and_scores_as_its_library_program(tiny_task, with_candidates):
     import numpy as np
 
+    from embedding_ttc.program_files.checks.source import check_source
+    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+    from embedding_ttc.program_files.sandbox.program import SandboxedProgram
     from embedding_ttc.programs.catalog import get_program
-    from embedding_ttc.search.checks.source import check_source
     from embedding_ttc.search.editing.seeds import SEEDS
-    from embedding_ttc.search.sandbox.limits import SandboxLimits
-    from embedding_ttc.search.sandbox.program import SandboxedProgram
 
     from fakes import HashingEncoder
     from library_support import direct_call
@@ -538,7 +538,7 @@ def test_a_repeated_search_revises_the_earlier_blocks_change():
 
 
 def test_a_generation_without_a_program_keeps_the_reason_and_the_last_reply(server, tmp_path):
-    from embedding_ttc.search.ledger import Ledger
+    from embedding_ttc.runs.ledger import Ledger
     from embedding_ttc.search.loop import Budget, SearchLoop
 
     from .loop_fakes import FakeChecker, FakeEvaluator, FakeSandbox

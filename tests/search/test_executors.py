@@ -22,14 +22,14 @@ from embedding_ttc.cli import main
 from embedding_ttc.encoders.named import NamedEncoder
 from embedding_ttc.errors import MissingExtraError, UnknownNameError
 from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.runs.config import RUN_CONFIG_FILE
+from embedding_ttc.runs.ledger import Ledger
+from embedding_ttc.runs.split import SPLIT_FILE
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
 from embedding_ttc.search.executors import InProcessRunner, RayTaskRunner, open_runner
-from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.run_config import RUN_CONFIG_FILE
-from embedding_ttc.search.sandbox.limits import SandboxLimits
-from embedding_ttc.search.sandbox.program import SandboxedProgram
-from embedding_ttc.search.split import SPLIT_FILE
 from embedding_ttc.search.task_runs import TaskJob
 from embedding_ttc.tasks.catalog import load_task
 
@@ -37,7 +37,7 @@ from fakes import HashingEncoder
 
 FAST_ENCODER = "tokenlearn-static-64"
 TASKS = ("aila_statutes", "financebench")  # 82 and 144 documents: aila_statutes is smallest
-PROGRAMS = Path(__file__).parent / "programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "program_files" / "programs"
 TIMING = {"seconds", "llm_seconds"}  # the ledger fields that may differ: timings
 
 NONDETERMINISTIC = """import numpy as np

@@ -14,11 +14,11 @@ import pytest
 from embedding_ttc.cli import build_parser
 from embedding_ttc.cli.search import open_search_loop
 from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.runs.config import read_run_config
+from embedding_ttc.runs.frontier import frontier
+from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.external import HandedOver, evaluate_external, recorded_p0
-from embedding_ttc.search.frontier import frontier
-from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import SearchLoop
-from embedding_ttc.search.run_config import read_run_config
 
 from .loop_fakes import (
     FakeChecker,

@@ -42,7 +42,7 @@ from embedding_ttc.search.proposers.structural.genome import (
 )
 from embedding_ttc.search.proposers.structural.known import is_new, known_programs
 from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.records import FrontierProgram, SearchState
+from embedding_ttc.search.state import FrontierProgram, SearchState
 from ledger_records import evaluated
 
 from .canned_server import CannedServer, Reply
@@ -384,8 +384,8 @@ def test_the_catalogue_order_is_seeded_per_generation():
 
 
 def test_a_guided_run_recorded_before_offers_resumes_offering_every_open_edit(tmp_path):
+    from embedding_ttc.runs.config import RunMismatchError, read_run_config
     from embedding_ttc.search.editing.options import EditOptions
-    from embedding_ttc.search.run_config import RunMismatchError, read_run_config
 
     body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
             "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
@@ -471,8 +471,8 @@ def test_the_command_line_records_kept_channels_and_suggests_names():
 
 
 def test_a_guided_run_recorded_before_keep_resumes_keeping_nothing(tmp_path):
+    from embedding_ttc.runs.config import RunMismatchError, read_run_config
     from embedding_ttc.search.editing.options import EditOptions
-    from embedding_ttc.search.run_config import RunMismatchError, read_run_config
 
     body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
             "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
@@ -575,8 +575,8 @@ def test_a_guided_share_reply_without_a_share_gets_a_repair_turn(server):
 
 
 def test_a_guided_run_recorded_before_share_resumes_without_it(tmp_path):
+    from embedding_ttc.runs.config import RunMismatchError, read_run_config
     from embedding_ttc.search.editing.options import EditOptions
-    from embedding_ttc.search.run_config import RunMismatchError, read_run_config
 
     body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
             "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,

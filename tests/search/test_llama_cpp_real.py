@@ -13,7 +13,7 @@ import importlib.util
 import pytest
 
 from embedding_ttc.llm.gguf import MODELS, locate_chunk
-from embedding_ttc.search.records import Proposal
+from embedding_ttc.search.state import Proposal
 
 from .test_prompt import small_state
 

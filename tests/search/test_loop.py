@@ -15,24 +15,24 @@ import pytest
 from embedding_ttc.cli import main
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.checks.source import check_source
+from embedding_ttc.program_files.checks.source import check_source
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import SandboxedProgram
+from embedding_ttc.runs.config import read_run_config
+from embedding_ttc.runs.frontier import frontier
+from embedding_ttc.runs.ledger import Ledger
+from embedding_ttc.runs.split import read_split
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
-from embedding_ttc.search.frontier import frontier
-from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
 from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
-from embedding_ttc.search.run_config import read_run_config
-from embedding_ttc.search.sandbox.limits import SandboxLimits
-from embedding_ttc.search.sandbox.program import SandboxedProgram
-from embedding_ttc.search.split import read_split
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply
 
 FAST_ENCODER = "tokenlearn-static-64"
-PROGRAMS = Path(__file__).parent / "programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "program_files" / "programs"
 
 
 def fence(code: str, prose: str = "") -> str:

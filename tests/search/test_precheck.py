@@ -12,19 +12,19 @@ import numpy as np
 import pytest
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.checks.source import check_source
+from embedding_ttc.program_files.checks.source import check_source
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import SandboxedProgram
+from embedding_ttc.runs.ledger import Ledger
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.drafting.precheck import (
     PRECHECK_WALL_SECONDS,
     precheck,
     precheck_limits,
 )
 from embedding_ttc.search.drafting.synthetic import synthetic_task
-from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import registered_structures, structure
 from embedding_ttc.search.prompts.examples import EXAMPLES
-from embedding_ttc.search.records import LedgerRecord
-from embedding_ttc.search.sandbox.limits import SandboxLimits
-from embedding_ttc.search.sandbox.program import SandboxedProgram
 from ledger_records import evaluated
 
 from fakes import HashingEncoder

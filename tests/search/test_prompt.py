@@ -17,14 +17,15 @@ from pathlib import Path
 
 import embedding_ttc.programs.primitives as primitives_package
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.interface import CONSTRAINTS, INTERFACE_TEXT
+from embedding_ttc.program_files.contract import CONSTRAINTS, INTERFACE_TEXT
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.prompts.full import INSPIRATIONS, render_prompt
 from embedding_ttc.search.prompts.primitives import (
     PRIMITIVE_MODULES,
     UNLISTED_MODULES,
     primitive_reference,
 )
-from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from embedding_ttc.search.state import FrontierProgram, SearchState
 from ledger_records import evaluated
 
 GOLDEN = Path(__file__).parent / "golden" / "prompt.txt"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.runs.ledger import Ledger
 
 GENERATIONS = 6
 

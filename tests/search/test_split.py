@@ -10,14 +10,8 @@ import pytest
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.evaluation.comparison import compare
 from embedding_ttc.programs.catalog import get_program
-from embedding_ttc.search.evaluator import SuiteEvaluator
-from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.loop import SearchLoop
-from embedding_ttc.search.prompts.compact import render_compact_prompt
-from embedding_ttc.search.prompts.directives import choose_directive
-from embedding_ttc.search.prompts.full import render_prompt
-from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
-from embedding_ttc.search.split import (
+from embedding_ttc.runs.ledger import Ledger
+from embedding_ttc.runs.split import (
     SPLIT_FILE,
     SplitError,
     SplitSettings,
@@ -26,6 +20,12 @@ from embedding_ttc.search.split import (
     split_queries,
     split_task,
 )
+from embedding_ttc.search.evaluator import SuiteEvaluator
+from embedding_ttc.search.loop import SearchLoop
+from embedding_ttc.search.prompts.compact import render_compact_prompt
+from embedding_ttc.search.prompts.directives import choose_directive
+from embedding_ttc.search.prompts.full import render_prompt
+from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
 from embedding_ttc.tasks.catalog import load_task
 from ledger_records import split_evaluated
 

@@ -235,7 +235,7 @@ def test_structural_programs_are_valid():
 
 
 def test_structural_programs_pass_the_static_checks():
-    checks = pytest.importorskip("embedding_ttc.search.checks.source")
+    checks = pytest.importorskip("embedding_ttc.program_files.checks.source")
     for label, source in emitted_sources():
         try:
             checks.check_source(source, task_names=["structural-synthetic", *TASKS])

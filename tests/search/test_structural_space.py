@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from embedding_ttc.evaluation.evaluate import check_output
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import load_program_file
 from embedding_ttc.search.novelty import fingerprint, structure
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
 from embedding_ttc.search.proposers.structural.genome import (
@@ -25,9 +27,7 @@ from embedding_ttc.search.proposers.structural.genome import (
 from embedding_ttc.search.proposers.structural.mutate import _step_share, _toggle_local
 from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
 from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.records import SearchState
-from embedding_ttc.search.sandbox.limits import SandboxLimits
-from embedding_ttc.search.sandbox.program import load_program_file
+from embedding_ttc.search.state import SearchState
 from ledger_records import evaluated
 
 from .structural_support import (

@@ -5,7 +5,7 @@
 ledger records are meant is decided in one place, a :data:`Selection`: a function from the
 run's records to the selected ones: :class:`AdmittedBy` (a rule and an objective; default
 :data:`admitted_programs`, the paper's compute rule against P0) is the frontier's admitted
-sequence (:func:`embedding_ttc.search.frontier.frontier`) without generation 0, which is P0
+sequence (:func:`embedding_ttc.runs.frontier.frontier`) without generation 0, which is P0
 and already in every group. :func:`discovered_paths` turns a selection into the program
 files, which :mod:`embedding_ttc.analysis.program_files` reads and checks like any other.
 """
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from embedding_ttc.analysis.inputs import SearchRun
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.frontier import Rule, frontier
-from embedding_ttc.search.ledger import PROGRAMS_DIR
-from embedding_ttc.search.records import LedgerRecord, Objective
+from embedding_ttc.runs.frontier import Rule, frontier
+from embedding_ttc.runs.ledger import PROGRAMS_DIR
+from embedding_ttc.runs.records import LedgerRecord, Objective
 
 SEARCH_FRONTIER = "frontier"
 """The name in ``--programs`` that stands for a search run's selected programs (with a run)."""
@@ -35,7 +35,7 @@ class AdmittedBy:
 
     Attributes:
         rule: ``compute`` (the paper's) or ``transfer`` (validation split, no losing task);
-            see :mod:`embedding_ttc.search.frontier`.
+            see :mod:`embedding_ttc.runs.frontier`.
         objective: the baseline of the rule's Δ, ``p0`` or the run's ``reference``.
 
     """

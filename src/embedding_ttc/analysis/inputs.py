@@ -21,9 +21,9 @@ from pydantic import ValidationError
 from embedding_ttc.analysis.cells import Cell
 from embedding_ttc.analysis.heads import HEADS_DIR, HeadRecord
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.ledger import LEDGER_FILE
-from embedding_ttc.search.records import LedgerRecord
-from embedding_ttc.search.run_config import RunConfig, RunConfigError, read_run_config
+from embedding_ttc.runs.config import RunConfig, RunConfigError, read_run_config
+from embedding_ttc.runs.ledger import LEDGER_FILE
+from embedding_ttc.runs.records import LedgerRecord
 
 
 class ReportError(EmbeddingTTCError):
@@ -61,12 +61,12 @@ class SearchRun:
 def load_search_run(run: Path) -> SearchRun:
     """Read ``run/ledger.jsonl`` (and ``search.json``) without writing anything.
 
-    A final line cut short by a kill is ignored, as :class:`~embedding_ttc.search.ledger.
+    A final line cut short by a kill is ignored, as :class:`~embedding_ttc.runs.ledger.
     Ledger` would; any other malformed line is an error naming the file and line.
 
     Raises:
         ReportError: when the ledger is missing or malformed, or ``search.json`` is not a
-            :class:`~embedding_ttc.search.run_config.RunConfig`.
+            :class:`~embedding_ttc.runs.config.RunConfig`.
 
     """
     path = run / LEDGER_FILE

@@ -4,10 +4,11 @@
 :mod:`embedding_ttc.analysis.discovered`) puts programs that are not in the library into the
 matrix under their file's stem. :func:`load_file_programs` reads every file, refuses a name
 taken by a library program or another file (case-insensitive, before anything is written:
-:func:`~embedding_ttc.search.sandbox.program.load_program_files`) and runs the search's static
-checks. Each file becomes a :class:`FileProgram`: plain values (name, path, source, limits), so
-an executor ships it to its workers, where :meth:`FileProgram.build` makes the
-:class:`~embedding_ttc.search.sandbox.program.SandboxedProgram` that every call runs in a
+:func:`~embedding_ttc.program_files.sandbox.program.load_program_files`) and runs the static
+checks of program files. Each file becomes a :class:`FileProgram`: plain values (name, path,
+source, limits), so an executor ships it to its workers, where :meth:`FileProgram.build` makes
+the
+:class:`~embedding_ttc.program_files.sandbox.program.SandboxedProgram` that every call runs in a
 contained child process.
 
 A file the static checks refused is kept, with its reason: building it raises that rejection,
@@ -23,9 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from embedding_ttc.search.checks.rules import ProgramRejected
-from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
-from embedding_ttc.search.sandbox.program import (
+from embedding_ttc.program_files.checks.rules import ProgramRejected
+from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
+from embedding_ttc.program_files.sandbox.program import (
     SandboxedProgram,
     load_program_files,
     read_program_source,

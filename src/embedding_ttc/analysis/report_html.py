@@ -198,7 +198,7 @@ def _heads_html(heads: Sequence[HeadRecord]) -> str:
 def _search_html(search: SearchRun | None) -> str:
     if search is None:
         return ""
-    from embedding_ttc.search.frontier import pareto
+    from embedding_ttc.runs.frontier import pareto
 
     header = ("program", "generation", "c", "mean Δ", "W/T/L", "novelty")
     rows = tuple(

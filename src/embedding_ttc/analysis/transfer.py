@@ -62,8 +62,8 @@ from embedding_ttc.analysis.staleness import to_compute
 from embedding_ttc.analysis.tables import write_tables
 from embedding_ttc.analysis.transfer_report import TransferReport, default_oracle
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.programs.catalog import PROGRAMS, resolve_program_names
-from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.tasks.catalog import available_task_names, find_data_root, suite_tasks
 
 NO_DISCOVERY = "none"

@@ -36,8 +36,8 @@ from embedding_ttc.cli.common import (
     command_line,
 )
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.frontier import RULES
-from embedding_ttc.search.records import OBJECTIVES
+from embedding_ttc.runs.frontier import RULES
+from embedding_ttc.runs.records import OBJECTIVES
 
 
 def split_names(values: Sequence[str] | None) -> list[str]:
@@ -142,7 +142,7 @@ def _selection(args: argparse.Namespace) -> Any:
     with, else P0).
     """
     from embedding_ttc.analysis.discovered import AdmittedBy
-    from embedding_ttc.search.run_config import read_run_config
+    from embedding_ttc.runs.config import read_run_config
 
     objective = args.objective
     if objective is None:
@@ -156,7 +156,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     from embedding_ttc.analysis.cells import BootstrapConfig
     from embedding_ttc.analysis.tables import heldout_markdown
     from embedding_ttc.analysis.transfer import TransferConfig, run_transfer
-    from embedding_ttc.search.sandbox.limits import SandboxLimits
+    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 
     shortlist, sample = _task_settings(args)
     config = TransferConfig(

@@ -120,7 +120,7 @@ def print_listing(
 
 def add_encode_budget(parser: argparse.ArgumentParser) -> None:
     """``--encode-budget N``: the sandbox's encoder budget of a program, for every command."""
-    from embedding_ttc.search.sandbox.limits import SandboxLimits
+    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 
     default = SandboxLimits.encode_texts_per_item
     parser.add_argument(

@@ -155,8 +155,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     files: list[Any] = []
     failures: list[Any] = []
     if args.program_file:
-        from embedding_ttc.search.sandbox.limits import SandboxLimits
-        from embedding_ttc.search.sandbox.program import load_program_files
+        from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+        from embedding_ttc.program_files.sandbox.program import load_program_files
         from embedding_ttc.tasks.catalog import available_task_names
 
         # The task-universal check refuses task names in a program, the ones named here too.

@@ -19,6 +19,10 @@ from embedding_ttc.cli.common import (
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM
 from embedding_ttc.ray_runtime import EXECUTORS
+from embedding_ttc.runs.config import RunConfig
+from embedding_ttc.runs.frontier import RULES
+from embedding_ttc.runs.records import OBJECTIVES
+from embedding_ttc.runs.split import VALIDATION_SHARE, SplitSettings
 from embedding_ttc.search.drafting.options import (
     API_DEFAULTS,
     LOCAL_DEFAULTS,
@@ -31,11 +35,7 @@ from embedding_ttc.search.editing.options import (
     EditOptions,
     resolve_editing,
 )
-from embedding_ttc.search.frontier import RULES
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
-from embedding_ttc.search.records import OBJECTIVES
-from embedding_ttc.search.run_config import RunConfig
-from embedding_ttc.search.split import VALIDATION_SHARE, SplitSettings
 
 if TYPE_CHECKING:  # the proposer imports the evaluator and every program: not at parse time
     from rich.console import Console
@@ -170,9 +170,9 @@ def _check_executor(args: argparse.Namespace) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Run or resume an agentic program search; print the frontier at the end."""
-    from embedding_ttc.search.frontier import Frontier, render_frontier
+    from embedding_ttc.runs.frontier import Frontier, render_frontier
+    from embedding_ttc.runs.records import LedgerRecord
     from embedding_ttc.search.loop import Budget, LoopEvents
-    from embedding_ttc.search.records import LedgerRecord
 
     console = rich_console(highlight=False)
 
@@ -218,19 +218,19 @@ def open_search_loop(
     from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.encoders.cache import default_cache_dir
     from embedding_ttc.encoders.named import NamedEncoder
+    from embedding_ttc.program_files.checks.source import check_source
+    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+    from embedding_ttc.program_files.sandbox.program import SandboxedProgram
     from embedding_ttc.programs.catalog import get_program
-    from embedding_ttc.search.checks.source import check_source
+    from embedding_ttc.runs.config import read_run_config, write_run_config
+    from embedding_ttc.runs.ledger import Ledger
+    from embedding_ttc.runs.split import record_split, split_queries
     from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.editing.seeds import seed_structures
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
     from embedding_ttc.search.executors import open_runner
-    from embedding_ttc.search.ledger import Ledger
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
-    from embedding_ttc.search.run_config import read_run_config, write_run_config
-    from embedding_ttc.search.sandbox.limits import SandboxLimits
-    from embedding_ttc.search.sandbox.program import SandboxedProgram
-    from embedding_ttc.search.split import record_split, split_queries
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         check_choosable,
@@ -308,9 +308,9 @@ def open_search_loop(
 
 def cmd_frontier(args: argparse.Namespace) -> int:
     """Print the frontier of a run directory under a rule, derived from its ledger."""
-    from embedding_ttc.search.frontier import frontier, frontier_json, render_frontier
-    from embedding_ttc.search.ledger import LEDGER_FILE, Ledger
-    from embedding_ttc.search.run_config import read_run_config
+    from embedding_ttc.runs.config import read_run_config
+    from embedding_ttc.runs.frontier import frontier, frontier_json, render_frontier
+    from embedding_ttc.runs.ledger import LEDGER_FILE, Ledger
 
     if not (Path(args.run_dir) / LEDGER_FILE).exists():
         raise EmbeddingTTCError(f"no {LEDGER_FILE} in {args.run_dir}: not a search run directory")

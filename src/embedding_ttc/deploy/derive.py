@@ -54,12 +54,12 @@ from embedding_ttc.deploy.program_file import ProgramFile
 from embedding_ttc.deploy.record import Progress, Recording, RowsOf
 from embedding_ttc.deploy.store import EmbeddingStore, StoreKey
 from embedding_ttc.encoders.base import PASSAGE, Embeddings, Encoder
+from embedding_ttc.program_files.checks.imports import import_aliases, qualified_name
+from embedding_ttc.program_files.checks.source import ParsedProgram
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.primitives.channels import MAX_PIECES_PER_DOC, SPLITTERS
 from embedding_ttc.programs.primitives.chunking import MAX_CHUNKS_PER_DOC
 from embedding_ttc.programs.recipe import Artifact, Recipe
-from embedding_ttc.search.checks.imports import import_aliases, qualified_name
-from embedding_ttc.search.checks.source import ParsedProgram
 
 UNITS: tuple[str, ...] = ("document", *SPLITTERS)
 """The kinds of piece an artifact can be, in the order a tie between them is named."""

@@ -68,11 +68,11 @@ from embedding_ttc.deploy.segment import Segment
 from embedding_ttc.deploy.store import Reference, SegmentedStore
 from embedding_ttc.durable import check_files
 from embedding_ttc.encoders.base import Encoder, EncoderInfo
+from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
 from embedding_ttc.programs.primitives.text_analysis import ChainedAnalyses, take_rows
 from embedding_ttc.programs.recipe import Recipe
-from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 
 
 class DocTexts(Sequence[str]):

@@ -3,7 +3,7 @@
 ``index build --program-file F`` deploys a program that is not in the library: a search's
 ``RUN/programs/gNNNN.py`` (or any file defining ``def program(Q, D, S, ctx)``).
 :func:`read_program_file` reads it and applies the search's static checks
-(:mod:`embedding_ttc.search.checks`); its name (the file's stem) must not be a library
+(:mod:`embedding_ttc.program_files.checks`); its name (the file's stem) must not be a library
 program's, compared without case, since the manifest, ``/health`` and the logs name the
 program served by it. The index keeps a copy of the source with its sha256 and provenance
 (:class:`~embedding_ttc.deploy.manifest.DiscoveredRecord`): a file edited or removed after
@@ -12,11 +12,11 @@ the build changes nothing in the index. Its recipe is derived at build time
 
 **Serving runs the stored source in the search's sandbox, never in-process.** A discovered
 program passed the static checks, but those checks are not a sandbox
-(:mod:`embedding_ttc.search.checks.source` lists ways around them), and the code was written
+(:mod:`embedding_ttc.program_files.checks.source` lists ways around them), and the code was written
 by a proposer, not reviewed as library code is. In the server process it would run with the
 server's user, files and network, with callers choosing its inputs; a memory-unsafe numpy
 trick would take the whole service down. In the sandbox each program call is a fresh,
-contained process (:mod:`embedding_ttc.search.sandbox.program`), and a failure is an error of
+contained process (:mod:`embedding_ttc.program_files.sandbox.program`), and a failure is an error of
 that request only. The deploy path also promises that deployed scores equal ``evaluate``'s,
 and ``evaluate --program-file`` runs the file in that same sandbox: its child fixes
 ``PYTHONHASHSEED`` and the BLAS threads, which in-process would be the server's (a program
@@ -41,11 +41,11 @@ from pathlib import Path
 from embedding_ttc.deploy.errors import DeployError, IndexCorruptError
 from embedding_ttc.deploy.manifest import DiscoveredRecord, Provenance
 from embedding_ttc.deploy.provenance import provenance_of
+from embedding_ttc.program_files.checks.rules import ProgramRejected
+from embedding_ttc.program_files.checks.source import ParsedProgram, check_source
+from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
+from embedding_ttc.program_files.sandbox.program import SandboxedProgram, source_sha256
 from embedding_ttc.programs.catalog import PROGRAMS
-from embedding_ttc.search.checks.rules import ProgramRejected
-from embedding_ttc.search.checks.source import ParsedProgram, check_source
-from embedding_ttc.search.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
-from embedding_ttc.search.sandbox.program import SandboxedProgram, source_sha256
 
 
 @dataclass(frozen=True)

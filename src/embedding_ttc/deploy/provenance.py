@@ -1,11 +1,11 @@
 """Where a program file comes from: its header's claims, and its search run's ledger line.
 
 A search writes every candidate to ``RUN/programs/ID.py`` and its record to
-``RUN/ledger.jsonl`` (:mod:`embedding_ttc.search.ledger`). When a program file sits in such a
+``RUN/ledger.jsonl`` (:mod:`embedding_ttc.runs.ledger`). When a program file sits in such a
 place and the ledger has a line for its id, the run, the generation, the proposer and the
 parent are taken from that line. The file's own header (the ``Novelty:``, ``Hypothesis:`` and
 ``Parent:`` lines of its docstring, read as the search reads a proposer's reply,
-:mod:`embedding_ttc.search.parse`) is used wherever it says something, so a file copied out
+:mod:`embedding_ttc.program_files.parse`) is used wherever it says something, so a file copied out
 of its run keeps its claims.
 
 Provenance is a record of what is known, never a condition of the build: a file outside a run,
@@ -19,9 +19,9 @@ from pathlib import Path
 from embedding_ttc.deploy.manifest import Provenance
 from embedding_ttc.durable import read_records
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.ledger import LEDGER_FILE, PROGRAMS_DIR
-from embedding_ttc.search.parse import parse_reply
-from embedding_ttc.search.records import LedgerRecord
+from embedding_ttc.program_files.parse import parse_reply
+from embedding_ttc.runs.ledger import LEDGER_FILE, PROGRAMS_DIR
+from embedding_ttc.runs.records import LedgerRecord
 
 
 def _ledger_line(path: Path) -> tuple[Path, LedgerRecord] | None:

@@ -44,9 +44,9 @@ from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
+from embedding_ttc.runs.records import PartOutcome, SuiteScore, TaskDelta, Versus
+from embedding_ttc.runs.split import PARTS, Part, QuerySplit
 from embedding_ttc.search.executors import InProcessRunner
-from embedding_ttc.search.records import PartOutcome, SuiteScore, TaskDelta, Versus
-from embedding_ttc.search.split import PARTS, Part, QuerySplit
 from embedding_ttc.search.task_runs import TaskJob, TaskRun, TaskRunner
 from embedding_ttc.tasks.task import RetrievalTask
 

@@ -18,11 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from embedding_ttc.durable import file_lock
+from embedding_ttc.runs.ledger import Ledger
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.evaluator import SuiteEvaluator
-from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.proposers.base import ProposerError
-from embedding_ttc.search.records import LedgerRecord, Proposal, SearchState, Usage
+from embedding_ttc.search.state import Proposal, SearchState, Usage
 
 LOCK_NAME = "external"
 """``RUN_DIR/external.lock``: one external evaluation appends to a run directory at a time."""

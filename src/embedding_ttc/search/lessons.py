@@ -3,7 +3,7 @@
 A ledger row's scores say how good a program is; its lesson says what its generation taught,
 in one line a later proposer can read (the paper's history rows carry "a lesson, not just
 scores"). :func:`lesson` writes it from the record and its parent's record *as a proposer sees
-them* (:meth:`~embedding_ttc.search.records.LedgerRecord.seen_by_proposer`: the search part of
+them* (:meth:`~embedding_ttc.runs.records.LedgerRecord.seen_by_proposer`: the search part of
 the split against the run's objective), so a lesson never carries a validation number:
 
 * evaluated: the change claimed (novelty), the mean Δ against the parent and against the
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.records import LedgerRecord, Objective
+from embedding_ttc.runs.records import LedgerRecord, Objective
 
 MOVED_TASKS = 3
 """Tasks named per direction in a lesson (the largest moves against the parent)."""

@@ -26,8 +26,9 @@ from typing import Any
 
 from embedding_ttc.evaluation.comparison import WTL
 from embedding_ttc.evaluation.outcome import CandidateError, Status
-from embedding_ttc.search.frontier import Frontier, frontier
-from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.runs.frontier import Frontier, frontier
+from embedding_ttc.runs.ledger import Ledger
+from embedding_ttc.runs.records import LedgerRecord, Objective
 from embedding_ttc.search.lessons import lesson
 from embedding_ttc.search.novelty import (
     closest,
@@ -36,15 +37,8 @@ from embedding_ttc.search.novelty import (
     structure,
 )
 from embedding_ttc.search.proposers.base import Proposer, ProposerError
-from embedding_ttc.search.records import (
-    FrontierProgram,
-    LedgerRecord,
-    Objective,
-    Proposal,
-    SearchState,
-    Usage,
-)
 from embedding_ttc.search.seams import Checker, Evaluator, SandboxFactory
+from embedding_ttc.search.state import FrontierProgram, Proposal, SearchState, Usage
 
 P0_SOURCE = '''\
 """P0: the cosine baseline. Returns S unchanged (as a new matrix)."""
@@ -115,7 +109,7 @@ class SearchLoop:
         """What the proposer sees before writing ``generation``.
 
         Only the search part of the run's split, against the run's objective: every record
-        is :meth:`~embedding_ttc.search.records.LedgerRecord.seen_by_proposer`, and the
+        is :meth:`~embedding_ttc.runs.records.LedgerRecord.seen_by_proposer`, and the
         frontier shown is the compute rule over those numbers. Nothing a proposer reads
         (history, frontier, the directives derived from them) holds a validation number.
         """

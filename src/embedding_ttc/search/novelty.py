@@ -25,7 +25,7 @@ from difflib import SequenceMatcher
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.programs.catalog import library_modules
-from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.runs.ledger import Ledger
 
 NOVELTY_THRESHOLD = 0.92
 """Similarity at or above which a program is a near-duplicate. Renaming and re-ordering a

@@ -4,9 +4,9 @@ The loop builds none of its collaborators (house style: pass collaborators in). 
 proposer (:class:`~embedding_ttc.search.proposers.base.Proposer`) and the ledger, it is given:
 
 * a :data:`Checker`, the static checks of a source
-  (:func:`~embedding_ttc.search.checks.source.check_source` with the known task names);
+  (:func:`~embedding_ttc.program_files.checks.source.check_source` with the known task names);
 * a :data:`SandboxFactory`, turning a checked source into a contained program
-  (:class:`~embedding_ttc.search.sandbox.program.SandboxedProgram`);
+  (:class:`~embedding_ttc.program_files.sandbox.program.SandboxedProgram`);
 * an :class:`Evaluator`, scoring a program on every discovery task
   (:class:`~embedding_ttc.search.evaluator.SuiteEvaluator`, which is itself given a
   :class:`~embedding_ttc.search.task_runs.TaskRunner`: in this process or on Ray).
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from embedding_ttc.programs.base import Program
-from embedding_ttc.search.records import SuiteScore, TaskDelta
+from embedding_ttc.runs.records import SuiteScore, TaskDelta
 
 Checker = Callable[[str], object]
 """Static checks: returns, or raises :class:`~embedding_ttc.evaluation.outcome.CandidateError`."""

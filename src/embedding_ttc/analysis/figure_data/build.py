@@ -32,7 +32,7 @@ from embedding_ttc.analysis.figure_data.transfer import (
 )
 from embedding_ttc.analysis.heads import HeadRecord
 from embedding_ttc.analysis.transfer_report import TransferReport
-from embedding_ttc.search.records import LedgerRecord, Objective
+from embedding_ttc.runs.records import LedgerRecord, Objective
 
 FIGURE_NAMES: tuple[str, ...] = (
     "pareto",

@@ -15,8 +15,8 @@ from typing import Literal
 
 from embedding_ttc.analysis.figure_data.base import Skipped
 from embedding_ttc.analysis.figure_data.layout import layout_2d
-from embedding_ttc.search.frontier import admitted, evaluated, pareto
-from embedding_ttc.search.records import LedgerRecord, Objective
+from embedding_ttc.runs.frontier import admitted, evaluated, pareto
+from embedding_ttc.runs.records import LedgerRecord, Objective
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _points(records: Sequence[LedgerRecord], objective: Objective | None) -> lis
 def pareto_data(
     records: Sequence[LedgerRecord], *, label: str = "", objective: Objective = "p0"
 ) -> ParetoData | Skipped:
-    """The Pareto figure of a ledger (:func:`~embedding_ttc.search.frontier.pareto` decides).
+    """The Pareto figure of a ledger (:func:`~embedding_ttc.runs.frontier.pareto` decides).
 
     ``objective``: the baseline of the transfer rule whose programs are marked (the run's).
     """

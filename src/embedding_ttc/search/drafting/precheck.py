@@ -7,7 +7,7 @@ about a second, so a drafting proposer can send the error back to the model and 
 
 1. ``parse``: the source parses as Python;
 2. the static checks the loop applies (``checker``, e.g.
-   :func:`~embedding_ttc.search.checks.source.check_source`): constraints 1, 2 and 4;
+   :func:`~embedding_ttc.program_files.checks.source.check_source`): constraints 1, 2 and 4;
 3. novelty (constraint 5): :func:`~embedding_ttc.search.novelty.closest` against the
    registered structures, at :data:`~embedding_ttc.search.novelty.NOVELTY_THRESHOLD`;
 4. the sandbox on the synthetic task
@@ -35,13 +35,13 @@ import numpy as np
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, run_programs
 from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.base import Program
+from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.drafting.synthetic import synthetic_task
-from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.novelty import closest, registered_structures, structure
 from embedding_ttc.search.prompts.examples import example_structures
-from embedding_ttc.search.sandbox.limits import SandboxLimits
-from embedding_ttc.search.sandbox.program import SandboxedProgram
 from embedding_ttc.search.seams import Checker, SandboxFactory
 
 __all__ = [

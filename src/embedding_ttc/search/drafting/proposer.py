@@ -25,7 +25,7 @@ drafts into valid candidates; each part can be switched off, so its effect can b
   errors.
 
 The first draft (or repair) that passes is the proposal. Every failed draft and repair
-becomes an :class:`~embedding_ttc.search.records.Attempt` in ``Proposal.attempts``, so the
+becomes an :class:`~embedding_ttc.search.state.Attempt` in ``Proposal.attempts``, so the
 ledger records it. If nothing passes, the last reply that held a program (else the last
 reply) is returned anyway for the loop to judge (and, mostly, reject with its own reason):
 nothing the model wrote is lost.
@@ -33,7 +33,7 @@ nothing the model wrote is lost.
 Accounting: the loop adds the attempts' tokens and seconds to the proposal's
 (``LedgerRecord.tokens_in = usage.tokens_in + Σ attempts``), so the proposal's ``usage``
 carries the tokens and seconds of its own call only, and the ledger's totals are the sum over
-all calls. :class:`~embedding_ttc.search.records.Attempt` has no cost field, so
+all calls. :class:`~embedding_ttc.search.state.Attempt` has no cost field, so
 ``usage.cost_usd`` is the sum over all calls.
 """
 
@@ -44,10 +44,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.program_files.parse import parse_reply
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.drafting.repairs import repair_source
-from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, PromptStyle
 from embedding_ttc.search.prompts.compact import render_compact_prompt
 from embedding_ttc.search.prompts.directives import Directive, choose_directive
@@ -60,7 +60,7 @@ from embedding_ttc.search.proposers.base import (
     base_seed,
     resolve_parent,
 )
-from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
+from embedding_ttc.search.state import Attempt, Proposal, SearchState, Usage
 
 Precheck = Callable[[str], PrecheckResult]
 

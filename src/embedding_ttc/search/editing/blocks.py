@@ -45,7 +45,7 @@ from itertools import pairwise
 from typing import Literal
 
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.parse import fenced_blocks
+from embedding_ttc.program_files.parse import fenced_blocks
 
 FUZZY_RATIO = 0.85
 """Least similarity of a fuzzy match (``difflib`` ratio of the joined, stripped lines).

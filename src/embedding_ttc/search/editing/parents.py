@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.records import LedgerRecord, SearchState
+from embedding_ttc.runs.records import LedgerRecord
+from embedding_ttc.search.state import SearchState
 
 EXPLORE = 0.2
 """Share of generations whose parent is drawn from the evaluated programs off the frontier."""

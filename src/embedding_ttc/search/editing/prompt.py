@@ -38,7 +38,7 @@ from embedding_ttc.search.prompts.directives import Inspiration
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.proposers.base import estimate_tokens
-from embedding_ttc.search.records import SearchState
+from embedding_ttc.search.state import SearchState
 
 HELPER_TOKENS = 900
 """Tokens the helper list may take beyond its minimum."""

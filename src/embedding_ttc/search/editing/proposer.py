@@ -26,7 +26,7 @@ The paper uses its proposer "purely as a mutation function". :class:`EditPropose
 
 The program's module docstring is rewritten to the reply's ``Novelty:``, ``Hypothesis:``,
 ``Parent:`` and ``Edit:`` lines, so the archived file says what it is. Every failed call becomes an
-:class:`~embedding_ttc.search.records.Attempt` (the ledger keeps every reply); accounting is the
+:class:`~embedding_ttc.search.state.Attempt` (the ledger keeps every reply); accounting is the
 drafting proposer's (the proposal's usage is its own call's, the attempts carry the rest, and
 ``cost_usd`` sums all calls). When nothing passes, the last edited program (else the parent
 unchanged is not proposed: ``source=None``) goes to the loop, which records the rejection.
@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.program_files.parse import parse_reply
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.drafting.repairs import repair_source
@@ -46,12 +47,11 @@ from embedding_ttc.search.editing.blocks import EditError, apply_blocks, parse_b
 from embedding_ttc.search.editing.parents import EXPLORE, Parent, choose_parent
 from embedding_ttc.search.editing.prompt import render_edit_prompt
 from embedding_ttc.search.editing.suggest import suggest_idea
-from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import TokenCounter, fenced
 from embedding_ttc.search.prompts.directives import Inspiration
 from embedding_ttc.search.proposers.base import ChatBackend, ChatReply, ProposerError, base_seed
-from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
+from embedding_ttc.search.state import Attempt, Proposal, SearchState, Usage
 
 Precheck = Callable[[str], PrecheckResult]
 

@@ -25,7 +25,7 @@ from embedding_ttc.search.prompts.directives import (
     Inspiration,
 )
 from embedding_ttc.search.prompts.helper_list import PRIMITIVE_PRIORITY
-from embedding_ttc.search.records import SearchState
+from embedding_ttc.search.state import SearchState
 
 GENERIC_HELPERS = frozenset({"fuse", "rrf", "candidate_mask", "mask_for", "zscore_rows"})
 """Helpers any program may call to combine channels: they do not mark an idea as realised."""

@@ -15,6 +15,7 @@ import json
 import random
 from collections.abc import Sequence
 
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.prompts.common import section, task_list
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.proposers.structural.channels import CHANNELS
@@ -29,7 +30,7 @@ from embedding_ttc.search.proposers.structural.genome import (
     Genome,
     fusion_label,
 )
-from embedding_ttc.search.records import LedgerRecord, SearchState
+from embedding_ttc.search.state import SearchState
 
 REPLY = """\
 {"edit": {"op": "<op>", ...the op's fields},

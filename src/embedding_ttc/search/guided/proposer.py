@@ -31,7 +31,7 @@
 A reply that is not a usable edit (only possible where the server does not enforce the schema)
 gets ``repair_rounds`` repair turns; then the structural proposer's random change is used, and
 the novelty claim says that the model's choice was not. Every failed call is an
-:class:`~embedding_ttc.search.records.Attempt`. The program a generation writes is valid by
+:class:`~embedding_ttc.search.state.Attempt`. The program a generation writes is valid by
 construction: the structural renderer wrote it.
 """
 
@@ -44,6 +44,7 @@ import time
 from collections.abc import Sequence
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.editing.parents import EXPLORE, SEED_MIX, choose_parent
 from embedding_ttc.search.guided.prompt import render_guided_prompt
 from embedding_ttc.search.proposers.base import ChatReply, JsonChatBackend, ProposerError, base_seed
@@ -71,14 +72,7 @@ from embedding_ttc.search.proposers.structural.known import (
 )
 from embedding_ttc.search.proposers.structural.proposer import claims
 from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.records import (
-    Attempt,
-    FrontierProgram,
-    LedgerRecord,
-    Proposal,
-    SearchState,
-    Usage,
-)
+from embedding_ttc.search.state import Attempt, FrontierProgram, Proposal, SearchState, Usage
 
 SEED_STRIDE = 100_003
 """Seed offset between the calls of one generation."""

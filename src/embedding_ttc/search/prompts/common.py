@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from embedding_ttc.search.interface import CONSTRAINTS
-from embedding_ttc.search.records import LedgerRecord, SearchState
+from embedding_ttc.program_files.contract import CONSTRAINTS
+from embedding_ttc.runs.records import LedgerRecord
+from embedding_ttc.search.state import SearchState
 
 TokenCounter = Callable[[str], int]
 """A tokenizer's count of a text's tokens (or an estimate)."""

@@ -37,6 +37,7 @@ import tokenize
 from collections.abc import Mapping
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import (
     TokenCounter,
@@ -52,7 +53,7 @@ from embedding_ttc.search.prompts.directives import Directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
 from embedding_ttc.search.proposers.base import estimate_tokens
-from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from embedding_ttc.search.state import FrontierProgram, SearchState
 
 NOTE_CHARS = 60
 """Longest note (novelty claim or failure reason) in the history table."""
@@ -79,7 +80,7 @@ SHORT_CONSTRAINTS: Mapping[str, str] = {
     "constants or names).",
     "all-tasks": "run once as written on every task; the score is the mean ΔnDCG@10.",
 }
-"""The six constraints of :data:`~embedding_ttc.search.interface.CONSTRAINTS`, one line each."""
+"""The six constraints of the program-file contract, one line each."""
 
 INTERFACE = """\
 def program(Q, D, S, ctx):   # returns a NEW float32 array with S.shape

@@ -11,8 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.prompts.common import is_p0
-from embedding_ttc.search.records import LedgerRecord, SearchState
+from embedding_ttc.search.state import SearchState
 
 COMBINE_EVERY = 3
 """Every this many generations, when two frontier programs exist, the directive combines them."""

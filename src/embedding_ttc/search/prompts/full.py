@@ -1,11 +1,11 @@
 """The proposer's prompt (paper §3.2): task, interface, constraints, primitives, history, frontier.
 
-:func:`render_prompt` is a pure function of the :class:`~embedding_ttc.search.records.SearchState`:
+:func:`render_prompt` is a pure function of the :class:`~embedding_ttc.search.state.SearchState`:
 the same state always renders the same text, pinned by a golden test. Its sections, in order:
 
 1. the role and the task (one new program that raises nDCG@10 over P0 on every task, cheaply);
-2. the program interface (:data:`~embedding_ttc.search.interface.INTERFACE_TEXT`);
-3. the six constraints, numbered (:data:`~embedding_ttc.search.interface.CONSTRAINTS`);
+2. the program interface (:data:`~embedding_ttc.program_files.contract.INTERFACE_TEXT`);
+3. the six constraints, numbered (:data:`~embedding_ttc.program_files.contract.CONSTRAINTS`);
 4. the allowed imports and the primitives, one line each, generated from the primitives
    modules (:func:`~embedding_ttc.search.prompts.primitives.primitive_reference`) so the
    list never drifts from the code;
@@ -21,7 +21,8 @@ the same state always renders the same text, pinned by a golden test. Its sectio
 from __future__ import annotations
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.interface import INTERFACE_TEXT, PROGRAM_FUNCTION
+from embedding_ttc.program_files.contract import INTERFACE_TEXT, PROGRAM_FUNCTION
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.prompts.common import (
     clip,
     fenced,
@@ -31,7 +32,7 @@ from embedding_ttc.search.prompts.common import (
     task_list,
 )
 from embedding_ttc.search.prompts.primitives import primitive_reference
-from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from embedding_ttc.search.state import FrontierProgram, SearchState
 
 NOTE_CHARS = 160
 """Longest novelty claim or rejection reason shown in the history table (then ``…``)."""

@@ -6,9 +6,10 @@ structural proposer); both read the state as the loop hands it over, the search 
 
 from __future__ import annotations
 
+from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.lessons import lineage
 from embedding_ttc.search.prompts.common import section
-from embedding_ttc.search.records import LedgerRecord, SearchState
+from embedding_ttc.search.state import SearchState
 
 LESSONS = 8
 """Lessons shown at most."""

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from embedding_ttc.search.interface import ALLOWED_MODULES
+from embedding_ttc.program_files.contract import ALLOWED_MODULES
 
 PRIMITIVE_PACKAGE = "embedding_ttc.programs.primitives"
 

@@ -28,7 +28,7 @@ from embedding_ttc.search.proposers.base import (
     price_usd,
     propose_with_full_prompt,
 )
-from embedding_ttc.search.records import Proposal, SearchState, Usage
+from embedding_ttc.search.state import Proposal, SearchState, Usage
 
 DEFAULT_MODEL = "claude-opus-4-6"
 """The paper's proposer, Claude Opus 4.6 (§3.2)."""

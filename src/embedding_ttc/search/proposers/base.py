@@ -1,7 +1,7 @@
 """The proposer seam: a :class:`Proposer` writes one program per generation.
 
-A proposer reads the :class:`~embedding_ttc.search.records.SearchState` (history, frontier with
-sources, task names) and returns a :class:`~embedding_ttc.search.records.Proposal`. Its two
+A proposer reads the :class:`~embedding_ttc.search.state.SearchState` (history, frontier with
+sources, task names) and returns a :class:`~embedding_ttc.search.state.Proposal`. Its two
 outcomes are kept apart (house style: status apart from metrics):
 
 * a reply, with or without code: a ``Proposal`` (``source=None`` when the reply holds no
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.search.parse import parse_reply
+from embedding_ttc.program_files.parse import parse_reply
 from embedding_ttc.search.prompts.full import render_prompt
-from embedding_ttc.search.records import Proposal, SearchState, Usage
+from embedding_ttc.search.state import Proposal, SearchState, Usage
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ from embedding_ttc.search.proposers.base import (
     ProposerError,
     propose_with_full_prompt,
 )
-from embedding_ttc.search.records import Proposal, SearchState, Usage
+from embedding_ttc.search.state import Proposal, SearchState, Usage
 
 
 class LlamaCppProposer:

@@ -36,7 +36,7 @@ from embedding_ttc.search.proposers.base import (
     price_usd,
     propose_with_full_prompt,
 )
-from embedding_ttc.search.records import Proposal, SearchState, Usage
+from embedding_ttc.search.state import Proposal, SearchState, Usage
 
 LOCAL_API_KEY = "not-needed"
 """The key sent to a local server that checks none (the client refuses to run without one)."""

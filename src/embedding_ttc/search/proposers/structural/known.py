@@ -29,7 +29,7 @@ from embedding_ttc.search.novelty import (
 from embedding_ttc.search.proposers.structural.genome import Genome, genome_from_source
 from embedding_ttc.search.proposers.structural.mutate import mutate
 from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.records import SearchState
+from embedding_ttc.search.state import SearchState
 
 MAX_STEPS = 6
 """Mutations stacked on one candidate before starting over."""

@@ -20,7 +20,7 @@ from embedding_ttc.search.proposers.structural.known import (
     known_programs,
 )
 from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.records import Proposal, SearchState, Usage
+from embedding_ttc.search.state import Proposal, SearchState, Usage
 
 
 class StructuralProposer:

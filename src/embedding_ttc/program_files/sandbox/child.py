@@ -1,0 +1,327 @@
+"""The sandbox's child process: receive one program and its inputs, contain itself, run it.
+
+:mod:`embedding_ttc.program_files.sandbox.session` starts ``python -m
+embedding_ttc.program_files.sandbox.child R W NAME`` in a fresh process for every call; ``R``
+and ``W`` are the protocol pipes (never stdout, so printing cannot corrupt them), speaking the
+format of :mod:`~embedding_ttc.program_files.sandbox.wire`. The child imports nothing heavy (no
+torch, no evaluator, no numpy before it has left the network): it is started for every
+candidate.
+
+The child contains itself in this order, before the program's first line runs: network
+namespace (``unshare``), imports (numpy, the modules the program names and the modules those
+load lazily, :mod:`~embedding_ttc.program_files.sandbox.preload`), rlimits, dropping root to
+``nobody``, and last an audit hook that refuses every event outside a short allow-list
+(:mod:`~embedding_ttc.program_files.sandbox.containment`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from embedding_ttc.program_files.sandbox.containment import (
+    contain,
+    isolate_network,
+    library_roots,
+    make_hook,
+)
+from embedding_ttc.program_files.sandbox.preload import preload
+from embedding_ttc.program_files.sandbox.wire import (
+    EXIT_INTERNAL,
+    EXIT_MEMORY,
+    Frame,
+    FrameReader,
+    ProtocolError,
+    decode_arrays,
+    frame_prefix,
+    write_all,
+)
+
+if TYPE_CHECKING:
+    from types import CodeType
+
+    import numpy as np
+    from numpy.typing import NDArray
+
+PROGRAM_NAMESPACE = "program"
+"""``__name__`` of the module namespace a program runs in."""
+
+TRACEBACK_FRAMES = 8
+"""How many of the innermost frames an error report keeps."""
+
+
+class _Channel:
+    """The child's end of the protocol: blocking frame I/O on two pipes."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self._reader = FrameReader(max_header=1 << 40)
+        self._pending: list[Frame] = []
+
+    def send(self, header: Mapping[str, Any], *payload: bytes | bytearray | memoryview) -> None:
+        size = sum(memoryview(p).nbytes for p in payload)
+        write_all(self.write_fd, [frame_prefix(header, size), *payload])
+
+    def receive(self) -> Frame:
+        while not self._pending:
+            data = os.read(self.read_fd, 1 << 20)
+            if not data:
+                raise EOFError("the parent closed the channel")
+            self._pending.extend(self._reader.feed(data))
+        return self._pending.pop(0)
+
+
+_UNSET: Any = object()
+
+
+class _RemoteEncoder:
+    """``ctx.encode_fn`` in the child: every call is served by the parent's metered encoder."""
+
+    def __init__(self, channel: _Channel) -> None:
+        self._channel = channel
+
+    def __call__(
+        self,
+        texts: Sequence[str],
+        view: str = _UNSET,
+        dim: int | None = _UNSET,
+        max_length: int | None = _UNSET,
+    ) -> NDArray[Any]:
+        import numpy as np
+
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of strings, not a single string")
+        items = list(texts)
+        for text in items:
+            if not isinstance(text, str):
+                raise TypeError(f"texts must be strings, got {type(text).__name__}")
+        given = {"view": view, "dim": dim, "max_length": max_length}
+        options = {k: v for k, v in given.items() if v is not _UNSET}
+        for key, value in options.items():
+            if value is not None and type(value) not in (str, int, float, bool):
+                raise TypeError(
+                    f"encode_fn's {key} must be a plain str, int or None, "
+                    f"got {type(value).__name__}"
+                )
+        payload = json.dumps(items).encode("ascii")
+        self._channel.send({"kind": "encode", "count": len(items), "options": options}, payload)
+        reply = self._channel.receive()
+        if reply.header["kind"] == "encode_error":
+            raise _rebuild_error(reply.header)
+        shape = tuple(reply.header["shape"])
+        return np.frombuffer(reply.payload, dtype=np.dtype(reply.header["dtype"])).reshape(shape)
+
+
+def _rebuild_error(header: Mapping[str, Any]) -> Exception:
+    """The exception the parent's encoder raised, as the nearest builtin type."""
+    kinds: dict[str, type[Exception]] = {
+        "ValueError": ValueError,
+        "TypeError": TypeError,
+        "KeyError": KeyError,
+        "UnknownNameError": KeyError,
+        "IndexError": IndexError,
+    }
+    name, message = str(header.get("type")), str(header.get("message"))
+    kind = kinds.get(name)
+    return kind(message) if kind is not None else RuntimeError(f"{name}: {message}")
+
+
+@contextmanager
+def _remote_index_time(channel: _Channel) -> Iterator[None]:
+    """``ctx.index_time()`` in the child: the parent enters its own scope meanwhile."""
+    channel.send({"kind": "index_enter"})
+    try:
+        yield
+    finally:
+        channel.send({"kind": "index_exit"})
+
+
+@dataclass(frozen=True)
+class ChildContext:
+    """The child's copy of :class:`~embedding_ttc.programs.base.Context`.
+
+    It has the fields a searched program may read
+    (:data:`~embedding_ttc.program_files.checks.rules.CONTEXT_FIELDS`).
+    """
+
+    encode_fn: Callable[..., Any]
+    query_texts: tuple[str, ...]
+    doc_texts: tuple[str, ...]
+    query_ids: tuple[str, ...]
+    doc_ids: tuple[str, ...]
+    candidates: list[NDArray[np.intp]] | None
+    views_collapsed: bool
+    index_time: Callable[[], Any]
+    doc_lengths: NDArray[np.int64]
+
+
+def _decode_inputs(request: Frame, channel: _Channel) -> tuple[list[Any], ChildContext]:
+    """``[Q, D, S]`` and the context from the parent's ``run`` message."""
+    import numpy as np
+
+    header = request.header
+    arrays = decode_arrays(header["arrays"], request.payload)
+    candidates: list[NDArray[np.intp]] | None = None
+    if header["candidates"] is not None:
+        flat, start, candidates = arrays["candidates"], 0, []
+        for length in header["candidates"]:
+            candidates.append(flat[start : start + length].astype(np.intp))
+            start += length
+    texts = header["texts"]
+    ctx = ChildContext(
+        encode_fn=_RemoteEncoder(channel),
+        query_texts=tuple(texts["query_texts"]),
+        doc_texts=tuple(texts["doc_texts"]),
+        query_ids=tuple(texts["query_ids"]),
+        doc_ids=tuple(texts["doc_ids"]),
+        candidates=candidates,
+        views_collapsed=bool(header["views_collapsed"]),
+        index_time=lambda: _remote_index_time(channel),
+        doc_lengths=arrays["doc_lengths"],
+    )
+    return [arrays["Q"], arrays["D"], arrays["S"]], ctx
+
+
+def _exception_report(exc: BaseException, lines: list[str], filename: str) -> tuple[str, str]:
+    """The type name of ``exc`` and a text with its message and innermost frames."""
+    try:
+        kind = type(exc).__name__
+        message = str(exc)
+    except BaseException:
+        kind, message = "Exception", "<unprintable exception>"
+    frames: list[str] = []
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next  # the harness's own frames say nothing about the program
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        line = f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}'
+        if code.co_filename == filename and 0 < tb.tb_lineno <= len(lines):
+            line += "\n    " + lines[tb.tb_lineno - 1].strip()
+        frames.append(line)
+        tb = tb.tb_next
+    text = message[:2000]
+    if frames:
+        text += "\nTraceback (innermost last):\n" + "\n".join(frames[-TRACEBACK_FRAMES:])
+    return kind, text
+
+
+def _send_error(channel: _Channel, kind: str, text: str, *, memory: bool = False) -> None:
+    body = text[:16000].encode("utf-8", "replace")
+    channel.send({"kind": "error", "type": kind, "memory": memory}, body)
+
+
+def _send_result(channel: _Channel, out: object) -> None:
+    import numpy as np
+
+    if not isinstance(out, np.ndarray):
+        channel.send({"kind": "result", "type": type(out).__name__})
+        return
+    dtype = out.dtype
+    if dtype.kind not in "biufc" or dtype.fields is not None:
+        channel.send({"kind": "result", "shape": list(out.shape), "dtype": str(dtype)})
+        return
+    arr = np.ascontiguousarray(out)
+    header = {"kind": "result", "shape": list(arr.shape), "dtype": arr.dtype.str, "raw": True}
+    channel.send(header, arr.reshape(-1).view(np.uint8).data)
+
+
+def _flush_output() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(BaseException):  # a closed or broken stream loses only prints
+            stream.flush()
+
+
+def _run(
+    channel: _Channel, code: CodeType, args: list[Any], ctx: ChildContext, lines: list[str]
+) -> None:
+    """Run the program under the hook and send its result or its failure."""
+    import builtins
+
+    from embedding_ttc.program_files.contract import PROGRAM_FUNCTION
+
+    memory: str | None = None
+    failure: BaseException | None = None
+    out: object = None
+    try:
+        namespace: dict[str, Any] = {"__name__": PROGRAM_NAMESPACE, "__builtins__": builtins}
+        exec(code, namespace)
+        function = namespace.get(PROGRAM_FUNCTION)
+        if not callable(function):
+            raise LookupError(f"the program file defines no function {PROGRAM_FUNCTION!r}")
+        out = function(*args, ctx)
+    except MemoryError as exc:  # the frames holding the memory are freed when this block ends
+        memory = "MemoryError"
+        with suppress(BaseException):
+            memory = f"MemoryError: {exc}"[:2000]
+    except BaseException as exc:  # everything a program raises is reported, SystemExit too
+        failure = exc
+    _flush_output()
+    if memory is not None:
+        _send_error(channel, "MemoryError", memory, memory=True)
+    elif failure is not None:
+        _send_error(channel, *_exception_report(failure, lines, code.co_filename))
+    else:
+        _send_result(channel, out)
+
+
+def _serve(channel: _Channel) -> None:
+    """Receive the ``run`` message, contain the process, run the program, report."""
+    request = channel.receive()
+    if request.header.get("kind") != "run":
+        raise ProtocolError(f"expected a 'run' message, got {request.header.get('kind')!r}")
+    settings = request.header["settings"]
+    if settings["isolate_network"]:
+        isolate_network()
+    import ast
+
+    import numpy as np
+
+    args, ctx = _decode_inputs(request, channel)
+    source: str = request.header["source"]
+    filename = f"<program {request.header['name']}>"
+    lines = source.splitlines()
+    try:
+        tree = ast.parse(source, filename=filename)
+        preload(tree)
+        code = compile(tree, filename, "exec")
+    except (SyntaxError, ValueError, RecursionError) as exc:
+        _send_error(channel, *_exception_report(exc, lines, filename))
+        return
+    _ = np.ones((8, 8)) @ np.ones((8, 8))  # start the BLAS threads before RLIMIT_NPROC
+    contain(settings)
+    sys.addaudithook(make_hook(channel.write_fd, settings["workdir"], library_roots()))
+    _run(channel, code, args, ctx, lines)
+
+
+def main(argv: Sequence[str]) -> NoReturn:
+    """Entry point: ``_child READ_FD WRITE_FD NAME`` (the name only labels the process)."""
+    try:
+        channel = _Channel(int(argv[1]), int(argv[2]))
+    except (IndexError, ValueError):
+        print(
+            "usage: python -m embedding_ttc.program_files.sandbox.child READ_FD WRITE_FD NAME",
+            file=sys.stderr,
+        )
+        os._exit(EXIT_INTERNAL)
+    try:
+        _serve(channel)
+    except MemoryError:
+        os._exit(EXIT_MEMORY)
+    except BaseException as exc:  # the harness failed before the program ran
+        try:
+            _flush_output()
+            _send_error(channel, f"sandbox {type(exc).__name__}", str(exc)[:2000])
+        except BaseException:
+            os._exit(EXIT_INTERNAL)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,170 @@
+"""Run a program file in a separate, contained process: the sandbox.
+
+Code written by a language model runs here. Static checks
+(:mod:`~embedding_ttc.program_files.checks`) reject most bad programs early, but they are not a
+sandbox; the layers that contain a program are these, all applied on every call of a
+:class:`SandboxedProgram`:
+
+* **A fresh process** per call (``python -B -s -P -m embedding_ttc.program_files.sandbox.child``)
+  in its own session, so the parent can kill its whole process group; started with an environment
+  built from nothing (no variable of the parent leaks; ``PYTHONHASHSEED=0`` makes string
+  hashing, hence set order, the same on every run), in a fresh temporary working directory
+  that is removed afterwards. ``-I`` is not used because it would ignore ``PYTHONHASHSEED``;
+  its other parts (``-s``, ``-P``) are, and the environment is ours anyway.
+* **A protocol on dedicated pipes** (``pass_fds``), not stdout: printing cannot corrupt it.
+  The parent never unpickles what the child sends: JSON headers and raw array bytes whose
+  lengths are checked against a limit before anything is buffered
+  (:mod:`~embedding_ttc.program_files.sandbox.wire`).
+* **Limits the child sets on itself** before the program's first line: a new network
+  namespace when the kernel allows it, ``RLIMIT_AS`` (memory), ``RLIMIT_CPU``,
+  ``RLIMIT_FSIZE`` = 0, ``RLIMIT_CORE`` = 0, ``RLIMIT_NOFILE``, ``RLIMIT_NPROC`` = 0; a child
+  started as root becomes ``nobody``; then an audit hook refuses file writes, reads outside
+  the working directory, processes, signals, sockets, ``ctypes``, environment changes and
+  every other event outside a short allow-list, reporting each attempt to the parent before
+  it raises (status ``rejected``, even if the program catches the error). New imports fail
+  with ``ModuleNotFoundError`` without a report (libraries probe optional modules inside
+  ``try``); a program that lets one escape is ``rejected`` too.
+* **Limits the parent enforces**: wall time (the group is killed; encoder calls served by
+  the parent do not count), the bytes printed to stdout/stderr, the size of every message.
+
+What this does **not** contain: a program that corrupts memory (numpy's ``as_strided`` or
+``ndarray(buffer=...)``, crafted bytecode) runs native code that no audit hook sees; it is
+then held only by the process boundary, the rlimits, the network namespace and the
+unprivileged user (when the parent runs as root; otherwise the child has the parent's user
+and can read, natively, what that user can read). Without ``unshare`` permission there is no
+network namespace. There is no seccomp filter, no mount namespace and no cgroup:
+``RLIMIT_AS`` bounds address space, not resident memory. A program can also write a
+well-formed result frame itself and exit: that is no worse than returning that matrix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.program_files.checks.rules import ProgramRejected
+from embedding_ttc.program_files.checks.source import check_source
+from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
+from embedding_ttc.program_files.sandbox.session import Session
+from embedding_ttc.programs.base import Context, Matrix
+
+
+def source_sha256(source: str) -> str:
+    """The sha256 (hex) of a program's source, as UTF-8: what identifies a program file."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+class SandboxedProgram:
+    """A program file's source, run in a fresh contained process on every call.
+
+    Construction runs no static check (see :func:`load_program_file` for that), so tests can
+    hand hostile code straight to the containment. ``source_sha256`` identifies the source
+    (:func:`~embedding_ttc.programs.base.program_source_sha256`), as a library program's
+    ``version`` identifies its code.
+
+    Args:
+        source: the program file's text (defines ``program(Q, D, S, ctx)``).
+        name: the program's name (in records, error messages and the child's command line).
+        limits: the limits of every call.
+
+    """
+
+    def __init__(self, source: str, name: str, limits: SandboxLimits = DEFAULT_LIMITS) -> None:
+        self.source = source
+        self.name = name
+        self.limits = limits
+        self.source_sha256 = source_sha256(source)
+
+    def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
+        """Run the program in a child process; raise :class:`SandboxFailure` if it fails."""
+        return Session(self.source, self.name, self.limits, ctx).run(Q, D, S)
+
+    def __repr__(self) -> str:
+        return f"SandboxedProgram(name={self.name!r}, limits={self.limits!r})"
+
+
+def run_source(
+    source: str,
+    Q: Matrix,
+    D: Matrix,
+    S: Matrix,
+    ctx: Context,
+    limits: SandboxLimits = DEFAULT_LIMITS,
+    *,
+    name: str = "program",
+) -> Matrix:
+    """Run a program's source once in the sandbox (no static checks) and return its matrix."""
+    return SandboxedProgram(source, name, limits)(Q, D, S, ctx)
+
+
+def read_program_source(path: Path) -> str:
+    """A program file's text.
+
+    Raises:
+        EmbeddingTTCError: the file cannot be read, or is not UTF-8 text (naming the file).
+
+    """
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise EmbeddingTTCError(f"program file {path} is not UTF-8 text ({exc})") from None
+    except OSError as exc:
+        raise EmbeddingTTCError(f"cannot read program file {path}: {exc.strerror}") from None
+
+
+def load_program_file(
+    path: Path, *, limits: SandboxLimits = DEFAULT_LIMITS, task_names: Iterable[str] = ()
+) -> SandboxedProgram:
+    """Read a program file, check it statically, and wrap it for sandboxed calls.
+
+    Raises:
+        EmbeddingTTCError: the file cannot be read.
+        ProgramRejected: a static check failed (its ``reason`` names the constraint).
+
+    """
+    source = read_program_source(path)
+    check_source(source, task_names=task_names)
+    return SandboxedProgram(source, Path(path).stem, limits)
+
+
+def load_program_files(
+    paths: Iterable[Path],
+    *,
+    limits: SandboxLimits,
+    task_names: Iterable[str],
+    taken: Iterable[str] = (),
+) -> tuple[list[SandboxedProgram], list[tuple[str, str]]]:
+    """Load several program files: the sandboxed programs, and ``(name, reason)`` rejections.
+
+    A program file is named by its stem, and its results are written under that name, so a
+    name already ``taken`` (the library's programs, the other programs of the command) or
+    used by two files is refused before anything runs: ``P0.py`` would otherwise write its
+    results over the baseline's. Names are compared without case, as a case-insensitive file
+    system would. A file that fails a static check is reported, not raised, so that one bad
+    file among several does not stop the others from running (``evaluate --program-file``).
+
+    Raises:
+        EmbeddingTTCError: a file cannot be read, or its name is taken.
+
+    """
+    paths = [Path(p) for p in paths]
+    used = {name.casefold(): f"the program {name!r}" for name in taken}
+    for path in paths:
+        owner = used.get(path.stem.casefold())
+        if owner is not None:
+            raise EmbeddingTTCError(
+                f"program file {path}: its name {path.stem!r} is taken by {owner}, and its "
+                "results would overwrite that program's; rename the file"
+            )
+        used[path.stem.casefold()] = f"the program file {path}"
+    names = tuple(task_names)
+    programs: list[SandboxedProgram] = []
+    rejected: list[tuple[str, str]] = []
+    for path in paths:
+        try:
+            programs.append(load_program_file(path, limits=limits, task_names=names))
+        except ProgramRejected as exc:
+            rejected.append((path.stem, exc.reason))
+    return programs, rejected

@@ -1,0 +1,378 @@
+"""One sandboxed call on the parent's side: start the child, serve it, kill it, reap it.
+
+The parent sends the ``run`` message, serves the child's encoder requests with its own
+(metered) ``encode_fn`` and ``index_time`` scopes, keeps the child's output, enforces the wall
+time (encoder calls served by the parent do not count: they are charged to an encoder budget
+of their own, in texts and in seconds) and the size of every message, then kills the child's
+process group and reaps it. What happened is recorded in a
+:class:`~embedding_ttc.program_files.sandbox.verdict.Verdict`, which judges the outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, suppress
+from typing import Any
+
+import numpy as np
+
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits, child_env, cpu_limit
+from embedding_ttc.program_files.sandbox.verdict import Verdict
+from embedding_ttc.program_files.sandbox.wire import (
+    MAX_HEADER_BYTES,
+    Frame,
+    FrameReader,
+    ProtocolError,
+    array_chunk,
+    frame_prefix,
+)
+from embedding_ttc.programs.base import Context, Matrix
+
+CHILD_MODULE = "embedding_ttc.program_files.sandbox.child"
+"""The child's module, run as ``python -m`` in a fresh process for every call."""
+
+MAX_INDEX_DEPTH = 32
+"""How deeply a child may nest ``ctx.index_time()`` scopes."""
+
+WAKE_SECONDS = 1.0
+"""The longest the parent waits on a silent child before it looks again.
+
+An exception raised in the parent's thread from outside (Ray's cancellation of a running task
+raises ``KeyboardInterrupt`` this way) is delivered only between bytecodes, not during a
+blocking ``select``; waking at least this often delivers it within a second, and the parent's
+``finally`` then kills the child, instead of at the end of the child's wall time.
+"""
+
+
+def _request(
+    source: str, name: str, Q: Matrix, D: Matrix, S: Matrix, ctx: Context, settings: dict[str, Any]
+) -> list[bytes | memoryview]:
+    """The ``run`` message: header (source, texts, settings, array specs) and array bytes."""
+    arrays: list[tuple[str, Any]] = [("Q", Q), ("D", D), ("S", S), ("doc_lengths", ctx.doc_lengths)]
+    lengths: list[int] | None = None
+    if ctx.candidates is not None:
+        parts = [np.asarray(c, dtype=np.int64).reshape(-1) for c in ctx.candidates]
+        lengths = [len(p) for p in parts]
+        flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        arrays.append(("candidates", flat))
+    specs, chunks = [], []
+    for key, value in arrays:
+        spec, chunk = array_chunk(value, key)
+        specs.append(spec)
+        chunks.append(chunk)
+    header = {
+        "kind": "run",
+        "name": name,
+        "source": source,
+        "texts": {
+            "query_texts": list(ctx.query_texts),
+            "doc_texts": list(ctx.doc_texts),
+            "query_ids": list(ctx.query_ids),
+            "doc_ids": list(ctx.doc_ids),
+        },
+        "views_collapsed": bool(ctx.views_collapsed),
+        "candidates": lengths,
+        "arrays": specs,
+        "settings": settings,
+    }
+    return [frame_prefix(header, sum(c.nbytes for c in chunks)), *chunks]
+
+
+class _Outbox:
+    """Bytes waiting to be written to the child, without copying large arrays."""
+
+    def __init__(self) -> None:
+        self.chunks: list[memoryview] = []
+
+    def put(self, chunks: Sequence[bytes | memoryview]) -> None:
+        self.chunks.extend(memoryview(c).cast("B") for c in chunks if memoryview(c).nbytes)
+
+    def write(self, fd: int) -> None:
+        while self.chunks:
+            n = os.write(fd, self.chunks[0][: 1 << 20])
+            if n < len(self.chunks[0]):
+                self.chunks[0] = self.chunks[0][n:]
+                return
+            self.chunks.pop(0)
+
+
+class Session:
+    """One call: start the child, serve its messages, kill it, judge the outcome."""
+
+    def __init__(self, source: str, name: str, limits: SandboxLimits, ctx: Context) -> None:
+        self.source = source
+        self.name = name
+        self.limits = limits
+        self.ctx = ctx
+        self.verdict = Verdict(name, limits)
+        self.outbox = _Outbox()
+        self.scopes: list[AbstractContextManager[None]] = []
+        self.serving = 0.0  # seconds spent in the parent's encoder (not charged to the child)
+        self.encoded = 0  # texts the parent encoded for the child (charged to its budget)
+        self.text_budget = limits.encode_text_budget(len(ctx.query_texts), len(ctx.doc_texts))
+
+    def run(self, Q: Matrix, D: Matrix, S: Matrix) -> Matrix:
+        """Run the program on these inputs in a fresh child; its matrix, or a failure."""
+        self.verdict.shape = (int(S.shape[0]), int(S.shape[1]))
+        with tempfile.TemporaryDirectory(prefix="ettc-sandbox-") as workdir:
+            settings = {
+                "memory_bytes": int(self.limits.memory_bytes),
+                "cpu_seconds": math.ceil(cpu_limit(self.limits)),
+                "open_files": int(self.limits.open_files),
+                "isolate_network": self.limits.isolate_network,
+                "drop_privileges": self.limits.drop_privileges,
+                "workdir": workdir,
+            }
+            request = _request(self.source, self.name, Q, D, S, self.ctx, settings)
+            self._spawn_and_serve(workdir, request)
+        return self.verdict.judge()
+
+    def _spawn_and_serve(self, workdir: str, request: list[bytes | memoryview]) -> None:
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        label = "".join(c for c in self.name if c.isprintable())[:80] or "program"
+        argv = [sys.executable, "-B", "-s", "-P", "-X", "faulthandler", "-m", CHILD_MODULE]
+        try:
+            proc = subprocess.Popen(
+                [*argv, str(to_child_r), str(from_child_w), label],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                env=child_env(self.limits, workdir),
+                pass_fds=(to_child_r, from_child_w),
+                start_new_session=True,
+            )
+        except BaseException:
+            for fd in (to_child_r, to_child_w, from_child_r, from_child_w):
+                os.close(fd)
+            raise
+        os.close(to_child_r)
+        os.close(from_child_w)
+        assert proc.stdout is not None  # stdout=PIPE
+        grace = 0.0
+        try:
+            self.outbox.put(request)
+            self._serve(proc, to_child_w, from_child_r, proc.stdout.fileno())
+            if self.verdict.closed:
+                grace = 2.0  # the child is exiting: let it, for its exit status
+        finally:
+            try:
+                self._reap(proc, grace)
+                self._drain(proc.stdout.fileno(), 0.5 if grace else 0.0)
+            finally:
+                for cm in reversed(self.scopes):
+                    cm.__exit__(None, None, None)
+                self.scopes.clear()
+                proc.stdout.close()
+                os.close(to_child_w)
+                os.close(from_child_r)
+
+    def _payload_limit(self, header: dict[str, Any]) -> int:
+        kind = header["kind"]
+        if kind == "result":
+            return 16 * self.verdict.shape[0] * self.verdict.shape[1]
+        if kind == "encode":
+            return self.limits.message_bytes
+        if kind in ("error", "violation"):
+            return 1 << 16
+        return 0
+
+    def _serve(
+        self, proc: subprocess.Popen[bytes], to_child: int, from_child: int, out: int
+    ) -> None:
+        for fd in (to_child, from_child, out):
+            os.set_blocking(fd, False)
+        reader = FrameReader(max_header=MAX_HEADER_BYTES, payload_limit=self._payload_limit)
+        start = time.monotonic()
+        with selectors.DefaultSelector() as sel:
+            sel.register(from_child, selectors.EVENT_READ, "protocol")
+            sel.register(out, selectors.EVENT_READ, "output")
+            writing = False
+            while not self.verdict.finished:
+                if self.outbox.chunks and not writing:
+                    sel.register(to_child, selectors.EVENT_WRITE, "input")
+                    writing = True
+                remaining = self.limits.wall_seconds - (time.monotonic() - start - self.serving)
+                if remaining <= 0:
+                    self.verdict.timed_out = True
+                    break
+                for key, _ in sel.select(timeout=min(remaining, WAKE_SECONDS)):
+                    if key.data == "protocol":
+                        self._read_protocol(from_child, reader)
+                    elif key.data == "output":
+                        self._read_output(sel, out)
+                    elif key.data == "input":
+                        self._write_input(to_child)
+                    if self.verdict.finished:
+                        break
+                if writing and not self.outbox.chunks:
+                    sel.unregister(to_child)
+                    writing = False
+
+    def _read_protocol(self, fd: int, reader: FrameReader) -> None:
+        try:
+            data = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            return
+        if not data:
+            self.verdict.closed = True
+            return
+        try:
+            for frame in reader.feed(data):
+                self._handle(frame)
+                if self.verdict.finished:
+                    return
+        except ProtocolError as exc:
+            self.verdict.protocol = str(exc)
+
+    def _read_output(self, sel: selectors.BaseSelector, fd: int) -> None:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return
+        if not data:
+            sel.unregister(fd)  # the child closed its stdout; it may still be running
+            return
+        self.verdict.output.add(data)
+        if self.verdict.output.total > self.limits.output_bytes:
+            self.verdict.overflow = True
+
+    def _write_input(self, fd: int) -> None:
+        try:
+            self.outbox.write(fd)
+        except BlockingIOError:
+            return
+        except BrokenPipeError:
+            self.outbox.chunks.clear()  # the child is gone; its exit says why
+
+    def _handle(self, frame: Frame) -> None:
+        kind = frame.header["kind"]
+        if kind == "encode":
+            self._encode(frame)
+        elif kind == "index_enter":
+            if len(self.scopes) >= MAX_INDEX_DEPTH:
+                raise ProtocolError(f"index_time() nested more than {MAX_INDEX_DEPTH} deep")
+            scope = self.ctx.index_time()
+            scope.__enter__()
+            self.scopes.append(scope)
+        elif kind == "index_exit":
+            if self.scopes:
+                self.scopes.pop().__exit__(None, None, None)
+        elif kind == "violation":
+            event, _, detail = bytes(frame.payload).decode("utf-8", "replace").partition("\n")
+            self.verdict.violations.append((event[:200], detail[:500]))
+        elif kind == "result":
+            self.verdict.result = frame
+        elif kind == "error":
+            self.verdict.error = frame
+        else:
+            raise ProtocolError(f"unknown message kind {kind[:40]!r}")
+
+    def _encode(self, frame: Frame) -> None:
+        """Serve one encoder request with the parent's (metered) ``encode_fn``."""
+        header = frame.header
+        options = header.get("options")
+        try:
+            texts = json.loads(bytes(frame.payload).decode("ascii"))
+        except (ValueError, RecursionError):
+            raise ProtocolError("an encode request's texts are not ASCII JSON") from None
+        if (
+            not isinstance(texts, list)
+            or not all(isinstance(t, str) for t in texts)
+            or header.get("count") != len(texts)
+            or not isinstance(options, dict)
+            or not set(options) <= {"view", "dim", "max_length"}
+        ):
+            raise ProtocolError("an encode request is malformed")
+        if self._over_budget(len(texts)):
+            return
+        t0 = time.monotonic()
+        try:
+            emb = np.ascontiguousarray(self.ctx.encode_fn(texts, **options))
+        except Exception as exc:
+            message = str(exc)[:2000]
+            self.verdict.encode_failures.append(f"{type(exc).__name__}: {message}")
+            reply = {"kind": "encode_error", "type": type(exc).__name__, "message": message}
+            self.outbox.put([frame_prefix(reply)])
+            return
+        finally:
+            self.serving += time.monotonic() - t0
+        spec, chunk = array_chunk(emb, "embeddings")
+        reply = {"kind": "embeddings", "shape": spec["shape"], "dtype": spec["dtype"]}
+        self.outbox.put([frame_prefix(reply, chunk.nbytes), chunk])
+
+    def _over_budget(self, n_texts: int) -> bool:
+        """Charge ``n_texts`` to the encoder budget; a request beyond it ends the run."""
+        limits = self.limits
+        if self.encoded + n_texts > self.text_budget:
+            self.verdict.over_budget = (
+                f"the program asked the encoder for more than {self.text_budget} texts "
+                f"({limits.encode_texts_per_item:g} per query and document; "
+                f"{self.encoded} encoded, {n_texts} more requested)"
+            )
+        elif self.serving > limits.encode_seconds:
+            self.verdict.over_budget = (
+                f"the program's encoder calls took more than {limits.encode_seconds:g} s "
+                f"({self.serving:.0f} s for {self.encoded} texts)"
+            )
+        else:
+            self.encoded += n_texts
+        return self.verdict.over_budget is not None
+
+    def _reap(self, proc: subprocess.Popen[bytes], grace: float) -> None:
+        """Wait up to ``grace`` seconds for the child to exit, kill its group, reap it."""
+        deadline = time.monotonic() + grace
+        exited = _exited(proc.pid)
+        while not exited and time.monotonic() < deadline:
+            time.sleep(0.005)
+            exited = _exited(proc.pid)
+        self.verdict.killed = not exited
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        except ChildProcessError:  # reaped by someone else (a SIGCHLD handler)
+            proc.returncode = 0
+            return
+        proc.returncode = self.verdict.returncode = os.waitstatus_to_exitcode(status)
+        self.verdict.max_rss = usage.ru_maxrss * 1024
+        self.verdict.cpu_seconds = usage.ru_utime + usage.ru_stime
+
+    def _drain(self, fd: int, seconds: float) -> None:
+        """Read what the dead child left in its output pipe (bounded in time)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                data = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(0.01)
+                continue
+            if not data:
+                return
+            self.verdict.output.add(data)
+            if self.verdict.output.total > self.limits.output_bytes + (1 << 20):
+                return
+
+
+def _exited(pid: int) -> bool:
+    """Whether a child has exited, without reaping it.
+
+    ``WNOWAIT`` keeps an exited child a zombie: its pid, hence its process group id, stays
+    ours until it is reaped, so a ``killpg`` before that cannot hit a recycled group.
+    """
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # already reaped elsewhere
+        return True

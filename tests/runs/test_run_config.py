@@ -1,0 +1,166 @@
+"""search.json as a typed record: the committed one reads and writes back the same bytes, and
+a resume under other settings is refused with the settings named."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from embedding_ttc.runs.config import (
+    RUN_CONFIG_FILE,
+    RunConfig,
+    RunConfigError,
+    RunMismatchError,
+    read_run_config,
+    write_run_config,
+)
+from embedding_ttc.search.drafting.options import DraftingOptions
+
+COMMITTED = Path(__file__).resolve().parents[2] / "results" / "search" / RUN_CONFIG_FILE
+DRAFTING = DraftingOptions(
+    drafts=2, repair_rounds=0, prompt="compact", context_tokens=3000, precheck=True
+)
+
+
+def committed(tmp_path: Path) -> RunConfig:
+    shutil.copy(COMMITTED, tmp_path / RUN_CONFIG_FILE)
+    config = read_run_config(tmp_path)
+    assert config is not None
+    return config
+
+
+def test_the_committed_configuration_of_schema_1_reads_as_a_run_without_split_or_reference(
+    tmp_path,
+):
+    config = committed(tmp_path)
+    assert (config.encoder, config.proposer, config.model, config.drafting) == (
+        "all-MiniLM-L6-v2",
+        "structural",
+        None,
+        None,
+    )
+    assert (config.split, config.reference, config.objective) == (None, None, "p0")
+    assert len(config.tasks) == 10 and config.schema_version == 2
+    out = tmp_path / "again"
+    out.mkdir()
+    write_run_config(out, config)
+    body = json.loads((out / RUN_CONFIG_FILE).read_text())
+    old = json.loads(COMMITTED.read_text())
+    assert body == {
+        **old,
+        "schema_version": 2,
+        "split": None,
+        "reference": None,
+        "objective": "p0",
+        "editing": None,
+    }
+    assert read_run_config(out) == config
+
+
+def test_an_objective_against_no_reference_is_refused(tmp_path):
+    body = {**json.loads(COMMITTED.read_text()), "objective": "reference"}
+    (tmp_path / RUN_CONFIG_FILE).write_text(json.dumps(body))
+    with pytest.raises(RunConfigError, match="needs a reference program"):
+        read_run_config(tmp_path)
+
+
+def test_drafting_is_written_only_when_on(tmp_path):
+    config = committed(tmp_path).model_copy(update={"proposer": "openai", "drafting": DRAFTING})
+    write_run_config(tmp_path, config)
+    body = json.loads((tmp_path / RUN_CONFIG_FILE).read_text())
+    assert body["drafting"]["prompt"] == "compact"
+    assert read_run_config(tmp_path) == config
+
+
+def test_the_same_settings_resume(tmp_path):
+    config = committed(tmp_path)
+    config.check_resume(None)  # a new run directory
+    config.check_resume(config.model_copy())
+
+
+def test_other_settings_are_named_as_recorded_and_as_asked(tmp_path):
+    recorded = committed(tmp_path)
+    asked = recorded.model_copy(update={"seed": 3, "model": "gpt"})
+    with pytest.raises(RunMismatchError) as caught:
+        asked.check_resume(recorded)
+    assert str(caught.value) == (
+        "the run directory was made with other settings (model: run has None, asked 'gpt', "
+        "seed: run has 0, asked 3); use a new --run-dir or the same options to resume"
+    )
+
+
+def test_drafting_asked_of_a_run_made_without_it_is_a_mismatch(tmp_path):
+    recorded = committed(tmp_path)
+    asked = recorded.model_copy(update={"drafting": DRAFTING})
+    with pytest.raises(RunMismatchError, match=r"drafting: run has None, asked \{'drafts': 2"):
+        asked.check_resume(recorded)
+    # Asked without drafting, a run is not compared on it (search.json then has no entry).
+    recorded.check_resume(asked)
+
+
+def test_a_malformed_configuration_is_an_error_naming_the_file(tmp_path):
+    path = tmp_path / RUN_CONFIG_FILE
+    path.write_text("{not json")
+    with pytest.raises(RunConfigError, match="is not JSON"):
+        read_run_config(tmp_path)
+    body = {**json.loads(COMMITTED.read_text()), "surprise": 1}
+    path.write_text(json.dumps(body))
+    with pytest.raises(RunConfigError, match="surprise") as caught:
+        read_run_config(tmp_path)
+    assert str(path) in str(caught.value)
+    assert read_run_config(tmp_path / "absent") is None
+
+
+def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, capsys):
+    from embedding_ttc.cli import main
+
+    committed(tmp_path)
+    code = main(
+        [
+            *("search", "--run-dir", str(tmp_path), "--seed", "5", "--generations", "0"),
+            *("--validation-share", "0", "--reference", "none"),
+        ]
+    )
+    assert code == 2
+    assert "(seed: run has 0, asked 5)" in capsys.readouterr().err
+    assert (tmp_path / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()  # untouched
+
+
+GUIDED = (
+    Path(__file__).resolve().parents[2] / "results" / "proposers" / "archive" / "guided-2026-11-24"
+)
+"""A committed guided run recorded before the local model's name was."""
+
+
+def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_default(
+    tmp_path,
+):
+    import argparse
+
+    from embedding_ttc.cli.search import _config, add_search_commands
+    from embedding_ttc.llm.gguf import DEFAULT_LLM
+
+    def asked(*argv: str) -> RunConfig:
+        parser = argparse.ArgumentParser()
+        add_search_commands(parser.add_subparsers())
+        args = parser.parse_args(["search", "--run-dir", "x", *argv])
+        recorded = read_run_config(GUIDED)
+        assert recorded is not None
+        return _config(args, recorded.tasks)
+
+    options = ("--proposer", "llama-cpp", "--llm-mode", "guided", "--guided-offers", "0",
+               "--no-guided-share", "--objective", "reference")  # fmt: skip
+    default = asked(*options)
+    assert default.model == DEFAULT_LLM
+    assert asked(*options, "--llm-model", "qwen2.5-coder-0.5b").model == "qwen2.5-coder-0.5b"
+    assert asked("--proposer", "structural").model is None
+    # The archived guided run was recorded before the local model was: it resumes as made.
+    recorded = read_run_config(GUIDED)
+    assert recorded is not None and recorded.model is None
+    default.check_resume(recorded, default_model=DEFAULT_LLM)
+    other = asked(*options, "--llm-model", "qwen2.5-coder-0.5b")
+    with pytest.raises(RunMismatchError, match=r"model: run has 'qwen2\.5-coder-1\.5b'"):
+        other.check_resume(recorded, default_model=DEFAULT_LLM)
