@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from embedding_ttc.deploy.corpus import Document
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.cache import CachedEncoder
@@ -322,9 +322,9 @@ def test_search_uses_the_first_stage_then_the_program(small):
 @pytest.mark.parametrize(
     ("candidates", "k", "error", "message"),
     [
-        (["d0", "nope"], 2, CandidateError, "unknown candidate id 'nope'"),
-        (["d0", "d1", "d0"], 2, CandidateError, "candidate id 'd0' is given twice"),
-        ([], 2, CandidateError, "the candidate list is empty"),
+        (["d0", "nope"], 2, CandidateRequestError, "unknown candidate id 'nope'"),
+        (["d0", "d1", "d0"], 2, CandidateRequestError, "candidate id 'd0' is given twice"),
+        ([], 2, CandidateRequestError, "the candidate list is empty"),
         (["d0"], 0, ValueError, "k must be a positive integer"),
         (["d0"], True, ValueError, "k must be a positive integer"),
         ("d0", 1, TypeError, "not a single string"),
@@ -336,7 +336,7 @@ def test_bad_calls_name_the_problem(small, candidates, k, error, message):
 
 
 def test_unknown_candidate_error_carries_its_position(small):
-    with pytest.raises(CandidateError) as err:
+    with pytest.raises(CandidateRequestError) as err:
         small.rerank_batch(["a", "b"], [["d0"], ["d1", "d2", "zz"]])
     assert (err.value.query, err.value.position) == (1, 2)
 

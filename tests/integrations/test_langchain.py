@@ -10,7 +10,7 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ValidationError
 
 from deploy import QUERIES, corpus
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.integrations.langchain import EmbeddingTTCRerank
 
@@ -63,7 +63,9 @@ def test_an_id_key_reads_the_id_from_metadata(rerankers):
     assert reranker.encoder.calls[before:] == [1]  # held under the metadata ids
     assert {d.id for d in out} == {"uuid-0", "uuid-1"}  # the documents' own ids kept
     bad = [Document(page_content="a", metadata={"corpus_id": 4})]
-    with pytest.raises(CandidateError, match=r"metadata\['corpus_id'\] \(its id\) must be a str"):
+    with pytest.raises(
+        CandidateRequestError, match=r"metadata\['corpus_id'\] \(its id\) must be a str"
+    ):
         compressor.compress_documents(bad, QUERIES[1])
 
 
@@ -112,7 +114,7 @@ def test_bad_settings_are_named(rerankers, settings, message):
 def test_bad_documents_are_named(rerankers):
     compressor = EmbeddingTTCRerank(reranker=rerankers("P0"))
     with pytest.raises(
-        CandidateError, match="document 1 must be a langchain_core Document, got str"
+        CandidateRequestError, match="document 1 must be a langchain_core Document, got str"
     ):
         compressor.compress_documents([*documents(["d0"]), "a text"], "q")  # type: ignore[list-item]
     with pytest.raises(TypeError, match="the query must be a string, got int"):

@@ -10,7 +10,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import ValidationError
 
 from deploy import QUERIES, corpus
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.integrations.llamaindex import EmbeddingTTCRerank
 
@@ -63,7 +63,9 @@ def test_an_id_key_reads_the_id_from_metadata(rerankers):
     post.postprocess_nodes(given, query_str=QUERIES[1])
     assert reranker.encoder.calls[before:] == [1]  # held under the metadata ids
     bad = [NodeWithScore(node=TextNode(text="a", metadata={"corpus_id": 4}))]
-    with pytest.raises(CandidateError, match=r"metadata\['corpus_id'\] \(its id\) must be a str"):
+    with pytest.raises(
+        CandidateRequestError, match=r"metadata\['corpus_id'\] \(its id\) must be a str"
+    ):
         post.postprocess_nodes(bad, query_str=QUERIES[1])
 
 
@@ -101,7 +103,9 @@ def test_bad_calls_are_named(rerankers):
     post = EmbeddingTTCRerank(reranker=rerankers("P0"))
     with pytest.raises(ValueError, match="needs the query"):
         post.postprocess_nodes(nodes(["d0"]))
-    with pytest.raises(CandidateError, match="node 1 must be a llama_index NodeWithScore, got str"):
+    with pytest.raises(
+        CandidateRequestError, match="node 1 must be a llama_index NodeWithScore, got str"
+    ):
         post.postprocess_nodes([*nodes(["d0"]), "a text"], query_str="q")  # type: ignore[list-item]
     with pytest.raises(ValidationError, match="greater than or equal to 1"):
         EmbeddingTTCRerank(reranker=rerankers("P0"), top_n=0)

@@ -34,7 +34,7 @@
 
 from embedding_ttc.deploy.corpus import Document, read_corpus
 from embedding_ttc.deploy.errors import (
-    CandidateError,
+    CandidateRequestError,
     DeployError,
     EncoderMismatchError,
     IndexCorruptError,
@@ -46,7 +46,7 @@ from embedding_ttc.programs.catalog import recipe_for
 from embedding_ttc.programs.recipe import Recipe
 
 __all__ = [
-    "CandidateError",
+    "CandidateRequestError",
     "DeployError",
     "Document",
     "EncoderMismatchError",

@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 
 from embedding_ttc.deploy.chunk_rows import ColumnEmbeddings
 from embedding_ttc.deploy.doc_table import text_hash
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.first_stage import FIRST_STAGES, FirstStage
 from embedding_ttc.deploy.first_stage import bm25 as bm25_first_stage
 from embedding_ttc.deploy.first_stage import dense as dense_first_stage
@@ -283,7 +283,7 @@ class Reranker:
         indexed).
 
         Raises:
-            CandidateError: an empty list, a malformed document, an empty text, or an id
+            CandidateRequestError: an empty list, a malformed document, an empty text, or an id
                 given twice.
             DeployError: the program failed in the recording pass of the live documents.
 
@@ -366,7 +366,7 @@ class Reranker:
                 taken over these queries, and no reference sample is appended.
 
         Raises:
-            CandidateError: an empty list, an unknown id, or an id given twice.
+            CandidateRequestError: an empty list, an unknown id, or an id given twice.
 
         """
         queries = self._check_queries(queries)
@@ -402,12 +402,12 @@ class Reranker:
         if isinstance(ids, str):
             raise TypeError("candidate ids must be a sequence of strings, not a single string")
         if len(ids) == 0:
-            raise CandidateError("the candidate list is empty", query=query)
+            raise CandidateRequestError("the candidate list is empty", query=query)
         rows = np.empty(len(ids), dtype=np.intp)
         for i, doc_id in enumerate(ids):
             row = self._row.get(doc_id) if isinstance(doc_id, str) else None
             if row is None:
-                raise CandidateError(
+                raise CandidateRequestError(
                     f"unknown candidate id {doc_id!r} (not in the index)", query=query, position=i
                 )
             rows[i] = row
@@ -416,7 +416,7 @@ class Reranker:
         if dup.size:
             doc_id = self.index.doc_ids[int(ordered[dup[0]])]
             position = list(ids).index(doc_id, list(ids).index(doc_id) + 1)
-            raise CandidateError(
+            raise CandidateRequestError(
                 f"candidate id {doc_id!r} is given twice", query=query, position=position
             )
         return ordered

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.deploy.text_documents import RankedText
 from embedding_ttc.errors import MissingExtraError
@@ -49,7 +49,7 @@ def metadata_string(
     """``metadata[key]`` as a document's ``role`` (its id or title): a string, or ``None``.
 
     Raises:
-        CandidateError: the value is there but is not a string (it is not converted: an
+        CandidateRequestError: the value is there but is not a string (it is not converted: an
             integer id ``7`` and a stored id ``"07"`` must not silently differ).
 
     """
@@ -58,7 +58,7 @@ def metadata_string(
     value = metadata.get(key)
     if value is None or isinstance(value, str):
         return value
-    raise CandidateError(
+    raise CandidateRequestError(
         f"document {position}: metadata[{key!r}] (its {role}) must be a string, "
         f"got {type(value).__name__}",
         position=position,
@@ -75,7 +75,7 @@ def rank(
 
     Raises:
         TypeError: ``query`` is not a string.
-        CandidateError: a malformed candidate (an empty text, an id given twice).
+        CandidateRequestError: a malformed candidate (an empty text, an id given twice).
 
     """
     if not isinstance(query, str):

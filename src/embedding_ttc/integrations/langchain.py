@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.integrations.candidates import (
@@ -86,7 +86,7 @@ class EmbeddingTTCRerank(BaseDocumentCompressor):
         """The ``top_n`` best ``documents`` for ``query``, with ``metadata["relevance_score"]``.
 
         Raises:
-            CandidateError: a document is not a ``Document``, has an empty text, shares its
+            CandidateRequestError: a document is not a ``Document``, has an empty text, shares its
                 id with another, or has a metadata id or title that is not a string.
 
         """
@@ -103,7 +103,7 @@ class EmbeddingTTCRerank(BaseDocumentCompressor):
         candidates = []
         for i, doc in enumerate(documents):
             if not isinstance(doc, Document):
-                raise CandidateError(
+                raise CandidateRequestError(
                     f"document {i} must be a langchain_core Document, got {type(doc).__name__}",
                     position=i,
                 )

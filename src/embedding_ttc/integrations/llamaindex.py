@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.integrations.candidates import (
@@ -86,7 +86,7 @@ class EmbeddingTTCRerank(BaseNodePostprocessor):
 
         Raises:
             ValueError: no query was given.
-            CandidateError: a node is not a ``NodeWithScore``, has an empty text, shares its
+            CandidateRequestError: a node is not a ``NodeWithScore``, has an empty text, shares its
                 id with another, or has a metadata id or title that is not a string.
 
         """
@@ -112,7 +112,7 @@ class EmbeddingTTCRerank(BaseNodePostprocessor):
 
     def _candidate(self, node: NodeWithScore, position: int) -> Candidate:
         if not isinstance(node, NodeWithScore):
-            raise CandidateError(
+            raise CandidateRequestError(
                 f"node {position} must be a llama_index NodeWithScore, got {type(node).__name__}",
                 position=position,
             )
