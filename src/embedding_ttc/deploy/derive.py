@@ -52,7 +52,7 @@ from embedding_ttc.deploy.manifest import (
 from embedding_ttc.deploy.probe import Measured, measure
 from embedding_ttc.deploy.program_file import ProgramFile
 from embedding_ttc.deploy.record import Progress, Recording, RowsOf
-from embedding_ttc.deploy.store import EmbeddingStore, StoreKey
+from embedding_ttc.deploy.store import IndexEmbeddingStore, StoreKey
 from embedding_ttc.encoders.base import PASSAGE, Embeddings, Encoder
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.primitives.channels import MAX_PIECES_PER_DOC, SPLITTERS
@@ -235,7 +235,7 @@ def derived_program(
     encoder: Encoder,
     docs: Sequence[Document],
     D: Embeddings,
-    store: EmbeddingStore,
+    store: IndexEmbeddingStore,
     rec: Recording,
     queries: Sequence[str],
     progress: Progress | None,
