@@ -23,7 +23,7 @@ from embedding_ttc.deploy.derive import (
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.probe import TOLERANCE, measure
 from embedding_ttc.deploy.provenance import provenance_of
-from embedding_ttc.deploy.record import record_encodes
+from embedding_ttc.deploy.recording import record_encodes
 from embedding_ttc.deploy.store import IndexEmbeddingStore
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.evaluation.evaluate import encode_texts

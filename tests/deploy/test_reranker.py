@@ -254,13 +254,13 @@ def test_a_build_running_the_program_on_its_first_block_only_serves_as_a_full_re
     tmp_path, monkeypatch, name
 ):
     """A library program runs over the first block; its recipe's artifacts fill the rest."""
-    import embedding_ttc.deploy.record as record
+    import embedding_ttc.deploy.recording as recording
 
     encoder = HashingEncoder(two_views=True)
     docs = corpus()
     full = Index.build(tmp_path / "full", docs, encoder=encoder, program=name,
                        reference_queries=QUERIES)  # fmt: skip
-    monkeypatch.setattr(record, "BUILD_BLOCK", 3)  # corpus() has more documents than that
+    monkeypatch.setattr(recording, "BUILD_BLOCK", 3)  # corpus() has more documents than that
     assert len(docs) > 3
     sampled = Index.build(tmp_path / "sampled", docs, encoder=encoder, program=name,
                           reference_queries=QUERIES)  # fmt: skip

@@ -64,7 +64,7 @@ from embedding_ttc.deploy.manifest import (
     check_tokenizer,
 )
 from embedding_ttc.deploy.program_file import ProgramFile
-from embedding_ttc.deploy.record import (
+from embedding_ttc.deploy.recording import (
     Progress,
     chunk_tables,
     record_declared,

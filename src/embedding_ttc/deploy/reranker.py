@@ -23,7 +23,7 @@ A failure of such a call (a crash, a timeout) raises
 Documents the index does not hold (:meth:`Reranker.rerank_texts`, a caller whose first stage
 is another system): each is given as its text, and its index-time work (its
 ``retrieval.passage`` row of ``D``, the program's document-side encodes) is computed live by
-the recording pass ``index build`` runs (:func:`~embedding_ttc.deploy.record.record_encodes`),
+the recording pass ``index build`` runs (:func:`~embedding_ttc.deploy.recording.record_encodes`),
 through the encoder (its on-disk cache, when it has one, so a repeated document is not
 re-encoded); it is then scored in the same program call as the documents the index holds.
 
@@ -60,7 +60,7 @@ from embedding_ttc.deploy.first_stage import FIRST_STAGES, FirstStage
 from embedding_ttc.deploy.first_stage import bm25 as bm25_first_stage
 from embedding_ttc.deploy.first_stage import dense as dense_first_stage
 from embedding_ttc.deploy.index import Index, RowTexts
-from embedding_ttc.deploy.record import record_encodes
+from embedding_ttc.deploy.recording import record_encodes
 from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn
 from embedding_ttc.deploy.text_documents import (
     RankedText,

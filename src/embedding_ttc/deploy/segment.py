@@ -51,7 +51,7 @@ from embedding_ttc.deploy.manifest import (
     SegmentRecord,
     StoreRecord,
 )
-from embedding_ttc.deploy.record import ChunkTable
+from embedding_ttc.deploy.recording import ChunkTable
 from embedding_ttc.deploy.store import IndexEmbeddingStore, StoreGroup, StoreKey
 from embedding_ttc.durable import (
     check_files,

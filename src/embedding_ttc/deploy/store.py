@@ -10,7 +10,7 @@ The store is filled at build time by running the program with a few sample queri
 recording every encode made inside ``ctx.index_time()`` (the document-side, amortisable work
 of :mod:`embedding_ttc.programs.base`): over the whole corpus for a program file, over the
 first block for a library program, whose recipe's artifacts are then encoded for the rest
-(:mod:`~embedding_ttc.deploy.record`). Encodes outside it are
+(:mod:`~embedding_ttc.deploy.recording`). Encodes outside it are
 query-time work (the expansions of DiverseDualCtx and its successors, built from the top
 documents' sentences, depend on the query): they go to the live encoder at query time. What
 the recording must produce is declared by each program (its
