@@ -139,7 +139,7 @@ def test_batch_statistics_programs_match_evaluate_when_run_jointly(
     assert scored.stats.index_misses == 0
 
 
-# The programs with a deployed path of their own (ctx.scored_rows), and where it is chosen.
+# The programs with a deployed path of their own (ctx.deployed.scored_rows), and where it is chosen.
 LIVE_PATHS = {
     "LexicalHybridRRF": "embedding_ttc.programs.library.lexical_hybrid_rrf",
     "CrossRoundRRF": "embedding_ttc.programs.library.cross_round_rrf",

@@ -30,11 +30,12 @@ re-encoded); it is then scored in the same program call as the documents the ind
 An index of a lexical library program holds its documents' text analyses (tokens, bigrams,
 sentence and paragraph spans; one folder per segment); each program call is handed those of
 its columns (:class:`~embedding_ttc.programs.primitives.text_analysis.ColumnAnalyses`,
-``ctx.text_analyses``), a document given as a text the index does not hold being analysed live.
+``ctx.deployed.text_analyses``), a document given as a text the index does not hold being
+analysed live.
 A program's index-time embeddings of its columns (their sentences, pairs and paragraphs, the
 documents under another view) are gathered by stored row
-(:class:`~embedding_ttc.deploy.chunk_rows.ColumnEmbeddings`, ``ctx.stored_embeddings``), no
-chunk text being cut and no text looked up.
+(:class:`~embedding_ttc.deploy.chunk_rows.ColumnEmbeddings`, ``ctx.deployed.stored_embeddings``),
+no chunk text being cut and no text looked up.
 
 Rankings: best first; ties broken as trec_eval breaks them (descending document id), as in
 :class:`~embedding_ttc.evaluation.ranking.TaskRanker`; a ranking of texts breaks ties by
@@ -73,7 +74,7 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
 from embedding_ttc.evaluation.batches import SHORTLIST_BATCH
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
-from embedding_ttc.programs.base import Context, Program, TextAnalysisSource
+from embedding_ttc.programs.base import Context, DeployedInputs, Program, TextAnalysisSource
 from embedding_ttc.programs.primitives.text_analysis import ColumnAnalyses
 from embedding_ttc.programs.recipe import Recipe
 
@@ -618,9 +619,13 @@ class Reranker:
             candidates=local,
             views_collapsed=self.encoder.info.collapsed,
             index_time=enc.index_time,
-            scored_rows=scored_rows,
-            text_analyses=columns.analyses,
-            stored_embeddings=ColumnEmbeddings(self.index.chunks, columns.held, columns.live, enc),
+            deployed=DeployedInputs(
+                scored_rows=scored_rows,
+                text_analyses=columns.analyses,
+                stored_embeddings=ColumnEmbeddings(
+                    self.index.chunks, columns.held, columns.live, enc
+                ),
+            ),
         )
         start = time.perf_counter()
         out = self.program(Q, D, S, ctx)
