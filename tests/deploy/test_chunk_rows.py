@@ -23,7 +23,7 @@ from embedding_ttc.deploy.store import StoreEncodeFn
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import load_encoder
-from embedding_ttc.programs.base import Context, Matrix, Program
+from embedding_ttc.programs.base import Context, DeployedInputs, Matrix, Program
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.programs.primitives.channels import (
     SPLITTERS,
@@ -169,8 +169,13 @@ class WithoutStoredRows:
         self.removed = 0  # calls whose context had them (the recording pass's has none)
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
-        self.removed += ctx.stored_embeddings is not None
-        return self.inner(Q, D, S, dataclasses.replace(ctx, stored_embeddings=None))
+        deployed = ctx.deployed
+        self.removed += deployed is not None and deployed.stored_embeddings is not None
+        if deployed is not None:
+            ctx = dataclasses.replace(
+                ctx, deployed=dataclasses.replace(deployed, stored_embeddings=None)
+            )
+        return self.inner(Q, D, S, ctx)
 
 
 @pytest.mark.parametrize("program", CHUNKED)
@@ -209,7 +214,7 @@ def test_stored_chunks_cut_their_texts_only_when_read(two_segments, encoder):
     ctx = Context(
         encode_fn=enc, query_texts=("q",), doc_texts=tuple(texts), query_ids=("q0",),
         doc_ids=tuple(index.doc_ids[int(r)] for r in rows), index_time=enc.index_time,
-        stored_embeddings=ColumnEmbeddings(index.chunks, rows, (), enc),
+        deployed=DeployedInputs(stored_embeddings=ColumnEmbeddings(index.chunks, rows, (), enc)),
     )  # fmt: skip
     channel = encode_granularity(ctx, "sentence")
     assert isinstance(channel.chunks, StoredChunks)

@@ -23,8 +23,8 @@ from embedding_ttc.deploy.derive import (
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.probe import TOLERANCE, measure
 from embedding_ttc.deploy.provenance import provenance_of
-from embedding_ttc.deploy.record import record_encodes
-from embedding_ttc.deploy.store import EmbeddingStore
+from embedding_ttc.deploy.recording import record_encodes
+from embedding_ttc.deploy.store import IndexEmbeddingStore
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.evaluation.evaluate import encode_texts
 from embedding_ttc.evaluation.outcome import CandidateError, Status
@@ -122,7 +122,9 @@ def test_derived_artifacts_are_the_library_recipes(name, two_views):
     """The reference: what a library program declares is what the derivation finds."""
     encoder = HashingEncoder(two_views=two_views)
     D = encode_texts(encoder, DOC_TEXTS, PASSAGE)
-    rec = record_encodes(get_program(name), encoder, DOC_TEXTS, D, QUERIES, EmbeddingStore(), None)
+    rec = record_encodes(
+        get_program(name), encoder, DOC_TEXTS, D, QUERIES, IndexEmbeddingStore(), None
+    )
     recorded = {key: texts for key, (texts, _) in rec.recorded.groups().items()}
     found = {(a.unit, a.key, a.max_per_doc) for a in derive_artifacts(DOC_TEXTS, recorded)}
     declared = recipe_for(name).active_artifacts(encoder.info.collapsed)
@@ -194,7 +196,14 @@ def probe(program, queries=QUERIES, lexical=False, store=None):
     D = encode_texts(encoder, DOC_TEXTS, PASSAGE)
     ids = [d.id for d in DOCS]
     return measure(
-        program, encoder, store or EmbeddingStore(), DOC_TEXTS, ids, D, queries, lexical=lexical
+        program,
+        encoder,
+        store or IndexEmbeddingStore(),
+        DOC_TEXTS,
+        ids,
+        D,
+        queries,
+        lexical=lexical,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.cache import CachedEncoder
@@ -140,7 +140,7 @@ def test_a_repeated_live_document_is_not_re_encoded(tmp_path):
     ],
 )
 def test_bad_documents_are_named(indexes, documents, message, position):
-    with pytest.raises(CandidateError, match=None) as err:
+    with pytest.raises(CandidateRequestError, match=None) as err:
         indexes("P0").score_texts("q", documents)
     assert message in str(err.value)
     assert err.value.position == position

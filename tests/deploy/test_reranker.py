@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from embedding_ttc.deploy.corpus import Document
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.cache import CachedEncoder
@@ -139,7 +139,7 @@ def test_batch_statistics_programs_match_evaluate_when_run_jointly(
     assert scored.stats.index_misses == 0
 
 
-# The programs with a deployed path of their own (ctx.scored_rows), and where it is chosen.
+# The programs with a deployed path of their own (ctx.deployed.scored_rows), and where it is chosen.
 LIVE_PATHS = {
     "LexicalHybridRRF": "embedding_ttc.programs.library.lexical_hybrid_rrf",
     "CrossRoundRRF": "embedding_ttc.programs.library.cross_round_rrf",
@@ -254,13 +254,13 @@ def test_a_build_running_the_program_on_its_first_block_only_serves_as_a_full_re
     tmp_path, monkeypatch, name
 ):
     """A library program runs over the first block; its recipe's artifacts fill the rest."""
-    import embedding_ttc.deploy.record as record
+    import embedding_ttc.deploy.recording as recording
 
     encoder = HashingEncoder(two_views=True)
     docs = corpus()
     full = Index.build(tmp_path / "full", docs, encoder=encoder, program=name,
                        reference_queries=QUERIES)  # fmt: skip
-    monkeypatch.setattr(record, "BUILD_BLOCK", 3)  # corpus() has more documents than that
+    monkeypatch.setattr(recording, "BUILD_BLOCK", 3)  # corpus() has more documents than that
     assert len(docs) > 3
     sampled = Index.build(tmp_path / "sampled", docs, encoder=encoder, program=name,
                           reference_queries=QUERIES)  # fmt: skip
@@ -322,9 +322,9 @@ def test_search_uses_the_first_stage_then_the_program(small):
 @pytest.mark.parametrize(
     ("candidates", "k", "error", "message"),
     [
-        (["d0", "nope"], 2, CandidateError, "unknown candidate id 'nope'"),
-        (["d0", "d1", "d0"], 2, CandidateError, "candidate id 'd0' is given twice"),
-        ([], 2, CandidateError, "the candidate list is empty"),
+        (["d0", "nope"], 2, CandidateRequestError, "unknown candidate id 'nope'"),
+        (["d0", "d1", "d0"], 2, CandidateRequestError, "candidate id 'd0' is given twice"),
+        ([], 2, CandidateRequestError, "the candidate list is empty"),
         (["d0"], 0, ValueError, "k must be a positive integer"),
         (["d0"], True, ValueError, "k must be a positive integer"),
         ("d0", 1, TypeError, "not a single string"),
@@ -336,7 +336,7 @@ def test_bad_calls_name_the_problem(small, candidates, k, error, message):
 
 
 def test_unknown_candidate_error_carries_its_position(small):
-    with pytest.raises(CandidateError) as err:
+    with pytest.raises(CandidateRequestError) as err:
         small.rerank_batch(["a", "b"], [["d0"], ["d1", "d2", "zz"]])
     assert (err.value.query, err.value.position) == (1, 2)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from embedding_ttc.encoders.cache import CachedEncoder
-from embedding_ttc.encoders.cache_store import STORE_NAME, EmbeddingStore
+from embedding_ttc.encoders.cache_store import STORE_NAME, CacheStore
 from embedding_ttc.encoders.meter import Meter, MeteredEncoder
 
 from fakes import HashingEncoder
@@ -156,7 +156,7 @@ def test_an_encoder_in_use_can_be_sent_to_another_process(tmp_path: Path):
 
 
 def test_the_database_takes_little_more_than_its_vectors(tmp_path: Path):
-    store = EmbeddingStore(tmp_path / STORE_NAME)
+    store = CacheStore(tmp_path / STORE_NAME)
     rng = np.random.default_rng(0)
     for _ in range(4):  # random keys, written a block per transaction as encoders do
         keys = [rng.bytes(32) for _ in range(1000)]

@@ -20,7 +20,7 @@ from embedding_ttc.encoders.cache_migration import (
     migrate_folder,
     read_legacy,
 )
-from embedding_ttc.encoders.cache_store import STORE_NAME, EmbeddingStore
+from embedding_ttc.encoders.cache_store import STORE_NAME, CacheStore
 from legacy_cache import entry_files, legacy_cache
 
 from fakes import HashingEncoder
@@ -89,7 +89,7 @@ def test_a_second_run_after_a_crash_before_the_deletes_duplicates_nothing(tmp_pa
         shutil.copy2(path, target)
     second = migrate_folder(enc.dir, batch=7)
     assert (second.moved, second.kept, second.corrupt) == (0, 40, 0)
-    assert len(EmbeddingStore(enc.dir / STORE_NAME)) == 40 and entry_files(enc.dir) == []
+    assert len(CacheStore(enc.dir / STORE_NAME)) == 40 and entry_files(enc.dir) == []
 
 
 def test_created_time_is_the_entry_files_time(tmp_path: Path):
@@ -98,7 +98,7 @@ def test_created_time_is_the_entry_files_time(tmp_path: Path):
     for path in entry_files(enc.dir):
         os.utime(path, (old, old))
     migrate_folder(enc.dir)
-    store = EmbeddingStore(enc.dir / STORE_NAME)
+    store = CacheStore(enc.dir / STORE_NAME)
     assert store.count(before=time.time() - 29 * 86400) == 3
     assert store.count(before=old - 1) == 0
 
@@ -130,7 +130,7 @@ def test_sigkill_mid_migration_loses_and_duplicates_nothing(tmp_path: Path):
     assert all(0 < left < total for left in cut_at), cut_at  # every kill landed mid-way
     report = migrate_folder(enc.dir)
     assert report.corrupt == 0
-    store = EmbeddingStore(enc.dir / STORE_NAME)
+    store = CacheStore(enc.dir / STORE_NAME)
     assert len(store) == len(texts) and entry_files(enc.dir) == []
     assert not has_legacy_layout(enc.dir)
     inner = HashingEncoder(dim=16)
@@ -152,7 +152,7 @@ def test_two_processes_migrating_at_once_move_each_entry_once(tmp_path: Path):
         results = pool.map(_migrate, [str(enc.dir)] * 2)
     assert sum(moved for moved, _ in results) == 300
     assert sum(kept for _, kept in results) == 0  # the lock: no entry was read twice
-    assert len(EmbeddingStore(enc.dir / STORE_NAME)) == 300
+    assert len(CacheStore(enc.dir / STORE_NAME)) == 300
 
 
 def test_batch_is_checked(tmp_path: Path):

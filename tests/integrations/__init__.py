@@ -29,13 +29,13 @@ Ranked = list[tuple[int, float]]
 def run_langchain(reranker: Reranker, query: str, items: Sequence[Item], top_n: int) -> Ranked:
     from langchain_core.documents import Document
 
-    from embedding_ttc.integrations.langchain import EmbeddingTTCRerank
+    from embedding_ttc.integrations.langchain import EmbeddingTTCReranker
 
     docs = [
         Document(page_content=it.text, metadata={"title": it.title, "pos": i}, id=it.id)
         for i, it in enumerate(items)
     ]
-    compressor = EmbeddingTTCRerank(reranker=reranker, top_n=top_n, title_key="title")
+    compressor = EmbeddingTTCReranker(reranker=reranker, top_n=top_n, title_key="title")
     out = compressor.compress_documents(docs, query)
     return [(d.metadata["pos"], d.metadata["relevance_score"]) for d in out]
 
@@ -43,7 +43,7 @@ def run_langchain(reranker: Reranker, query: str, items: Sequence[Item], top_n: 
 def run_llamaindex(reranker: Reranker, query: str, items: Sequence[Item], top_n: int) -> Ranked:
     from llama_index.core.schema import NodeWithScore, TextNode
 
-    from embedding_ttc.integrations.llamaindex import EmbeddingTTCRerank
+    from embedding_ttc.integrations.llamaindex import EmbeddingTTCReranker
 
     # A node always has an id; one without an index id carries it nowhere LlamaIndex looks,
     # so the harness reads ids from metadata (absent there = no id).
@@ -57,7 +57,9 @@ def run_llamaindex(reranker: Reranker, query: str, items: Sequence[Item], top_n:
         )
         for i, it in enumerate(items)
     ]
-    post = EmbeddingTTCRerank(reranker=reranker, top_n=top_n, id_key="corpus_id", title_key="title")
+    post = EmbeddingTTCReranker(
+        reranker=reranker, top_n=top_n, id_key="corpus_id", title_key="title"
+    )
     out = post.postprocess_nodes(nodes, query_str=query)
     where = {id(n.node): i for i, n in enumerate(nodes)}
     return [(where[id(n.node)], n.score) for n in out]

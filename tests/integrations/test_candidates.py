@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.integrations.candidates import Candidate, metadata_string, missing_framework
 
@@ -18,7 +18,9 @@ def test_a_metadata_id_must_be_a_string():
     assert metadata_string({"doc": "d1"}, "doc", 0, "id") == "d1"
     assert metadata_string({}, "doc", 0, "id") is None
     assert metadata_string({"doc": "d1"}, None, 0, "id") is None
-    with pytest.raises(CandidateError, match=r"document 4: metadata\['doc'\] \(its id\) must be"):
+    with pytest.raises(
+        CandidateRequestError, match=r"document 4: metadata\['doc'\] \(its id\) must be"
+    ):
         metadata_string({"doc": 7}, "doc", 4, "id")
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from deploy import QUERIES, corpus
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.tasks.task import RetrievalTask
@@ -132,6 +132,6 @@ def test_a_changed_text_under_a_held_id_is_scored_as_given(rerankers, adapter):
     ],
 )
 def test_bad_shortlists_are_named(rerankers, adapter, given, message):
-    with pytest.raises(CandidateError) as err:
+    with pytest.raises(CandidateRequestError) as err:
         HARNESSES[adapter](rerankers("P0"), QUERIES[0], given, 2)
     assert message in str(err.value)

@@ -10,9 +10,9 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ValidationError
 
 from deploy import QUERIES, corpus
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.integrations.langchain import EmbeddingTTCRerank
+from embedding_ttc.integrations.langchain import EmbeddingTTCReranker
 
 from . import import_without
 
@@ -29,7 +29,7 @@ def test_it_is_a_langchain_compressor_returning_scored_copies(rerankers):
     reranker = rerankers("P0")
     given = documents(["d3", "d0", "d1", "d6"])
     kept = copy.deepcopy(given)
-    compressor = EmbeddingTTCRerank(reranker=reranker, top_n=2)
+    compressor = EmbeddingTTCReranker(reranker=reranker, top_n=2)
     assert isinstance(compressor, BaseDocumentCompressor)
     out = compressor.compress_documents(given, QUERIES[0])
     want = reranker.rerank_texts(
@@ -45,7 +45,7 @@ def test_it_is_a_langchain_compressor_returning_scored_copies(rerankers):
 
 def test_document_ids_let_held_documents_use_the_stored_work(rerankers):
     reranker = rerankers("SentMaxSim")
-    compressor = EmbeddingTTCRerank(reranker=reranker, top_n=3)
+    compressor = EmbeddingTTCReranker(reranker=reranker, top_n=3)
     before = len(reranker.encoder.calls)
     compressor.compress_documents(documents(["d0", "d2", "d5"]), QUERIES[2])
     assert reranker.encoder.calls[before:] == [1]  # the query only
@@ -57,13 +57,15 @@ def test_an_id_key_reads_the_id_from_metadata(rerankers):
         Document(page_content=d.page_content, metadata={"corpus_id": d.id}, id=f"uuid-{i}")
         for i, d in enumerate(documents(["d4", "d1"]))
     ]
-    compressor = EmbeddingTTCRerank(reranker=reranker, top_n=2, id_key="corpus_id")
+    compressor = EmbeddingTTCReranker(reranker=reranker, top_n=2, id_key="corpus_id")
     before = len(reranker.encoder.calls)
     out = compressor.compress_documents(docs, QUERIES[1])
     assert reranker.encoder.calls[before:] == [1]  # held under the metadata ids
     assert {d.id for d in out} == {"uuid-0", "uuid-1"}  # the documents' own ids kept
     bad = [Document(page_content="a", metadata={"corpus_id": 4})]
-    with pytest.raises(CandidateError, match=r"metadata\['corpus_id'\] \(its id\) must be a str"):
+    with pytest.raises(
+        CandidateRequestError, match=r"metadata\['corpus_id'\] \(its id\) must be a str"
+    ):
         compressor.compress_documents(bad, QUERIES[1])
 
 
@@ -71,7 +73,7 @@ def test_a_title_key_joins_the_title_as_the_index_did(rerankers):
     reranker = rerankers("P0")
     d0 = corpus(1)[0]
     titled = Document(page_content=d0.text, metadata={"title": d0.title}, id="d0")
-    compressor = EmbeddingTTCRerank(reranker=reranker, top_n=1, title_key="title")
+    compressor = EmbeddingTTCReranker(reranker=reranker, top_n=1, title_key="title")
     before = len(reranker.encoder.calls)
     [out] = compressor.compress_documents([titled], QUERIES[0])
     assert reranker.encoder.calls[before:] == [1]  # held: the joined text is d0's
@@ -79,7 +81,7 @@ def test_a_title_key_joins_the_title_as_the_index_did(rerankers):
 
 
 def test_the_async_form_gives_the_same_documents(rerankers):
-    compressor = EmbeddingTTCRerank(reranker=rerankers("BM25"), top_n=3)
+    compressor = EmbeddingTTCReranker(reranker=rerankers("BM25"), top_n=3)
     given = documents(["d0", "d1", "d2", "d7"])
     sync = compressor.compress_documents(given, QUERIES[3])
     assert asyncio.run(compressor.acompress_documents(given, QUERIES[3])) == sync
@@ -87,11 +89,11 @@ def test_the_async_form_gives_the_same_documents(rerankers):
 
 def test_from_index_opens_a_built_index(rerankers):
     reranker = rerankers("P0")
-    compressor = EmbeddingTTCRerank.from_index(
+    compressor = EmbeddingTTCReranker.from_index(
         reranker.index.directory, top_n=1, encoder=reranker.encoder
     )
     given = documents(["d0", "d5"])
-    assert compressor.compress_documents(given, QUERIES[0]) == EmbeddingTTCRerank(
+    assert compressor.compress_documents(given, QUERIES[0]) == EmbeddingTTCReranker(
         reranker=reranker, top_n=1
     ).compress_documents(given, QUERIES[0])
 
@@ -106,13 +108,13 @@ def test_from_index_opens_a_built_index(rerankers):
 )
 def test_bad_settings_are_named(rerankers, settings, message):
     with pytest.raises(ValidationError, match=message):
-        EmbeddingTTCRerank(reranker=rerankers("P0"), **settings)
+        EmbeddingTTCReranker(reranker=rerankers("P0"), **settings)
 
 
 def test_bad_documents_are_named(rerankers):
-    compressor = EmbeddingTTCRerank(reranker=rerankers("P0"))
+    compressor = EmbeddingTTCReranker(reranker=rerankers("P0"))
     with pytest.raises(
-        CandidateError, match="document 1 must be a langchain_core Document, got str"
+        CandidateRequestError, match="document 1 must be a langchain_core Document, got str"
     ):
         compressor.compress_documents([*documents(["d0"]), "a text"], "q")  # type: ignore[list-item]
     with pytest.raises(TypeError, match="the query must be a string, got int"):
@@ -124,3 +126,13 @@ def test_without_langchain_the_import_says_how_to_install_it(monkeypatch):
         MissingExtraError, match=r"langchain-core.*pip install -e '\.\[langchain\]'"
     ):
         import_without(monkeypatch, "langchain_core", "embedding_ttc.integrations.langchain")
+
+
+def test_the_former_name_is_the_same_class_and_warns():
+    import embedding_ttc.integrations.langchain as adapter
+
+    with pytest.warns(DeprecationWarning, match="EmbeddingTTCRerank is deprecated"):
+        from embedding_ttc.integrations.langchain import EmbeddingTTCRerank  # type: ignore[attr-defined]
+    assert EmbeddingTTCRerank is EmbeddingTTCReranker
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        adapter.Nope  # noqa: B018

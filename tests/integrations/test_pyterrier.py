@@ -7,7 +7,7 @@ import pyterrier as pt
 import pytest
 
 from deploy import QUERIES, corpus
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.integrations.pyterrier import EmbeddingTTCReranker
 
@@ -110,11 +110,15 @@ def test_bad_frames_are_named(rerankers):
         reranker(two_texts)
     twice = first_stage()
     twice.loc[4, "docno"] = "d2"
-    with pytest.raises(CandidateError, match="query id 'q2': document id 'd2' is given twice"):
+    with pytest.raises(
+        CandidateRequestError, match="query id 'q2': document id 'd2' is given twice"
+    ):
         reranker(twice)
     numbered = first_stage().astype({"docno": object})
     numbered.loc[0, "docno"] = 5
-    with pytest.raises(CandidateError, match="query id 'q7': document 0: 'id' must be a string"):
+    with pytest.raises(
+        CandidateRequestError, match="query id 'q7': document 0: 'id' must be a string"
+    ):
         reranker(numbered)
 
 

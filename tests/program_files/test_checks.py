@@ -60,6 +60,11 @@ def test_context_fields_match_the_context_class() -> None:
         "task-universal",
         "scored_rows",
     )
+    assert_rejected(
+        "def program(Q, D, S, ctx):\n    return S if ctx.deployed is None else S * 2\n",
+        "task-universal",
+        "ctx.deployed at line 2 is not a Context field",
+    )
 
 
 @pytest.mark.parametrize(

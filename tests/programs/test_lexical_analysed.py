@@ -17,7 +17,7 @@ import pytest
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.encoders.cache import CachedEncoder
-from embedding_ttc.programs.base import Context
+from embedding_ttc.programs.base import Context, DeployedInputs
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.programs.library.lexical_channels import HybridBackbone
 from embedding_ttc.programs.primitives.lexical import (
@@ -89,9 +89,10 @@ def contexts(docs, queries, cols, encoder, candidates=None, scored_rows=None):
         query_ids=tuple(f"q{i}" for i in range(len(queries))),
         doc_ids=tuple(f"d{int(j)}" for j in cols),
         candidates=candidates,
-        scored_rows=scored_rows,
+        deployed=DeployedInputs(scored_rows=scored_rows),
     )
-    held = replace(bare, text_analyses=ColumnAnalyses(analyze(docs), np.asarray(cols)))
+    analyses = ColumnAnalyses(analyze(docs), np.asarray(cols))
+    held = replace(bare, deployed=DeployedInputs(scored_rows=scored_rows, text_analyses=analyses))
     return Q, D, Q @ D.T, bare, held
 
 

@@ -3,8 +3,8 @@
 Each program: returns a new finite float matrix of S's shape; runs twice to identical output;
 leaves Q, D and S untouched; ignores documents outside a query's candidates (their embedding
 can change without moving any candidate's score); scores its leading rows as the whole call
-does when ``ctx.scored_rows`` marks the rest as reference rows; runs with a one-view and a
-two-view encoder, in shortlist mode, and on a small slice of a real task with the default
+does when ``ctx.deployed.scored_rows`` marks the rest as reference rows; runs with a one-view
+and a two-view encoder, in shortlist mode, and on a small slice of a real task with the default
 encoder.
 """
 
@@ -18,7 +18,7 @@ import pytest
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.evaluation.evaluate import evaluate
-from embedding_ttc.programs.base import program_version
+from embedding_ttc.programs.base import DeployedInputs, program_version
 from embedding_ttc.programs.catalog import PROGRAMS, get_program
 from embedding_ttc.tasks.catalog import load_task
 from embedding_ttc.tasks.task import RetrievalTask
@@ -112,13 +112,13 @@ def test_contract_with_fake_encoders(name, two_views):
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("two_views", [False, True])
 def test_scored_rows_leave_the_leading_rows_as_the_whole_call_gives_them(name, two_views):
-    # Deployment scores one query with reference rows appended (ctx.scored_rows): a program
+    # Deployment scores one query with reference rows appended (ctx.deployed.scored_rows): a program
     # may skip the reference rows' own scores, never change the live row's.
     encoder = HashingEncoder(dim=48, two_views=two_views)
     Q, D, S, ctx = direct_call(full_task(), encoder)[:4]
     whole = get_program(name)(Q, D, S, ctx)
     for rows in (1, 2):
-        head = get_program(name)(Q, D, S, replace(ctx, scored_rows=rows))
+        head = get_program(name)(Q, D, S, replace(ctx, deployed=DeployedInputs(scored_rows=rows)))
         assert head.shape == S.shape
         np.testing.assert_allclose(head[:rows], whole[:rows], rtol=1e-6, atol=1e-7)
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from embedding_ttc.programs.base import Context
+from embedding_ttc.programs.base import Context, DeployedInputs
 from embedding_ttc.programs.primitives.channels import SPLITTERS
 from embedding_ttc.programs.primitives.chunking import MAX_CHUNKS_PER_DOC, chunk_documents
 from embedding_ttc.programs.primitives.lexical_analysed import bigram_overlap_analysed
@@ -170,14 +170,15 @@ def test_a_context_s_analyses_are_used_and_checked():
         doc_texts=(TEXTS[4], TEXTS[0]),
         query_ids=("q",),
         doc_ids=("a", "b"),
-        text_analyses=ColumnAnalyses(stored, np.array([4, 0])),
+        deployed=DeployedInputs(text_analyses=ColumnAnalyses(stored, np.array([4, 0]))),
     )
     got = analyses_of(ctx)
     assert analyses_of(ctx) is got  # computed once per call
     assert tokens_of(got, 1) == tokens_of(stored, 0)
-    without = analyses_of(Context(**{**ctx.__dict__, "text_analyses": None}))
+    without = analyses_of(Context(**{**ctx.__dict__, "deployed": None}))
     assert tokens_of(without, 0) == tokens_of(stored, 4)
-    short = Context(**{**ctx.__dict__, "text_analyses": ColumnAnalyses(stored, np.array([4]))})
+    short_analyses = DeployedInputs(text_analyses=ColumnAnalyses(stored, np.array([4])))
+    short = Context(**{**ctx.__dict__, "deployed": short_analyses})
     with pytest.raises(ValueError, match="hold 1 documents, not its 2"):
         analyses_of(short)
 

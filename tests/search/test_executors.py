@@ -1,9 +1,9 @@
 """Where a candidate's task runs happen: in process or as Ray tasks, with the same records.
 
-The evaluator hands its runner the smallest task twice, then the others by size, under the
-compute lock; the first failure in that order decides the outcome whichever runner ran it.
-The Ray tests start a local Ray (the runner's, or the command's) and compare with the
-in-process runner on two real tasks with the fast packaged encoder.
+The evaluator hands its executor the smallest task twice, then the others by size, under the
+compute lock; the first failure in that order decides the outcome whichever executor ran it.
+The Ray tests start a local Ray (the executor's, or the command's) and compare with the
+in-process executor on two real tasks with the fast packaged encoder.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from embedding_ttc.runs.config import RUN_CONFIG_FILE
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import SPLIT_FILE
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
-from embedding_ttc.search.executors import InProcessRunner, RayTaskRunner, open_runner
+from embedding_ttc.search.executors import InProcessTaskExecutor, RayTaskExecutor, open_executor
 from embedding_ttc.search.task_runs import TaskJob
 from embedding_ttc.tasks.catalog import load_task
 
@@ -59,7 +59,7 @@ LATE_ON_THE_SMALLEST = """def program(Q, D, S, ctx):
     raise ValueError("at once")
 """
 
-# The smallest task fails at once; the other never ends: the Ray runner must cancel it.
+# The smallest task fails at once; the other never ends: the Ray executor must cancel it.
 ENDLESS_ON_THE_OTHER = """def program(Q, D, S, ctx):
     if len(ctx.doc_ids) < 100:
         raise ValueError("at once")
@@ -86,11 +86,11 @@ def _lock_is_held(path: Path) -> bool:
     return False
 
 
-class RecordingRunner:
-    """The in-process runner, noting each job it hands back and whether the lock was held."""
+class RecordingExecutor:
+    """The in-process executor, noting each job it hands back and whether the lock was held."""
 
     def __init__(self, encoder, lock: Path) -> None:
-        self.inner = InProcessRunner(encoder)
+        self.inner = InProcessTaskExecutor(encoder)
         self.lock = lock
         self.seen: list[tuple[str, int, bool]] = []
 
@@ -126,29 +126,29 @@ def two_tiny_tasks(tiny_task):
     return [larger, tiny_task]  # suite order: the larger first
 
 
-def test_the_runner_gets_the_smallest_task_twice_first_under_the_lock(tmp_path, two_tiny_tasks):
+def test_the_executor_gets_the_smallest_task_twice_first_under_the_lock(tmp_path, two_tiny_tasks):
     encoder = HashingEncoder()
     lock = tmp_path / "compute.lock"
-    runner = RecordingRunner(encoder, lock)
-    evaluator = SuiteEvaluator(two_tiny_tasks, encoder, lock=ComputeLock(lock), runner=runner)
+    executor = RecordingExecutor(encoder, lock)
+    evaluator = SuiteEvaluator(two_tiny_tasks, encoder, lock=ComputeLock(lock), executor=executor)
     score = evaluator.evaluate(get_program("P0"))
-    assert runner.seen == [("tiny", 2, True), ("tiny-plus", 1, True)]
+    assert executor.seen == [("tiny", 2, True), ("tiny-plus", 1, True)]
     assert list(score.per_task) == ["tiny-plus", "tiny"]  # scored in suite order
     assert not _lock_is_held(lock)
 
 
 def test_the_first_failure_in_order_decides_and_the_rest_does_not_run(tmp_path, two_tiny_tasks):
     encoder = HashingEncoder()
-    runner = RecordingRunner(encoder, tmp_path / "unused.lock")
-    evaluator = SuiteEvaluator(two_tiny_tasks, encoder, runner=runner)
+    executor = RecordingExecutor(encoder, tmp_path / "unused.lock")
+    evaluator = SuiteEvaluator(two_tiny_tasks, encoder, executor=executor)
     with pytest.raises(CandidateError) as failed:
         evaluator.evaluate(FailsOn(n_docs=6))
     assert failed.value.status == Status.CRASHED
     assert failed.value.reason == "tiny-plus: ValueError: not on this task"
-    assert runner.seen == [("tiny", 2, False)]
+    assert executor.seen == [("tiny", 2, False)]
     with pytest.raises(CandidateError, match="tiny: ValueError"):
         evaluator.evaluate(FailsOn(n_docs=5))
-    assert runner.seen == [("tiny", 2, False)]  # the smallest failed: nothing else ran
+    assert executor.seen == [("tiny", 2, False)]  # the smallest failed: nothing else ran
 
 
 def test_a_job_runs_at_least_once(tiny_task):
@@ -176,7 +176,7 @@ def test_an_unknown_executor_is_refused_with_names_before_anything_is_written(
     assert "--ray-address is for --executor ray" in capsys.readouterr().err
     with (
         pytest.raises(UnknownNameError, match="Known: inprocess, ray"),
-        open_runner("threads", HashingEncoder(), NamedEncoder(FAST_ENCODER)),
+        open_executor("threads", HashingEncoder(), NamedEncoder(FAST_ENCODER)),
     ):
         pass
 
@@ -188,7 +188,7 @@ def test_missing_ray_names_the_extra(tmp_path, shared_datasets, monkeypatch, cap
     assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
     with (
         pytest.raises(MissingExtraError),
-        open_runner("ray", HashingEncoder(), NamedEncoder(FAST_ENCODER)),
+        open_executor("ray", HashingEncoder(), NamedEncoder(FAST_ENCODER)),
     ):
         pass
 
@@ -211,9 +211,9 @@ def test_failures_read_the_same_under_ray(shared_datasets, tmp_path):
         assert "aila_statutes" in failed.value.reason, failed.value.reason  # the smallest
         expected[name] = (failed.value.status, failed.value.reason)
     options = {"log_to_driver": False}
-    with open_runner("ray", local.encoder, named, num_cpus=2, init_options=options) as runner:
-        assert isinstance(runner, RayTaskRunner)
-        remote = SuiteEvaluator(tasks, local.encoder, runner=runner)
+    with open_executor("ray", local.encoder, named, num_cpus=2, init_options=options) as executor:
+        assert isinstance(executor, RayTaskExecutor)
+        remote = SuiteEvaluator(tasks, local.encoder, executor=executor)
         for name, (source, _) in FAILING.items():
             started = time.monotonic()
             with pytest.raises(CandidateError) as failed:

@@ -10,7 +10,7 @@
 * :mod:`~embedding_ttc.deploy.build`: writing a build or an addition (one new segment),
   :mod:`~embedding_ttc.deploy.compact`: merging the segments,
   :mod:`~embedding_ttc.deploy.reindex`: rewriting their ANN indexes, and
-  :mod:`~embedding_ttc.deploy.record`: the recording pass that keeps a program's index-time
+  :mod:`~embedding_ttc.deploy.recording`: the recording pass that keeps a program's index-time
   encodes;
 * :mod:`~embedding_ttc.deploy.store`: how the query path gets what was precomputed (an
   ``encode_fn`` served from the stored embeddings, the reference sample); what that is, each
@@ -34,7 +34,7 @@
 
 from embedding_ttc.deploy.corpus import Document, read_corpus
 from embedding_ttc.deploy.errors import (
-    CandidateError,
+    CandidateRequestError,
     DeployError,
     EncoderMismatchError,
     IndexCorruptError,
@@ -46,7 +46,7 @@ from embedding_ttc.programs.catalog import recipe_for
 from embedding_ttc.programs.recipe import Recipe
 
 __all__ = [
-    "CandidateError",
+    "CandidateRequestError",
     "DeployError",
     "Document",
     "EncoderMismatchError",

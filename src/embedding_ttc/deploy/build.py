@@ -64,7 +64,7 @@ from embedding_ttc.deploy.manifest import (
     check_tokenizer,
 )
 from embedding_ttc.deploy.program_file import ProgramFile
-from embedding_ttc.deploy.record import (
+from embedding_ttc.deploy.recording import (
     Progress,
     chunk_tables,
     record_declared,
@@ -80,7 +80,7 @@ from embedding_ttc.deploy.segment import (
     write_segment,
 )
 from embedding_ttc.deploy.store import (
-    EmbeddingStore,
+    IndexEmbeddingStore,
     Reference,
     SegmentedStore,
     StoreGroup,
@@ -249,12 +249,12 @@ def build_index(
         queries = list(reference_queries[:SAMPLE_QUERIES])
         if declared is None:
             rec = record_encodes(
-                runner, encoder, texts, D, queries, EmbeddingStore(), progress, spill
+                runner, encoder, texts, D, queries, IndexEmbeddingStore(), progress, spill
             )
         else:
             rec = record_declared(runner, declared, encoder, texts, D, queries, progress, spill)
         groups = rec.recorded.groups()
-        store = EmbeddingStore({k: StoreGroup.of(t, e) for k, (t, e) in groups.items()})
+        store = IndexEmbeddingStore({k: StoreGroup.of(t, e) for k, (t, e) in groups.items()})
         if isinstance(program, ProgramFile):
             recipe, record = derived_program(
                 program, runner, encoder, docs, D, store, rec, queries, progress
@@ -381,7 +381,7 @@ def _extend_index(
             fresh[key] = ([*have, *(t for t, h in zip(wanted, held, strict=True) if h)],
                           np.concatenate([emb, copied]))  # fmt: skip
     groups = {k: StoreGroup.of(t, e) for k, (t, e) in fresh.items()}
-    own = EmbeddingStore(groups)
+    own = IndexEmbeddingStore(groups)
     if m.program.discovered is not None:
         check_addition(recipe, texts, rec, own.rows, root)
     analysed = [s.analyses for s in current.segments]

@@ -25,7 +25,7 @@ from embedding_ttc.deploy.ann import DEFAULT_POLICY, AnnPolicy, stored_queries
 from embedding_ttc.deploy.build import _manifest, _now, publish_manifest
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.manifest import Counts, HistoryEntry, Manifest, check_tokenizer
-from embedding_ttc.deploy.record import ChunkTable, Progress
+from embedding_ttc.deploy.recording import ChunkTable, Progress
 from embedding_ttc.deploy.segment import (
     Segment,
     SegmentContent,

@@ -4,7 +4,7 @@ A library program declares its :class:`~embedding_ttc.programs.recipe.Recipe`; a
 from the search (:mod:`embedding_ttc.deploy.program_file`) does not, so ``index build
 --program-file`` derives each field from what the program does:
 
-* **artifacts**, from the recording pass (:mod:`embedding_ttc.deploy.record`): every text the
+* **artifacts**, from the recording pass (:mod:`embedding_ttc.deploy.recording`): every text the
   program encoded inside ``ctx.index_time()`` was recorded under its key (view, dim,
   max_length). Per key, the texts must be one or more kinds of piece of *every* document
   (:data:`UNITS`: whole documents, then their first sentences, sentence pairs or
@@ -51,8 +51,8 @@ from embedding_ttc.deploy.manifest import (
 )
 from embedding_ttc.deploy.probe import Measured, measure
 from embedding_ttc.deploy.program_file import ProgramFile
-from embedding_ttc.deploy.record import Progress, Recording, RowsOf
-from embedding_ttc.deploy.store import EmbeddingStore, StoreKey
+from embedding_ttc.deploy.recording import Progress, Recording, RowsOf
+from embedding_ttc.deploy.store import IndexEmbeddingStore, StoreKey
 from embedding_ttc.encoders.base import PASSAGE, Embeddings, Encoder
 from embedding_ttc.program_files.checks.imports import import_aliases, qualified_name
 from embedding_ttc.program_files.checks.source import ParsedProgram
@@ -235,7 +235,7 @@ def derived_program(
     encoder: Encoder,
     docs: Sequence[Document],
     D: Embeddings,
-    store: EmbeddingStore,
+    store: IndexEmbeddingStore,
     rec: Recording,
     queries: Sequence[str],
     progress: Progress | None,

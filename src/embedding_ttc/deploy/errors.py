@@ -25,8 +25,13 @@ class TokenizerMismatchError(DeployError):
     """The active tokenizer is not the one the index's BM25 and text analyses were built with."""
 
 
-class CandidateError(EmbeddingTTCError, ValueError):
-    """A candidate list is empty, names an unknown document, or names one twice.
+class CandidateRequestError(EmbeddingTTCError, ValueError):
+    """A rerank request's candidates are bad: an empty list, an unknown id, or an id given twice.
+
+    The request is at fault, not the program (whose failures are
+    :class:`~embedding_ttc.evaluation.outcome.CandidateError`): the service answers it with a
+    422 located at the offending candidate. Texts given to ``rerank_texts`` and the adapters
+    raise it too, for a malformed document or an empty text.
 
     Attributes:
         query: the query's position in the batch.

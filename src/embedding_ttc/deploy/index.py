@@ -62,7 +62,7 @@ from embedding_ttc.deploy.manifest import (
     read_manifest,
 )
 from embedding_ttc.deploy.program_file import ProgramFile, stored_program
-from embedding_ttc.deploy.record import Progress
+from embedding_ttc.deploy.recording import Progress
 from embedding_ttc.deploy.reindex import reindex_ann
 from embedding_ttc.deploy.segment import Segment
 from embedding_ttc.deploy.store import Reference, SegmentedStore

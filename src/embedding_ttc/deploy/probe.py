@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.manifest import BatchMeasurement
-from embedding_ttc.deploy.store import EmbeddingStore, StoreEncodeFn
+from embedding_ttc.deploy.store import IndexEmbeddingStore, StoreEncodeFn
 from embedding_ttc.encoders.base import QUERY, Encoder
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.evaluation.outcome import CandidateError
@@ -84,7 +84,7 @@ class _Prober:
 
     program: Program
     encoder: Encoder
-    store: EmbeddingStore
+    store: IndexEmbeddingStore
     doc_texts: Sequence[str]
     doc_ids: Sequence[str]
     D: Matrix
@@ -179,7 +179,7 @@ def _answer(
 def measure(
     program: Program,
     encoder: Encoder,
-    store: EmbeddingStore,
+    store: IndexEmbeddingStore,
     doc_texts: Sequence[str],
     doc_ids: Sequence[str],
     D: Matrix,

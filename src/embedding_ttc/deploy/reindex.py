@@ -27,7 +27,7 @@ from embedding_ttc.deploy.ann import (
 )
 from embedding_ttc.deploy.build import _now, file_entries, publish_manifest
 from embedding_ttc.deploy.manifest import HistoryEntry, Manifest, SegmentRecord
-from embedding_ttc.deploy.record import Progress
+from embedding_ttc.deploy.recording import Progress
 from embedding_ttc.deploy.segment import Segment, sweep
 from embedding_ttc.durable import fsync_dir, fsync_file
 

@@ -23,18 +23,19 @@ A failure of such a call (a crash, a timeout) raises
 Documents the index does not hold (:meth:`Reranker.rerank_texts`, a caller whose first stage
 is another system): each is given as its text, and its index-time work (its
 ``retrieval.passage`` row of ``D``, the program's document-side encodes) is computed live by
-the recording pass ``index build`` runs (:func:`~embedding_ttc.deploy.record.record_encodes`),
+the recording pass ``index build`` runs (:func:`~embedding_ttc.deploy.recording.record_encodes`),
 through the encoder (its on-disk cache, when it has one, so a repeated document is not
 re-encoded); it is then scored in the same program call as the documents the index holds.
 
 An index of a lexical library program holds its documents' text analyses (tokens, bigrams,
 sentence and paragraph spans; one folder per segment); each program call is handed those of
 its columns (:class:`~embedding_ttc.programs.primitives.text_analysis.ColumnAnalyses`,
-``ctx.text_analyses``), a document given as a text the index does not hold being analysed live.
+``ctx.deployed.text_analyses``), a document given as a text the index does not hold being
+analysed live.
 A program's index-time embeddings of its columns (their sentences, pairs and paragraphs, the
 documents under another view) are gathered by stored row
-(:class:`~embedding_ttc.deploy.chunk_rows.ColumnEmbeddings`, ``ctx.stored_embeddings``), no
-chunk text being cut and no text looked up.
+(:class:`~embedding_ttc.deploy.chunk_rows.ColumnEmbeddings`, ``ctx.deployed.stored_embeddings``),
+no chunk text being cut and no text looked up.
 
 Rankings: best first; ties broken as trec_eval breaks them (descending document id), as in
 :class:`~embedding_ttc.evaluation.ranking.TaskRanker`; a ranking of texts breaks ties by
@@ -55,12 +56,12 @@ from numpy.typing import NDArray
 
 from embedding_ttc.deploy.chunk_rows import ColumnEmbeddings
 from embedding_ttc.deploy.doc_table import text_hash
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.first_stage import FIRST_STAGES, FirstStage
 from embedding_ttc.deploy.first_stage import bm25 as bm25_first_stage
 from embedding_ttc.deploy.first_stage import dense as dense_first_stage
 from embedding_ttc.deploy.index import Index, RowTexts
-from embedding_ttc.deploy.record import record_encodes
+from embedding_ttc.deploy.recording import record_encodes
 from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn
 from embedding_ttc.deploy.text_documents import (
     RankedText,
@@ -73,7 +74,7 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
 from embedding_ttc.evaluation.batches import SHORTLIST_BATCH
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
-from embedding_ttc.programs.base import Context, Program, TextAnalysisSource
+from embedding_ttc.programs.base import Context, DeployedInputs, Program, TextAnalysisSource
 from embedding_ttc.programs.primitives.text_analysis import ColumnAnalyses
 from embedding_ttc.programs.recipe import Recipe
 
@@ -283,7 +284,7 @@ class Reranker:
         indexed).
 
         Raises:
-            CandidateError: an empty list, a malformed document, an empty text, or an id
+            CandidateRequestError: an empty list, a malformed document, an empty text, or an id
                 given twice.
             DeployError: the program failed in the recording pass of the live documents.
 
@@ -366,7 +367,7 @@ class Reranker:
                 taken over these queries, and no reference sample is appended.
 
         Raises:
-            CandidateError: an empty list, an unknown id, or an id given twice.
+            CandidateRequestError: an empty list, an unknown id, or an id given twice.
 
         """
         queries = self._check_queries(queries)
@@ -402,12 +403,12 @@ class Reranker:
         if isinstance(ids, str):
             raise TypeError("candidate ids must be a sequence of strings, not a single string")
         if len(ids) == 0:
-            raise CandidateError("the candidate list is empty", query=query)
+            raise CandidateRequestError("the candidate list is empty", query=query)
         rows = np.empty(len(ids), dtype=np.intp)
         for i, doc_id in enumerate(ids):
             row = self._row.get(doc_id) if isinstance(doc_id, str) else None
             if row is None:
-                raise CandidateError(
+                raise CandidateRequestError(
                     f"unknown candidate id {doc_id!r} (not in the index)", query=query, position=i
                 )
             rows[i] = row
@@ -416,7 +417,7 @@ class Reranker:
         if dup.size:
             doc_id = self.index.doc_ids[int(ordered[dup[0]])]
             position = list(ids).index(doc_id, list(ids).index(doc_id) + 1)
-            raise CandidateError(
+            raise CandidateRequestError(
                 f"candidate id {doc_id!r} is given twice", query=query, position=position
             )
         return ordered
@@ -618,9 +619,13 @@ class Reranker:
             candidates=local,
             views_collapsed=self.encoder.info.collapsed,
             index_time=enc.index_time,
-            scored_rows=scored_rows,
-            text_analyses=columns.analyses,
-            stored_embeddings=ColumnEmbeddings(self.index.chunks, columns.held, columns.live, enc),
+            deployed=DeployedInputs(
+                scored_rows=scored_rows,
+                text_analyses=columns.analyses,
+                stored_embeddings=ColumnEmbeddings(
+                    self.index.chunks, columns.held, columns.live, enc
+                ),
+            ),
         )
         start = time.perf_counter()
         out = self.program(Q, D, S, ctx)

@@ -51,8 +51,8 @@ from embedding_ttc.deploy.manifest import (
     SegmentRecord,
     StoreRecord,
 )
-from embedding_ttc.deploy.record import ChunkTable
-from embedding_ttc.deploy.store import EmbeddingStore, StoreGroup, StoreKey
+from embedding_ttc.deploy.recording import ChunkTable
+from embedding_ttc.deploy.store import IndexEmbeddingStore, StoreGroup, StoreKey
 from embedding_ttc.durable import (
     check_files,
     checksums,
@@ -96,7 +96,7 @@ class Segment:
     record: SegmentRecord
     documents: NDArray[np.float32]
     table: DocTable
-    store: EmbeddingStore
+    store: IndexEmbeddingStore
     bm25: BM25
     ann: Any
     analyses: TextAnalyses | None = None
@@ -140,7 +140,7 @@ class Segment:
         analyses = (
             _load_analyses(directory, n) if f"{ANALYSES_DIR}/meta.json" in record.files else None
         )
-        store = EmbeddingStore(groups)
+        store = IndexEmbeddingStore(groups)
         return cls(directory, record, documents, table, store, bm25, ann, analyses)
 
     def documents_iter(self) -> Iterator[Document]:

@@ -41,12 +41,12 @@ from pydantic import (
     StrictStr,
 )
 
-from embedding_ttc.deploy.errors import CandidateError, DeployError
+from embedding_ttc.deploy.errors import CandidateRequestError, DeployError
 from embedding_ttc.deploy.first_stage import FirstStage
 from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST, Reranker
 from embedding_ttc.deploy.text_documents import TextInput
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.evaluation.outcome import CandidateError as ProgramFailure
+from embedding_ttc.evaluation.outcome import CandidateError
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -218,7 +218,7 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _candidate_problem(field: str, exc: CandidateError) -> Any:
+def _candidate_problem(field: str, exc: CandidateRequestError) -> Any:
     """A 422 located at the request's list ``field``, at the offending item when known."""
     loc: list[str | int] = ["body", field]
     if exc.position is not None:
@@ -240,7 +240,7 @@ def _rerank_v1(reranker: Reranker, body: V1RerankRequest, models: tuple[str, str
     k = min(body.top_n or len(texts), len(texts))
     try:
         ranked = reranker.rerank_texts(body.query, documents, k)
-    except CandidateError as exc:
+    except CandidateRequestError as exc:
         return _candidate_problem("documents", exc)
     results = [
         V1Result(
@@ -298,8 +298,8 @@ def create_app(
         )
         return JSONResponse(status_code=422, content={"detail": errors, "error": summary})
 
-    @app.exception_handler(ProgramFailure)
-    async def failed(request: Request, exc: ProgramFailure) -> JSONResponse:
+    @app.exception_handler(CandidateError)
+    async def failed(request: Request, exc: CandidateError) -> JSONResponse:
         error = _clean(f"program {manifest.program.name} failed ({exc.status.value}): {exc.reason}")
         return JSONResponse(status_code=500, content={"detail": error, "error": error})
 
@@ -334,7 +334,7 @@ def create_app(
         """The best ``k`` of the caller's candidates for the query."""
         try:
             ranked = reranker.rerank(body.query, body.candidates, body.k)
-        except CandidateError as exc:
+        except CandidateRequestError as exc:
             return _candidate_problem("candidates", exc)
         return Results(results=[Result(id=d, score=s) for d, s in ranked])
 

@@ -1,7 +1,7 @@
 """The embedding store of a deployed index: recorded at build time, served at query time.
 
 A deployed program runs unchanged. The Context it receives has an ``encode_fn`` served from
-the index (:class:`StoreEncodeFn`): each text is looked up in an :class:`EmbeddingStore` under
+the index (:class:`StoreEncodeFn`): each text is looked up in an :class:`IndexEmbeddingStore` under
 its key ``(view, dim, max_length)`` and only texts the store lacks reach the live encoder. So
 the query path never re-encodes a stored document, and every library program deploys without
 being rewritten.
@@ -10,7 +10,7 @@ The store is filled at build time by running the program with a few sample queri
 recording every encode made inside ``ctx.index_time()`` (the document-side, amortisable work
 of :mod:`embedding_ttc.programs.base`): over the whole corpus for a program file, over the
 first block for a library program, whose recipe's artifacts are then encoded for the rest
-(:mod:`~embedding_ttc.deploy.record`). Encodes outside it are
+(:mod:`~embedding_ttc.deploy.recording`). Encodes outside it are
 query-time work (the expansions of DiverseDualCtx and its successors, built from the top
 documents' sentences, depend on the query): they go to the live encoder at query time. What
 the recording must produce is declared by each program (its
@@ -62,8 +62,12 @@ class StoreGroup:
 
 
 @dataclass(frozen=True)
-class EmbeddingStore:
-    """Read-only ``(view, dim, max_length, text) -> embedding`` lookups over stored matrices."""
+class IndexEmbeddingStore:
+    """Read-only ``(view, dim, max_length, text) -> embedding`` lookups over stored matrices.
+
+    What one index segment recorded at build time; the encoder cache's SQLite database is the
+    other store (:class:`~embedding_ttc.encoders.cache_store.CacheStore`).
+    """
 
     groups: Mapping[StoreKey, StoreGroup] = field(default_factory=dict)
 
@@ -106,7 +110,7 @@ class SegmentedStore:
     a text held by several segments has one row in each; the earliest serves it.
     """
 
-    parts: tuple[EmbeddingStore, ...]
+    parts: tuple[IndexEmbeddingStore, ...]
 
     def _starts(self, key: StoreKey) -> NDArray[np.intp]:
         sizes = [len(p.groups[key].texts) if key in p.groups else 0 for p in self.parts]
@@ -243,7 +247,7 @@ class StoreBuilder:
             self._group(key, block.shape[1]).append(block)
 
     def rows(self, key: StoreKey, texts: Sequence[str]) -> NDArray[np.intp]:
-        """Like :meth:`EmbeddingStore.rows` over what is recorded so far."""
+        """Like :meth:`IndexEmbeddingStore.rows` over what is recorded so far."""
         seen = self._texts.get(key, {})
         return np.fromiter((seen.get(t, -1) for t in texts), dtype=np.intp, count=len(texts))
 
@@ -288,7 +292,7 @@ class EncodeStats:
 
 
 class StoreEncodeFn:
-    """An ``encode_fn`` served from an :class:`EmbeddingStore`, live for the rest.
+    """An ``encode_fn`` served from an :class:`IndexEmbeddingStore`, live for the rest.
 
     With a ``recorder`` (build time), texts encoded inside :meth:`index_time` are recorded
     into it, and served from it when asked again; ``progress`` is then called with the number

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.tasks.task import join_title_text
 
 TextInput = str | Mapping[str, str]
@@ -67,7 +67,7 @@ def _text_document(item: object, position: int) -> TextDocument:
     elif isinstance(item, Mapping):
         unknown = sorted(str(key) for key in item if key not in ("id", "title", "text"))
         if unknown:
-            raise CandidateError(
+            raise CandidateRequestError(
                 f"document {position} has unknown field(s) {unknown}; "
                 "give 'text', and optionally 'id' and 'title'",
                 position=position,
@@ -76,24 +76,24 @@ def _text_document(item: object, position: int) -> TextDocument:
         for name, value in (("text", text), ("title", title)):
             if not isinstance(value, str):
                 kind = "missing" if value is None else type(value).__name__
-                raise CandidateError(
+                raise CandidateRequestError(
                     f"document {position}: '{name}' must be a string, got {kind}",
                     position=position,
                 )
         if doc_id is not None and not isinstance(doc_id, str):
-            raise CandidateError(
+            raise CandidateRequestError(
                 f"document {position}: 'id' must be a string, got {type(doc_id).__name__}",
                 position=position,
             )
         doc = TextDocument(doc_id, join_title_text(str(title), str(text)))
     else:
-        raise CandidateError(
+        raise CandidateRequestError(
             f"document {position} must be a string or a record with 'text', "
             f"got {type(item).__name__}",
             position=position,
         )
     if not doc.text:
-        raise CandidateError(f"document {position} has an empty text", position=position)
+        raise CandidateRequestError(f"document {position} has an empty text", position=position)
     return doc
 
 
@@ -107,9 +107,9 @@ def text_documents(documents: Sequence[TextInput]) -> list[TextDocument]:
         doc = _text_document(item, i)
         if doc.id is not None:
             if doc.id in ids:
-                raise CandidateError(f"document id {doc.id!r} is given twice", position=i)
+                raise CandidateRequestError(f"document id {doc.id!r} is given twice", position=i)
             ids.add(doc.id)
         docs.append(doc)
     if not docs:
-        raise CandidateError("the document list is empty")
+        raise CandidateRequestError("the document list is empty")
     return docs

@@ -5,7 +5,7 @@ Each entry holds the full-dimension, L2-normalised embedding of one text under o
 (truncate, then re-normalise), so one entry serves every Matryoshka dimension.
 
 The entries of one model live in one SQLite database, ``<root>/<model>-<revision>/
-embeddings.sqlite`` (:class:`~embedding_ttc.encoders.cache_store.EmbeddingStore`), shared by
+embeddings.sqlite`` (:class:`~embedding_ttc.encoders.cache_store.CacheStore`), shared by
 every process that encodes with that model. A call looks all its texts up in batched queries,
 then encodes the misses a block at a time, each sized to take about half a minute at the
 encoder's measured rate, and stores each block in one transaction. A row that
@@ -39,7 +39,7 @@ from embedding_ttc.encoders.base import (
     finish,
 )
 from embedding_ttc.encoders.cache_migration import has_legacy_layout, migrate_folder
-from embedding_ttc.encoders.cache_store import STORE_NAME, EmbeddingStore
+from embedding_ttc.encoders.cache_store import STORE_NAME, CacheStore
 
 log = logging.getLogger(__name__)
 
@@ -120,11 +120,11 @@ class CachedEncoder:
         self.root = Path(root) if root is not None else default_cache_dir()
         self.dir = self.root / f"{_slug(info.model_id)}-{_slug(info.revision)}"
         self.stats = CacheStats()
-        self.store = EmbeddingStore(self.dir / STORE_NAME)
+        self.store = CacheStore(self.dir / STORE_NAME)
         self._opened = False  # nothing touches the disk before the first encode
         self._prefixes: dict[tuple[str, int | None], Any] = {}
 
-    def _open(self) -> EmbeddingStore:
+    def _open(self) -> CacheStore:
         """The store, recorded as this model's and with any file-per-entry folder moved in."""
         if not self._opened:
             info = self.inner.info

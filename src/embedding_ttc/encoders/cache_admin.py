@@ -19,7 +19,7 @@ from pathlib import Path
 from embedding_ttc.encoders.cache_migration import has_legacy_layout, legacy_folders
 from embedding_ttc.encoders.cache_store import (
     STORE_NAME,
-    EmbeddingStore,
+    CacheStore,
     StoreSummary,
     disk_bytes,
     model_stores,
@@ -51,7 +51,7 @@ def cache_folders(root: Path) -> list[CacheFolder]:
 
 
 def _summary(db: Path) -> StoreSummary:
-    store = EmbeddingStore(db)
+    store = CacheStore(db)
     try:
         return store.summary()
     finally:
@@ -73,7 +73,7 @@ def select(root: Path, model: str | None) -> list[Path]:
     names: dict[str, list[Path]] = {}
     for folder in folders:
         names.setdefault(folder.name, []).append(folder)
-        store = EmbeddingStore(folder / STORE_NAME)
+        store = CacheStore(folder / STORE_NAME)
         try:
             model_id = store.meta().get("model_id")
         finally:
@@ -123,7 +123,7 @@ def prune(
         before = (time.time() if now is None else now) - older_than_days * DAY
     out = []
     for db in select(root, model):
-        store = EmbeddingStore(db)
+        store = CacheStore(db)
         try:
             size = disk_bytes(db)
             if dry_run:

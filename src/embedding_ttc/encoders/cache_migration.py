@@ -34,7 +34,7 @@ from embedding_ttc.durable import file_lock
 from embedding_ttc.encoders.cache_store import (
     DIGEST_SIZE,
     STORE_NAME,
-    EmbeddingStore,
+    CacheStore,
     Row,
     digest,
 )
@@ -141,7 +141,7 @@ def _read_file(path: Path) -> tuple[bytes, int] | None:
 
 
 def _migrate_batch(
-    paths: list[Path], store: EmbeddingStore, dim: int | None
+    paths: list[Path], store: CacheStore, dim: int | None
 ) -> tuple[MigrationReport, int | None]:
     report = MigrationReport()
     rows = []
@@ -191,7 +191,7 @@ def _remove_folder(sub: Path) -> None:
 
 def migrate_folder(
     folder: Path,
-    store: EmbeddingStore | None = None,
+    store: CacheStore | None = None,
     *,
     batch: int = BATCH,
     progress: Progress | None = None,
@@ -210,7 +210,7 @@ def migrate_folder(
     """
     if batch < 1:
         raise ValueError(f"batch is at least 1, got {batch}")
-    store = store if store is not None else EmbeddingStore(folder / STORE_NAME)
+    store = store if store is not None else CacheStore(folder / STORE_NAME)
     report = MigrationReport()
     if not has_legacy_layout(folder):
         return report

@@ -10,8 +10,8 @@ The database (``<cache root>/<model>-<revision>/embeddings.sqlite``) holds one r
 
 and a ``meta`` table (schema version, model id, revision, dimension), so the dimension is kept
 once per database, not once per row. A row whose vector has the wrong length or whose digest
-does not match is reported as corrupt by :meth:`EmbeddingStore.get`; the caller recomputes it
-and :meth:`EmbeddingStore.put` overwrites it.
+does not match is reported as corrupt by :meth:`CacheStore.get`; the caller recomputes it
+and :meth:`CacheStore.put` overwrites it.
 
 Why this shape (measured on 20,000 random-key rows of 384 and 768 float32): a rowid table with
 a unique index on the key takes 1.04-1.08x the bytes of the vectors it holds at 64 KiB pages and
@@ -21,7 +21,7 @@ large leaves); at SQLite's default 4 KiB pages a 1.5 KiB row spills to overflow 
 
 Several processes (search sandbox workers, Ray tasks, service workers) read and write one
 database at once: it is in WAL mode (readers never wait for the writer), every connection waits
-up to ``timeout`` seconds for a lock (``busy_timeout``), and each :meth:`~EmbeddingStore.put`
+up to ``timeout`` seconds for a lock (``busy_timeout``), and each :meth:`~CacheStore.put`
 is one ``BEGIN IMMEDIATE`` transaction. ``synchronous=NORMAL``: a power cut may lose the last
 transactions, never corrupt the database, and lost entries are recomputed.
 """
@@ -81,7 +81,7 @@ def digest(key: bytes, payload: bytes) -> bytes:
 
 @dataclass(frozen=True)
 class Row:
-    """One entry as stored: what migration inserts and :meth:`EmbeddingStore.put` writes."""
+    """One entry as stored: what migration inserts and :meth:`CacheStore.put` writes."""
 
     key: bytes
     view: str | None
@@ -139,8 +139,8 @@ def disk_bytes(path: Path) -> int:
     return total
 
 
-class EmbeddingStore:
-    """The packed entries of one model: batched reads, one transaction per batch of writes.
+class CacheStore:
+    """One model's packed cache entries: batched reads, one transaction per batch of writes.
 
     The connection is opened on first use and re-opened in a forked or unpickled copy, so a
     store (and the encoder holding it) can be sent to worker processes. One connection serves

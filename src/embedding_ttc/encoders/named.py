@@ -8,6 +8,7 @@ build their encoder from a :class:`NamedEncoder`, as the command line builds its
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from embedding_ttc.encoders.base import Encoder
@@ -42,3 +43,14 @@ class NamedEncoder:
 
         encoder = load_encoder(self.name, self.backend, self.device)
         return CachedEncoder(encoder, self.cache_dir) if self.use_cache else encoder
+
+
+@lru_cache(maxsize=1)
+def worker_encoder(named: NamedEncoder) -> Encoder:
+    """The worker's encoder, loaded once per worker process (Ray reuses its workers).
+
+    A Ray task body calls this rather than :meth:`NamedEncoder.load`, so a worker that runs
+    many tasks with the same encoder loads its weights once (the sharded encoder of a build,
+    the search's task executor).
+    """
+    return named.load()

@@ -43,13 +43,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from embedding_ttc.encoders.base import Embeddings, Encoder, EncoderInfo, check_dim, check_view
-from embedding_ttc.encoders.named import NamedEncoder
+from embedding_ttc.encoders.named import NamedEncoder, worker_encoder
 from embedding_ttc.encoders.threads import set_torch_threads, torch_threads
 from embedding_ttc.errors import EmbeddingTTCError, EncoderUnavailableError
 
@@ -134,12 +133,6 @@ def _largest_node_cpus(ray: Any) -> float:
     return max([c for c in cpus if c > 0], default=1.0)
 
 
-@lru_cache(maxsize=1)
-def _worker_encoder(named: NamedEncoder) -> Encoder:
-    """The worker's encoder, loaded once per worker process (Ray reuses its workers)."""
-    return named.load()
-
-
 def encode_shard(
     named: NamedEncoder,
     groups: list[list[str]],
@@ -153,7 +146,7 @@ def encode_shard(
     ``threads``: torch's intra-op threads for the task (the driver's, :func:`task_threads`).
     """
     set_torch_threads(threads)
-    encoder = _worker_encoder(named)
+    encoder = worker_encoder(named)
     parts = [encoder.encode(g, view=view, dim=dim, max_length=max_length) for g in groups]
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
 

@@ -9,10 +9,12 @@ document without an id is matched by its text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.deploy.text_documents import RankedText
 from embedding_ttc.errors import MissingExtraError
@@ -49,7 +51,7 @@ def metadata_string(
     """``metadata[key]`` as a document's ``role`` (its id or title): a string, or ``None``.
 
     Raises:
-        CandidateError: the value is there but is not a string (it is not converted: an
+        CandidateRequestError: the value is there but is not a string (it is not converted: an
             integer id ``7`` and a stored id ``"07"`` must not silently differ).
 
     """
@@ -58,7 +60,7 @@ def metadata_string(
     value = metadata.get(key)
     if value is None or isinstance(value, str):
         return value
-    raise CandidateError(
+    raise CandidateRequestError(
         f"document {position}: metadata[{key!r}] (its {role}) must be a string, "
         f"got {type(value).__name__}",
         position=position,
@@ -75,7 +77,7 @@ def rank(
 
     Raises:
         TypeError: ``query`` is not a string.
-        CandidateError: a malformed candidate (an empty text, an id given twice).
+        CandidateRequestError: a malformed candidate (an empty text, an id given twice).
 
     """
     if not isinstance(query, str):
@@ -97,3 +99,24 @@ def missing_framework(
     if error.name is None or error.name.split(".")[0] != module:
         raise error
     return MissingExtraError(package, extra, purpose)
+
+
+def renamed(module: str, old: str, new: type) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving ``old`` as ``new`` with a :class:`DeprecationWarning`.
+
+    The adapters' classes share one name, ``EmbeddingTTCReranker``; the LangChain and
+    LlamaIndex ones were ``EmbeddingTTCRerank``, which docs and users have imported, so that
+    name still works (the same class) and says what to import instead.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name == old:
+            warnings.warn(
+                f"{module}.{old} is deprecated; import {new.__name__} instead",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return new
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__

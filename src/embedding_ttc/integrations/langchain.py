@@ -1,13 +1,13 @@
 """A deployed program as a LangChain document compressor (the ``langchain`` extra).
 
-    from embedding_ttc.integrations.langchain import EmbeddingTTCRerank
+    from embedding_ttc.integrations.langchain import EmbeddingTTCReranker
 
-    compressor = EmbeddingTTCRerank.from_index("runs/scifact-sc", top_n=5)
+    compressor = EmbeddingTTCReranker.from_index("runs/scifact-sc", top_n=5)
     best = compressor.compress_documents(retriever.invoke(query), query)
     # or ContextualCompressionRetriever(base_compressor=compressor, base_retriever=retriever)
     # (langchain_classic.retrievers in LangChain 1.x, langchain.retrievers before)
 
-:meth:`EmbeddingTTCRerank.compress_documents` returns the ``top_n`` best documents, best first,
+:meth:`EmbeddingTTCReranker.compress_documents` returns the ``top_n`` best documents, best first,
 each a copy of the one given with the program's score in ``metadata["relevance_score"]`` (the
 given documents are not changed). A document's id is ``Document.id``, or ``metadata[id_key]``
 when ``id_key`` is set; a document the index holds under that id with the same text uses its
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.integrations.candidates import (
@@ -30,6 +30,7 @@ from embedding_ttc.integrations.candidates import (
     metadata_string,
     missing_framework,
     rank,
+    renamed,
 )
 
 try:
@@ -42,7 +43,7 @@ except ModuleNotFoundError as exc:
     ) from None
 
 
-class EmbeddingTTCRerank(BaseDocumentCompressor):
+class EmbeddingTTCReranker(BaseDocumentCompressor):
     """Rerank a LangChain retriever's documents with a deployed program.
 
     Attributes:
@@ -72,7 +73,7 @@ class EmbeddingTTCRerank(BaseDocumentCompressor):
         encoder: Encoder | None = None,
         cache_dir: Path | str | None = None,
         verify: bool = False,
-    ) -> EmbeddingTTCRerank:
+    ) -> EmbeddingTTCReranker:
         """Open the index at ``directory`` (:meth:`Reranker.load`) and wrap it."""
         reranker = Reranker.load(directory, encoder=encoder, verify=verify, cache_dir=cache_dir)
         return cls(reranker=reranker, top_n=top_n, id_key=id_key, title_key=title_key)
@@ -86,7 +87,7 @@ class EmbeddingTTCRerank(BaseDocumentCompressor):
         """The ``top_n`` best ``documents`` for ``query``, with ``metadata["relevance_score"]``.
 
         Raises:
-            CandidateError: a document is not a ``Document``, has an empty text, shares its
+            CandidateRequestError: a document is not a ``Document``, has an empty text, shares its
                 id with another, or has a metadata id or title that is not a string.
 
         """
@@ -103,7 +104,7 @@ class EmbeddingTTCRerank(BaseDocumentCompressor):
         candidates = []
         for i, doc in enumerate(documents):
             if not isinstance(doc, Document):
-                raise CandidateError(
+                raise CandidateRequestError(
                     f"document {i} must be a langchain_core Document, got {type(doc).__name__}",
                     position=i,
                 )
@@ -114,3 +115,7 @@ class EmbeddingTTCRerank(BaseDocumentCompressor):
             title = metadata_string(doc.metadata, self.title_key, i, "title") or ""
             candidates.append(Candidate(doc.page_content, doc_id, title))
         return candidates
+
+
+# EmbeddingTTCRerank was this class's name: still importable, with a DeprecationWarning.
+__getattr__ = renamed(__name__, "EmbeddingTTCRerank", EmbeddingTTCReranker)

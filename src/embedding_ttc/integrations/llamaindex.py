@@ -1,11 +1,11 @@
 """A deployed program as a LlamaIndex node postprocessor (the ``llamaindex`` extra).
 
-    from embedding_ttc.integrations.llamaindex import EmbeddingTTCRerank
+    from embedding_ttc.integrations.llamaindex import EmbeddingTTCReranker
 
-    rerank = EmbeddingTTCRerank.from_index("runs/scifact-sc", top_n=5)
+    rerank = EmbeddingTTCReranker.from_index("runs/scifact-sc", top_n=5)
     query_engine = index.as_query_engine(similarity_top_k=50, node_postprocessors=[rerank])
 
-:meth:`EmbeddingTTCRerank.postprocess_nodes` returns the ``top_n`` best nodes, best first, each
+:meth:`EmbeddingTTCReranker.postprocess_nodes` returns the ``top_n`` best nodes, best first, each
 a new ``NodeWithScore`` over the same node with the program's score (the given ones are not
 changed). A node's text is ``node.get_content()`` (its text, without metadata); its id is
 ``node.node_id``, or ``metadata[id_key]`` when ``id_key`` is set. A node the index holds under
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.integrations.candidates import (
@@ -27,6 +27,7 @@ from embedding_ttc.integrations.candidates import (
     metadata_string,
     missing_framework,
     rank,
+    renamed,
 )
 
 try:
@@ -40,7 +41,7 @@ except ModuleNotFoundError as exc:
     ) from None
 
 
-class EmbeddingTTCRerank(BaseNodePostprocessor):
+class EmbeddingTTCReranker(BaseNodePostprocessor):
     """Rerank a LlamaIndex retriever's nodes with a deployed program.
 
     Attributes:
@@ -60,7 +61,10 @@ class EmbeddingTTCRerank(BaseNodePostprocessor):
 
     @classmethod
     def class_name(cls) -> str:
-        """The name LlamaIndex serialises this postprocessor under."""
+        """The name LlamaIndex serialises this postprocessor under.
+
+        Still the class's former name, so what was serialised before the rename reads the same.
+        """
         return "EmbeddingTTCRerank"
 
     @classmethod
@@ -74,7 +78,7 @@ class EmbeddingTTCRerank(BaseNodePostprocessor):
         encoder: Encoder | None = None,
         cache_dir: Path | str | None = None,
         verify: bool = False,
-    ) -> EmbeddingTTCRerank:
+    ) -> EmbeddingTTCReranker:
         """Open the index at ``directory`` (:meth:`Reranker.load`) and wrap it."""
         reranker = Reranker.load(directory, encoder=encoder, verify=verify, cache_dir=cache_dir)
         return cls(reranker=reranker, top_n=top_n, id_key=id_key, title_key=title_key)
@@ -86,13 +90,13 @@ class EmbeddingTTCRerank(BaseNodePostprocessor):
 
         Raises:
             ValueError: no query was given.
-            CandidateError: a node is not a ``NodeWithScore``, has an empty text, shares its
+            CandidateRequestError: a node is not a ``NodeWithScore``, has an empty text, shares its
                 id with another, or has a metadata id or title that is not a string.
 
         """
         if query_bundle is None:
             raise ValueError(
-                "EmbeddingTTCRerank needs the query: postprocess_nodes(nodes, query_str=...)"
+                "EmbeddingTTCReranker needs the query: postprocess_nodes(nodes, query_str=...)"
             )
         given = list(nodes)
         candidates = [self._candidate(n, i) for i, n in enumerate(given)]
@@ -112,7 +116,7 @@ class EmbeddingTTCRerank(BaseNodePostprocessor):
 
     def _candidate(self, node: NodeWithScore, position: int) -> Candidate:
         if not isinstance(node, NodeWithScore):
-            raise CandidateError(
+            raise CandidateRequestError(
                 f"node {position} must be a llama_index NodeWithScore, got {type(node).__name__}",
                 position=position,
             )
@@ -124,3 +128,7 @@ class EmbeddingTTCRerank(BaseNodePostprocessor):
         title = metadata_string(metadata, self.title_key, position, "title") or ""
         text = node.node.get_content(metadata_mode=MetadataMode.NONE)
         return Candidate(text, node_id, title)
+
+
+# EmbeddingTTCRerank was this class's name: still importable, with a DeprecationWarning.
+__getattr__ = renamed(__name__, "EmbeddingTTCRerank", EmbeddingTTCReranker)

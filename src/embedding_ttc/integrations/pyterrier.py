@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from embedding_ttc.deploy.errors import CandidateError
+from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.integrations.candidates import missing_framework
@@ -87,7 +87,7 @@ class EmbeddingTTCReranker(pt.Transformer):
         Raises:
             pyterrier.validate.InputValidationError: a column the contract needs is missing.
             ValueError: a query id comes with more than one query text.
-            CandidateError: a malformed document (an empty text, a non-string docno, a docno
+            CandidateRequestError: a malformed document (an empty text, a non-string docno, a docno
                 given twice for a query); the message names the query id.
 
         """
@@ -111,8 +111,10 @@ class EmbeddingTTCReranker(pt.Transformer):
             ]
             try:
                 scored = self.reranker.score_texts(queries[0], records)
-            except CandidateError as err:
-                raise CandidateError(f"query id {qid!r}: {err}", position=err.position) from None
+            except CandidateRequestError as err:
+                raise CandidateRequestError(
+                    f"query id {qid!r}: {err}", position=err.position
+                ) from None
             scores[rows] = scored.scores
         out["score"] = scores
         pt.model.add_ranks(out)

@@ -74,28 +74,16 @@ class StoredEmbeddingSource(Protocol):
         ...
 
 
-@contextmanager
-def _no_scope() -> Iterator[None]:
-    yield
-
-
 @dataclass(frozen=True)
-class Context:
-    """What a program may use besides ``Q``, ``D`` and ``S``.
+class DeployedInputs:
+    """What a deployed index hands its program beyond what every program may use.
+
+    Only :class:`~embedding_ttc.deploy.reranker.Reranker` sets ``ctx.deployed``; the
+    evaluation path, the search's sandbox and the transfer matrix leave it at ``None``. Each
+    field only saves work: a program gives the same scores with it as without it, so a library
+    program reads it and a program file never sees it (the static checks reject it).
 
     Attributes:
-        encode_fn: the metered frozen encoder, ``encode_fn(texts, view, dim, max_length)``.
-            Calls count as query-time work unless made inside :meth:`index_time`.
-        query_texts: raw query texts, aligned with the rows of ``S``.
-        doc_texts: raw document texts (title and text joined), aligned with the columns.
-        query_ids: query identifiers.
-        doc_ids: document identifiers.
-        candidates: for pool tasks, per query, the column indices it ranks (programs that use
-            the ranking, such as feedback, must look only at these); ``None`` when every
-            query ranks the whole corpus.
-        views: the encoder's view names with their realisations described, and whether they
-            collapse (a program may skip a view that is identical to another).
-        index_time: a context manager; encodes inside it are document-side, amortisable work.
         scored_rows: when set, only the first ``scored_rows`` rows of the output are used. The
             rows after them are reference queries, present only for statistics a program takes
             over the batch of queries (a deployed query alone is scored with the index's
@@ -114,6 +102,57 @@ class Context:
 
     """
 
+    scored_rows: int | None = None
+    text_analyses: TextAnalysisSource | None = None
+    stored_embeddings: StoredEmbeddingSource | None = None
+
+    @staticmethod
+    def of(ctx: object) -> DeployedInputs:
+        """``ctx.deployed``, or an empty record when it has none.
+
+        Empty for the evaluation path's context, and for a sandboxed program's, which has no
+        ``deployed`` attribute at all.
+        """
+        deployed = getattr(ctx, "deployed", None)
+        return deployed if deployed is not None else _NOT_DEPLOYED
+
+
+_NOT_DEPLOYED = DeployedInputs()
+
+
+@contextmanager
+def _no_scope() -> Iterator[None]:
+    yield
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a program may use besides ``Q``, ``D`` and ``S``.
+
+    Every field but ``deployed`` is what every program may use, wherever it runs (evaluated,
+    searched in the sandbox, deployed); ``deployed`` is what a deployed index adds.
+
+    Attributes:
+        encode_fn: the metered frozen encoder, ``encode_fn(texts, view, dim, max_length)``.
+            Calls count as query-time work unless made inside :meth:`index_time`.
+        query_texts: raw query texts, aligned with the rows of ``S``.
+        doc_texts: raw document texts (title and text joined), aligned with the columns.
+        query_ids: query identifiers.
+        doc_ids: document identifiers.
+        candidates: for pool tasks, per query, the column indices it ranks (programs that use
+            the ranking, such as feedback, must look only at these); ``None`` when every
+            query ranks the whole corpus.
+        views: the encoder's view names with their realisations described, and whether they
+            collapse (a program may skip a view that is identical to another).
+        index_time: a context manager; encodes inside it are document-side, amortisable work.
+            Every program may use it (program files and the search's prompts write
+            ``with ctx.index_time():``); the evaluation meters index-time cost with it, and a
+            deployed index's build records the encodes made inside it.
+        deployed: what a deployed index hands its program (:class:`DeployedInputs`: scored
+            rows, text analyses, stored embeddings); ``None`` everywhere else.
+
+    """
+
     encode_fn: EncodeFn
     query_texts: Sequence[str]
     doc_texts: Sequence[str]
@@ -122,9 +161,7 @@ class Context:
     candidates: Sequence[NDArray[np.intp]] | None = None
     views_collapsed: bool = False
     index_time: Callable[[], AbstractContextManager[None]] = field(default=_no_scope)
-    scored_rows: int | None = None
-    text_analyses: TextAnalysisSource | None = None
-    stored_embeddings: StoredEmbeddingSource | None = None
+    deployed: DeployedInputs | None = None
 
     @property
     def doc_lengths(self) -> NDArray[np.int64]:

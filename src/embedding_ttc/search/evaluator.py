@@ -12,10 +12,10 @@ two score matrices must be bit-identical. Any failure on any task ends the evalu
 the failure's status; nothing is averaged over a subset of the tasks.
 
 Where a candidate's runs happen is a seam: a
-:class:`~embedding_ttc.search.task_runs.TaskRunner` computes the jobs (the smallest task twice,
+:class:`~embedding_ttc.search.task_runs.TaskExecutor` computes the jobs (the smallest task twice,
 then every other task once, in that order), in this process by default or as Ray tasks
 (:mod:`~embedding_ttc.search.executors`); the evaluator orchestrates and scores. The first
-failing job in that order decides the status and reason, whichever runner ran it. P0 and the
+failing job in that order decides the status and reason, whichever executor ran it. P0 and the
 reference are computed here, once per task, with the evaluator's encoder.
 
 :class:`ComputeLock` keeps one evaluation at a time on a machine (an ``flock`` on a file in
@@ -46,8 +46,8 @@ from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
 from embedding_ttc.runs.records import PartOutcome, SuiteScore, TaskDelta, Versus
 from embedding_ttc.runs.split import PARTS, Part, QuerySplit
-from embedding_ttc.search.executors import InProcessRunner
-from embedding_ttc.search.task_runs import TaskJob, TaskRun, TaskRunner
+from embedding_ttc.search.executors import InProcessTaskExecutor
+from embedding_ttc.search.task_runs import TaskExecutor, TaskJob, TaskRun
 from embedding_ttc.tasks.task import RetrievalTask
 
 
@@ -102,8 +102,9 @@ class SuiteEvaluator:
         split: the run's validation split (``None``: no parts are recorded).
         reference: the program every candidate is also compared with (a library program,
             run in-process once per task; ``None``: no reference).
-        runner: where candidates run (default: in this process, with ``encoder``); P0 and
+        executor: where candidates run (default: in this process, with ``encoder``); P0 and
             the reference always run here.
+        runner: the former name of ``executor`` (the ``search`` command still passes it).
 
     """
 
@@ -116,7 +117,8 @@ class SuiteEvaluator:
         shortlist: int | None = None,
         split: QuerySplit | None = None,
         reference: Program | None = None,
-        runner: TaskRunner | None = None,
+        executor: TaskExecutor | None = None,
+        runner: TaskExecutor | None = None,
     ) -> None:
         if not tasks:
             raise ValueError("the search needs at least one task")
@@ -126,7 +128,7 @@ class SuiteEvaluator:
         self.shortlist = shortlist
         self.split = split
         self.reference = reference
-        self.runner: TaskRunner = runner or InProcessRunner(encoder)
+        self.executor: TaskExecutor = executor or runner or InProcessTaskExecutor(encoder)
         if split is not None:
             for task in self.tasks:
                 split.of(task.name)  # every task must have its parts
@@ -233,11 +235,11 @@ class SuiteEvaluator:
         Raises:
             CandidateError: the program failed on some task (sandbox status, invalid
                 output, or different outputs on two identical runs): the first failing run
-                in the jobs' order, whichever runner ran it.
+                in the jobs' order, whichever executor ran it.
 
         """
         jobs = self._jobs()
-        with self._locked(), closing(self.runner.run(program, jobs)) as outcomes:
+        with self._locked(), closing(self.executor.run(program, jobs)) as outcomes:
             results: dict[str, TaskResult] = {}
             for job, runs in zip(jobs, outcomes, strict=True):
                 if not _identical(runs):

@@ -1,19 +1,19 @@
 """Where a candidate's task runs happen: in this process, or as Ray tasks.
 
-Two :class:`~embedding_ttc.search.task_runs.TaskRunner` s, named by ``search --executor``:
+Two :class:`~embedding_ttc.search.task_runs.TaskExecutor` s, named by ``search --executor``:
 
-* :class:`InProcessRunner` (``inprocess``, the default): one job after another with the
+* :class:`InProcessTaskExecutor` (``inprocess``, the default): one job after another with the
   command's encoder, stopping at the first failure.
-* :class:`RayTaskRunner` (``ray``, the ``ray`` extra): every job of a candidate is submitted
+* :class:`RayTaskExecutor` (``ray``, the ``ray`` extra): every job of a candidate is submitted
   at once, one Ray task each. A worker rebuilds the sandboxed program from its source, name and
   limits, and loads its own encoder by name (:class:`~embedding_ttc.encoders.named.NamedEncoder`,
   once per worker process); tasks are put in Ray's object store once per run. The driver takes
   the results in job order, so the first failure in the evaluator's order decides the outcome
   whichever task finished first, and it cancels the jobs still running once one has failed.
 
-The evaluator around a runner keeps the rest: the determinism check, P0 and the reference,
+The evaluator around an executor keeps the rest: the determinism check, P0 and the reference,
 the scoring and the compute lock (:mod:`~embedding_ttc.search.evaluator`). Records are the
-same under both runners but for timing fields. The determinism check's two runs are one Ray
+same under both executors but for timing fields. The determinism check's two runs are one Ray
 task, so they run in one process on one node, as in-process.
 
 On a cluster, every node needs the package, the encoder (an offline one, or its weights in
@@ -29,24 +29,23 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from embedding_ttc.encoders.base import Encoder
-from embedding_ttc.encoders.named import NamedEncoder
+from embedding_ttc.encoders.named import NamedEncoder, worker_encoder
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.base import Program
 from embedding_ttc.ray_runtime import check_executor, ray_session
-from embedding_ttc.search.task_runs import TaskJob, TaskRun, TaskRunner, run_job
+from embedding_ttc.search.task_runs import TaskExecutor, TaskJob, TaskRun, run_job
 from embedding_ttc.tasks.task import RetrievalTask
 
 PURPOSE = "search --executor ray"
 
 
-class InProcessRunner:
+class InProcessTaskExecutor:
     """Jobs one after another in this process, with one encoder; stops at the first failure."""
 
     def __init__(self, encoder: Encoder) -> None:
@@ -68,12 +67,6 @@ class _Failed:
     reason: str
 
 
-@lru_cache(maxsize=1)
-def _worker_encoder(named: NamedEncoder) -> Encoder:
-    """The worker's encoder, loaded once per worker process (Ray reuses its workers)."""
-    return named.load()
-
-
 def _ray_job(
     source: str,
     name: str,
@@ -90,14 +83,14 @@ def _ray_job(
     candidate's: it raises, and the driver stops the search.
     """
     program = SandboxedProgram(source, name, limits)
-    loaded = _worker_encoder(encoder)
+    loaded = worker_encoder(encoder)
     try:
         return run_job(program, TaskJob(task, repeats, shortlist), loaded)
     except CandidateError as exc:
         return _Failed(exc.status, exc.reason)
 
 
-class RayTaskRunner:
+class RayTaskExecutor:
     """One Ray task per job, all of a candidate's submitted at once, on an initialised Ray.
 
     Only sandboxed programs are run (the worker rebuilds one from its source, name and limits).
@@ -127,7 +120,7 @@ class RayTaskRunner:
         """Submit every job, then yield each job's runs in job order."""
         if not isinstance(program, SandboxedProgram):
             raise TypeError(
-                f"the Ray runner runs sandboxed programs (source, name, limits), "
+                f"the Ray executor runs sandboxed programs (source, name, limits), "
                 f"not {type(program).__name__}"
             )
         refs = [
@@ -172,7 +165,7 @@ class RayTaskRunner:
 
 
 @contextmanager
-def open_runner(
+def open_executor(
     executor: str,
     encoder: Encoder,
     named: NamedEncoder,
@@ -180,12 +173,12 @@ def open_runner(
     address: str | None = None,
     num_cpus: int | None = None,
     init_options: dict[str, Any] | None = None,
-) -> Iterator[TaskRunner]:
-    """The runner called ``executor`` (``inprocess`` or ``ray``), for the block.
+) -> Iterator[TaskExecutor]:
+    """The task executor called ``executor`` (``inprocess`` or ``ray``), for the block.
 
     Args:
         executor: one of :data:`~embedding_ttc.ray_runtime.EXECUTORS`.
-        encoder: the command's encoder (the in-process runner's).
+        encoder: the command's encoder (the in-process executor's).
         named: the same encoder by name (what Ray workers load).
         address: the Ray cluster (``None``: ``RAY_ADDRESS``, else a local Ray for the block).
         num_cpus: CPUs of a local Ray started here (``None``: all).
@@ -197,7 +190,11 @@ def open_runner(
 
     """
     if check_executor(executor) == "inprocess":
-        yield InProcessRunner(encoder)
+        yield InProcessTaskExecutor(encoder)
         return
     with ray_session(PURPOSE, address=address, num_cpus=num_cpus, init_options=init_options) as ray:
-        yield RayTaskRunner(ray, named)
+        yield RayTaskExecutor(ray, named)
+
+
+open_runner = open_executor
+"""The former name of :func:`open_executor`, which the ``search`` command still imports."""

@@ -9,7 +9,7 @@ proposer (:class:`~embedding_ttc.search.proposers.base.Proposer`) and the ledger
   (:class:`~embedding_ttc.program_files.sandbox.program.SandboxedProgram`);
 * an :class:`Evaluator`, scoring a program on every discovery task
   (:class:`~embedding_ttc.search.evaluator.SuiteEvaluator`, which is itself given a
-  :class:`~embedding_ttc.search.task_runs.TaskRunner`: in this process or on Ray).
+  :class:`~embedding_ttc.search.task_runs.TaskExecutor`: in this process or on Ray).
 
 Each is small, so a test passes fakes that are honest about being fakes.
 """

@@ -3,9 +3,9 @@
 A :class:`TaskJob` asks for a program's run(s) on one task; :func:`run_job` computes it with an
 encoder and returns a :class:`TaskRun` per run, or raises the one failure type of a candidate,
 :class:`~embedding_ttc.evaluation.outcome.CandidateError`, with the task named in its reason.
-:class:`TaskRunner` is the seam through which
+:class:`TaskExecutor` is the seam through which
 :class:`~embedding_ttc.search.evaluator.SuiteEvaluator` has its jobs computed (in this process
-or as Ray tasks: :mod:`~embedding_ttc.search.executors`); every runner computes a job with
+or as Ray tasks: :mod:`~embedding_ttc.search.executors`); every executor computes a job with
 :func:`run_job`, so a failure reads the same whichever ran it.
 """
 
@@ -88,13 +88,13 @@ def run_job(program: Program, job: TaskJob, encoder: Encoder) -> tuple[TaskRun, 
     return tuple(runs)
 
 
-class TaskRunner(Protocol):
+class TaskExecutor(Protocol):
     """Computes a candidate's jobs (the evaluator calls it once per candidate).
 
-    A runner yields each job's runs in the order of ``jobs``, and raises the
+    An executor yields each job's runs in the order of ``jobs``, and raises the
     ``CandidateError`` of the first job, in that order, that failed: the caller then reads the
     same outcome whether the jobs ran one after another or all at once. A caller that stops
-    early closes the generator; a runner then stops or cancels the jobs still running.
+    early closes the generator; an executor then stops or cancels the jobs still running.
     """
 
     def run(

@@ -27,14 +27,12 @@ CONTEXT_FIELDS: frozenset[str] = frozenset(
 )
 """The attributes of :class:`~embedding_ttc.programs.base.Context` a program may read."""
 
-DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset(
-    {"scored_rows", "text_analyses", "stored_embeddings"}
-)
+DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset({"deployed"})
 """Context fields a searched program does not see: deployment hints for library programs.
 
-A searched program is evaluated on whole query batches, where ``scored_rows`` is always
-``None``, and without an index, where ``text_analyses`` and ``stored_embeddings`` are always
-``None``; the sandbox's context carries none of them.
+``ctx.deployed`` (:class:`~embedding_ttc.programs.base.DeployedInputs`) is ``None`` wherever a
+searched program is evaluated: on whole query batches, without an index; the sandbox's
+context does not carry it.
 """
 
 FORBIDDEN_NAMES: frozenset[str] = frozenset(

@@ -21,11 +21,11 @@ depend on the query text only, are the same in every round; ``k`` = 60 in every 
 :data:`~embedding_ttc.programs.primitives.scores.RRF_K`). Rocchio and the residual use no
 encoder call, so the cost is LexicalHybridRRF's.
 
-Deployed, a query is scored with the index's reference queries appended (``ctx.scored_rows``),
-for the bidirectional channel's column statistics. Round 1 runs for every row, since the
-reference rows' refined queries enter those statistics in rounds 2 and 3; rounds 2 and 3 then
-score the live rows alone, every channel but the bidirectional one being per query, with the
-chunk channels in the live form of
+Deployed, a query is scored with the index's reference queries appended
+(``ctx.deployed.scored_rows``), for the bidirectional channel's column statistics. Round 1 runs for
+every row, since the reference rows' refined queries enter those statistics in rounds 2 and 3;
+rounds 2 and 3 then score the live rows alone, every channel but the bidirectional one being per
+query, with the chunk channels in the live form of
 :class:`~embedding_ttc.programs.library.coverage_channels.Centred` (as in LexicalHybridRRF).
 """
 
@@ -77,7 +77,7 @@ class CrossRoundRRF:
     ) -> tuple[Scores, Scores, Scores]:
         """The three rounds' fused scores ``(R1, R2, R3)``, for inspection and tests.
 
-        With ``ctx.scored_rows`` (module docstring), the rounds of the leading rows only.
+        With ``ctx.deployed.scored_rows`` (module docstring), the rounds of the leading rows only.
         """
         mask = mask_for(ctx, S)
         rows = live_rows(ctx, S.shape[0])
@@ -106,5 +106,5 @@ class CrossRoundRRF:
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``RRF(R1, R2, R3)`` over each query's candidates."""
-        # Scoring the leading rows only (ctx.scored_rows) needs no mask: live_rows says so.
+        # Scoring the leading rows only (ctx.deployed.scored_rows) needs no mask: live_rows says so.
         return all_rows(rrf(list(self.rounds(Q, D, S, ctx)), mask_for(ctx, S)), S.shape[0])

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.base import Context, DeployedInputs, Matrix
 from embedding_ttc.programs.library.bidir_zscore import (
     BidirZScore,
     bidirectional_scores,
@@ -79,13 +79,13 @@ def _over_ranked(ctx: Context, channels: Sequence[LexicalChannel]) -> list[Score
 
 
 def live_rows(ctx: Context, n_rows: int) -> int | None:
-    """How many leading rows need scores (``ctx.scored_rows``), when fewer than ``n_rows``.
+    """How many leading rows need scores (``ctx.deployed.scored_rows``), when fewer than ``n_rows``.
 
     ``None`` (score every row) unless the context marks trailing reference rows and every row
     ranks every column: only then are the live rows' channels, other than the batch-statistic
     ones, independent of the reference rows.
     """
-    rows = ctx.scored_rows
+    rows = DeployedInputs.of(ctx).scored_rows
     if rows is None or rows >= n_rows or ctx.candidates is not None:
         return None
     return rows
@@ -110,7 +110,7 @@ def head_context(ctx: Context, rows: int) -> Context:
         ctx,
         query_texts=tuple(ctx.query_texts[:rows]),
         query_ids=tuple(ctx.query_ids[:rows]),
-        scored_rows=None,
+        deployed=None if ctx.deployed is None else replace(ctx.deployed, scored_rows=None),
     )
 
 
@@ -162,7 +162,7 @@ class HybridBackbone:
     ) -> HybridBackbone:
         """Encode every document-side channel once (index-time work).
 
-        ``live``: for a query scored alone with reference rows (``ctx.scored_rows``), the
+        ``live``: for a query scored alone with reference rows (``ctx.deployed.scored_rows``), the
         chunk channels in :class:`~.coverage_channels.Centred`'s live form.
         """
         coverage = CoverageChannels.build(D, ctx, mask, live=live)

@@ -16,8 +16,8 @@ Choices where the paper is silent:
   :data:`~embedding_ttc.programs.primitives.scores.RRF_K` for why).
 
 Deployed, a query is scored with the index's reference queries appended, for the bidirectional
-channel's column statistics (``ctx.scored_rows``); every other channel is per query, so they are
-computed for the live rows alone, the chunk channels in the live form of
+channel's column statistics (``ctx.deployed.scored_rows``); every other channel is per query, so
+they are computed for the live rows alone, the chunk channels in the live form of
 :class:`~embedding_ttc.programs.library.coverage_channels.Centred` (float32 cosines about each
 centroid, where the batch form centres every candidate chunk in float64 first).
 """

@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY
-from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.base import Context, DeployedInputs, Matrix
 
 # ``scores`` by module for the names the search prompt lists under it (``candidate_mask``):
 # the search's import repair takes a name this module holds to be found here, so it holds
@@ -190,10 +190,10 @@ def encode_chunks(
 def encode_granularity(ctx: Context, granularity: str) -> ChunkChannel:
     """Split every document at ``granularity`` (a key of :data:`SPLITTERS`) and encode it.
 
-    With ``ctx.stored_embeddings`` (a deployed index's), the chunks' embeddings are gathered by
-    their stored rows, no chunk text being cut or looked up (:class:`StoredChunks`). Else,
-    with ``ctx.text_analyses``, the chunks are cut from the stored sentence and paragraph
-    spans instead of splitting the texts again. The same chunks and embeddings either way.
+    With ``ctx.deployed.stored_embeddings`` (a deployed index's), the chunks' embeddings are
+    gathered by their stored rows, no chunk text being cut or looked up (:class:`StoredChunks`).
+    Else, with ``ctx.deployed.text_analyses``, the chunks are cut from the stored sentence and
+    paragraph spans instead of splitting the texts again. The same chunks and embeddings either way.
     """
     stored = _stored(ctx, granularity, PASSAGE, None, MAX_CHUNKS_PER_DOC)
     if stored is not None:
@@ -201,7 +201,7 @@ def encode_granularity(ctx: Context, granularity: str) -> ChunkChannel:
         n_docs = len(ctx.doc_texts)
         layout = StoredChunks(owner, n_docs, ctx.doc_texts, granularity, MAX_CHUNKS_PER_DOC)
         return ChunkChannel(layout, emb)
-    source = getattr(ctx, "text_analyses", None)
+    source = DeployedInputs.of(ctx).text_analyses
     if source is None:
         return encode_chunks(ctx, SPLITTERS[granularity])
     chunks = analyses_of(ctx).chunks(ctx.doc_texts, granularity, MAX_CHUNKS_PER_DOC)
@@ -244,15 +244,15 @@ def best_chunk(channel: ChunkChannel, q: NDArray[np.floating], doc: int) -> str:
 def _stored(
     ctx: Context, unit: str, view: str, max_length: int | None, max_per_doc: int | None
 ) -> tuple[NDArray[np.intp], Matrix] | None:
-    """``ctx.stored_embeddings``' embeddings of an index-time encode, if it has them."""
-    source = getattr(ctx, "stored_embeddings", None)  # a sandboxed program's context has none
+    """``ctx.deployed.stored_embeddings``' embeddings of an index-time encode, if it has them."""
+    source = DeployedInputs.of(ctx).stored_embeddings  # a sandboxed program's context has none
     return None if source is None else source.embeddings(unit, view, max_length, max_per_doc)
 
 
 def encode_documents(ctx: Context, view: str, max_length: int | None = None) -> Matrix:
     """Re-encode the whole documents under ``view`` (index-time work).
 
-    With ``ctx.stored_embeddings`` (a deployed index's), gathered by stored row instead.
+    With ``ctx.deployed.stored_embeddings`` (a deployed index's), gathered by stored row instead.
     """
     stored = _stored(ctx, "document", view, max_length, None)
     if stored is not None:

@@ -19,8 +19,8 @@ in which :class:`~.lexical.TermIncidence` numbers terms, so that the channels co
 analyses (:mod:`.lexical_analysed`) equal those computed from texts bit for bit.
 
 A program finds its documents' analyses through its context (:func:`analyses_of`):
-``ctx.text_analyses`` when the caller holds them (:class:`ColumnAnalyses`), else computed from
-``ctx.doc_texts`` by the process's :class:`TextAnalyzer`, which remembers each text's analysis,
+``ctx.deployed.text_analyses`` when the caller holds them (:class:`ColumnAnalyses`), else computed
+from ``ctx.doc_texts`` by the process's :class:`TextAnalyzer`, which remembers each text's analysis,
 so that an evaluation does not re-tokenise a document for every batch of queries.
 """
 
@@ -592,7 +592,9 @@ def analyses_of(ctx: Any) -> TextAnalyses:
         ValueError: the context's analyses are not one per document.
 
     """
-    source = getattr(ctx, "text_analyses", None)  # a sandboxed program's context has none
+    # DeployedInputs.of(ctx), written out: programs.base imports this module's types.
+    deployed = getattr(ctx, "deployed", None)  # a sandboxed program's context has none
+    source = None if deployed is None else deployed.text_analyses
     if source is None:
         return LIVE_ANALYZER.analyses(ctx.doc_texts)
     analyses: TextAnalyses = source.analyses()

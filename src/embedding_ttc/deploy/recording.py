@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.store import (
     RECORD_CHUNK,
-    EmbeddingStore,
+    IndexEmbeddingStore,
     StoreBuilder,
     StoreEncodeFn,
     StoreKey,
@@ -139,7 +139,14 @@ def record_declared(
     """
     first = min(BUILD_BLOCK, len(doc_texts))
     sample = record_encodes(
-        program, encoder, doc_texts[:first], D[:first], queries, EmbeddingStore(), progress, spill
+        program,
+        encoder,
+        doc_texts[:first],
+        D[:first],
+        queries,
+        IndexEmbeddingStore(),
+        progress,
+        spill,
     )
     recorder = sample.recorded
     encoded = 0
