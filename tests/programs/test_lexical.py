@@ -22,7 +22,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from embedding_ttc.programs.primitives import lexical, tokenizers
+from embedding_ttc.programs.primitives import tokenizers
 from embedding_ttc.programs.primitives.lexical import (
     BM25,
     BM25_B,
@@ -37,6 +37,8 @@ from embedding_ttc.programs.primitives.lexical import (
     rare_term_idf,
     tokenize,
 )
+from embedding_ttc.programs.text import incidence as incidence_module
+from embedding_ttc.programs.text import term_channels
 
 DOCS = ["The cat sat on the mat.", "The dog sat.", "A cat and a dog!"]
 IDF1 = math.log(8 / 3)  # df = 1
@@ -250,8 +252,8 @@ def test_match_equals_the_plain_product_with_dense_and_sparse_terms() -> None:
     ]
     query_matrix = incidence.query_matrix(weights)
     share = np.diff(query_matrix.tocsc().indptr) * incidence.document_frequency / (1_100 * 700)
-    assert (share > lexical._DENSE_TERM_SHARE).any()
-    assert ((share > 0) & (share <= lexical._DENSE_TERM_SHARE)).any()
+    assert (share > incidence_module._DENSE_TERM_SHARE).any()
+    assert ((share > 0) & (share <= incidence_module._DENSE_TERM_SHARE)).any()
     scale = rng.uniform(0.1, 1.0, size=1_100)
     expected = (query_matrix @ incidence.term_doc).toarray() * scale[:, None]
     np.testing.assert_allclose(incidence.match(query_matrix, scale), expected, rtol=1e-5)
@@ -260,7 +262,7 @@ def test_match_equals_the_plain_product_with_dense_and_sparse_terms() -> None:
 @pytest.mark.parametrize("values", [[0.3], [0.1, 0.9], [0.2, 0.2, 0.7, 1.5, 3.0]])
 @pytest.mark.parametrize("q", [0.0, 0.25, 0.5, 0.9, 1.0])
 def test_linear_quantile_matches_numpy(values: list[float], q: float) -> None:
-    assert lexical._linear_quantile(values, q) == pytest.approx(float(np.quantile(values, q)))
+    assert term_channels._linear_quantile(values, q) == pytest.approx(float(np.quantile(values, q)))
 
 
 def test_channels_on_empty_inputs() -> None:

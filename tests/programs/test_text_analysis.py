@@ -147,7 +147,7 @@ def test_chunks_from_the_spans_are_those_of_the_splitters(granularity, cap):
 
 def test_the_analyzer_analyses_each_text_once_and_starts_afresh_when_full(monkeypatch):
     calls: list[str] = []
-    import embedding_ttc.programs.primitives.text_analysis as module
+    import embedding_ttc.programs.text.analysis_sources as module
 
     real = module.analyze_text
     monkeypatch.setattr(module, "analyze_text", lambda t, v: calls.append(t) or real(t, v))

@@ -20,7 +20,10 @@
   :mod:`~embedding_ttc.deploy.provenance`, and the recipe derived at build time
   (:mod:`~embedding_ttc.deploy.derive`, measured by :mod:`~embedding_ttc.deploy.probe`);
 * :mod:`~embedding_ttc.deploy.reranker`: :class:`Reranker` (``rerank``, ``search`` and their
-  batch forms; ``rerank_texts`` for documents given by their texts, held by the index or not);
+  batch forms; ``rerank_texts`` for documents given by their texts, held by the index or not),
+  its program calls (:mod:`~embedding_ttc.deploy.live_scoring`), the documents a caller gives
+  as texts (:mod:`~embedding_ttc.deploy.caller_texts`) and what its calls return
+  (:mod:`~embedding_ttc.deploy.rerank_results`, :mod:`~embedding_ttc.deploy.call_stats`);
 * :mod:`~embedding_ttc.deploy.service`: the FastAPI app (the ``serve`` extra), with the
   ``/v1/rerank`` API Cohere's and Jina's clients speak.
 

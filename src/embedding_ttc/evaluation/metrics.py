@@ -4,7 +4,8 @@ The rules, each checked against pytrec-eval-terrier in the tests:
 
 * Ranking: documents sorted by score, descending; **ties broken by document id, descending**
   (trec_eval sorts on ``(score desc, docno desc)`` with ``strcmp``; Python's ``str`` order is the
-  same as byte order on UTF-8).
+  same as byte order on UTF-8): :func:`top_k` and :func:`descending_id_rank`, defined in
+  :mod:`embedding_ttc.programs.trec_order` (the programs rank in this order too).
 * Gain: the judged grade itself (linear gain, not ``2**g - 1``); a grade of 0 or below and an
   unjudged document give 0.
 * Discount: ``1 / log2(rank + 1)`` for ranks 1..10.
@@ -21,6 +22,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+# The ranking order lives below the evaluation, where the programs (BM25's top-k) use it too.
+from embedding_ttc.programs.trec_order import descending_id_rank, top_k
+
+__all__ = ["CUTOFF", "descending_id_rank", "grades_of", "ideal_dcg", "ndcg_at_10", "top_k"]
+
 CUTOFF = 10
 _DISCOUNT = np.array([1.0 / math.log2(i + 2) for i in range(CUTOFF)])
 
@@ -31,50 +37,12 @@ def ideal_dcg(grades: Sequence[int] | NDArray[np.integer], k: int = CUTOFF) -> f
     return float(np.dot(pos, _DISCOUNT[: len(pos)])) if pos else 0.0
 
 
-def top_k(
-    scores: NDArray[np.floating], tiebreak: NDArray[np.integer], k: int = CUTOFF
-) -> NDArray[np.intp]:
-    """Indices of the best ``k`` entries of ``scores`` under trec_eval's order.
-
-    Args:
-        scores: one query's scores over its candidates.
-        tiebreak: for each candidate, its position in *descending* document-id order (so a
-            smaller value wins a tie).
-        k: how many to return (fewer if there are fewer candidates).
-
-    Returns:
-        Candidate positions, best first.
-
-    """
-    n = scores.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.intp)
-    k = min(k, n)
-    if n > k:
-        part = np.argpartition(-scores, k - 1)[:k]
-        threshold = scores[part].min()
-        # Every candidate tied with the k-th score competes for the last places.
-        pool = np.flatnonzero(scores >= threshold)
-    else:
-        pool = np.arange(n)
-    order = np.lexsort((tiebreak[pool], -scores[pool].astype(np.float64)))
-    return pool[order[:k]]
-
-
 def ndcg_at_10(ranked_grades: Sequence[int] | NDArray[np.integer], idcg: float) -> float:
     """nDCG@10 of a ranking given the grades of its first (up to) 10 documents."""
     if idcg <= 0.0:
         return 0.0
     gains = np.maximum(np.asarray(ranked_grades, dtype=np.float64)[:CUTOFF], 0.0)
     return float(np.dot(gains, _DISCOUNT[: gains.shape[0]]) / idcg)
-
-
-def descending_id_rank(doc_ids: Sequence[str]) -> NDArray[np.int64]:
-    """For each document, its position when ids are sorted in descending order."""
-    order = sorted(range(len(doc_ids)), key=doc_ids.__getitem__, reverse=True)
-    rank = np.empty(len(doc_ids), dtype=np.int64)
-    rank[order] = np.arange(len(doc_ids))
-    return rank
 
 
 def grades_of(ranked_ids: Sequence[str], judged: Mapping[str, int]) -> list[int]:
