@@ -36,12 +36,12 @@ Aggregate = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
 def mean_over_tasks(deltas: NDArray[np.float64]) -> NDArray[np.float64]:
     """The mean of each program's per-task Δ (the search's rule so far)."""
-    return deltas.mean(axis=1)
+    return np.asarray(deltas.mean(axis=1), dtype=np.float64)
 
 
 def median_over_tasks(deltas: NDArray[np.float64]) -> NDArray[np.float64]:
     """The median of each program's per-task Δ."""
-    return np.median(deltas, axis=1)
+    return np.asarray(np.median(deltas, axis=1), dtype=np.float64)
 
 
 def trimmed_mean_over_tasks(deltas: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -50,19 +50,20 @@ def trimmed_mean_over_tasks(deltas: NDArray[np.float64]) -> NDArray[np.float64]:
     With fewer than three tasks nothing is trimmed.
     """
     if deltas.shape[1] < 3:
-        return deltas.mean(axis=1)
+        return np.asarray(deltas.mean(axis=1), dtype=np.float64)
     ordered = np.sort(deltas, axis=1)
-    return ordered[:, 1:-1].mean(axis=1)
+    return np.asarray(ordered[:, 1:-1].mean(axis=1), dtype=np.float64)
 
 
 def tasks_won(deltas: NDArray[np.float64], tie: float = 0.001) -> NDArray[np.float64]:
     """Tasks won minus tasks lost (Δ beyond ``±tie``), per program."""
-    return (deltas > tie).sum(axis=1) - (deltas < -tie).sum(axis=1).astype(np.float64)
+    won = (deltas > tie).sum(axis=1) - (deltas < -tie).sum(axis=1)
+    return np.asarray(won, dtype=np.float64)
 
 
 def worst_task(deltas: NDArray[np.float64]) -> NDArray[np.float64]:
     """Each program's worst per-task Δ (a pure tail signal)."""
-    return deltas.min(axis=1)
+    return np.asarray(deltas.min(axis=1), dtype=np.float64)
 
 
 SIGNALS: Mapping[str, Aggregate] = {
