@@ -45,6 +45,8 @@ _LIBRARY = {
     "Rocchio": "rocchio:Rocchio",
     "BM25": "bm25:BM25Program",
     "BM25DenseRRF": "bm25_dense_rrf:BM25DenseRRF",
+    "ConvexHybrid": "convex_hybrid:ConvexHybrid",
+    "WeightedRRF": "weighted_rrf:WeightedRRF",
 }
 
 
@@ -154,6 +156,13 @@ register_group("paper", list(FRONTIER))
 #: Chosen by what they are, not by any result: held-out numbers are for reporting only.
 QUICKSTART: tuple[str, ...] = ("P0", REFERENCE_PROGRAM, "BM25", "SoftCentroid")
 register_group("quickstart", list(QUICKSTART))
+# The fusion baselines' grids (ConvexHybrid, WeightedRRF): evaluated on the discovery suite only.
+_FUSION_WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+register_group(
+    "convex-grid",
+    [f"ConvexHybrid:alpha={a},norm={n}" for n in ("minmax", "zscore") for a in _FUSION_WEIGHTS],
+)
+register_group("wrrf-grid", [f"WeightedRRF:w={w}" for w in _FUSION_WEIGHTS])
 register_group(
     "rocchio-grid",
     [f"Rocchio:K={k},beta={b}" for k in (2, 3, 5, 10) for b in (0.1, 0.3, 0.5, 0.7)],
