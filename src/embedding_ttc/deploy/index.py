@@ -59,8 +59,8 @@ from embedding_ttc.deploy.manifest import (
     EncoderIdentity,
     Manifest,
     check_tokenizer,
-    read_manifest,
 )
+from embedding_ttc.deploy.manifest_reader import read_manifest
 from embedding_ttc.deploy.program_file import ProgramFile, stored_program
 from embedding_ttc.deploy.record import Progress
 from embedding_ttc.deploy.reindex import reindex_ann
