@@ -1,9 +1,9 @@
 """The ``embedding-ttc`` command line: thin commands over library calls.
 
-One module per command group (:mod:`.evaluate`, :mod:`.programs`, :mod:`.search`,
-:mod:`.analysis`, :mod:`.deploy`, :mod:`.data`, :mod:`.cache`), each adding its subcommands to
-the root parser built here; what they share (running a command, consoles and progress,
-building an encoder) is in :mod:`.common`.
+One module per command group (:mod:`.evaluate`, with :mod:`.catalogs` and :mod:`.bench`;
+:mod:`.programs`, :mod:`.search`, :mod:`.analysis`, with :mod:`.report`; :mod:`.deploy`,
+:mod:`.data`, :mod:`.cache`), each adding its subcommands to the root parser built here; what
+they share (running a command, consoles and progress, building an encoder) is in :mod:`.common`.
 """
 
 from __future__ import annotations

@@ -58,12 +58,12 @@ from embedding_ttc.deploy.manifest import (
     HistoryEntry,
     Manifest,
     Observed,
-    ProgramRecord,
     ReferenceRecord,
     SegmentRecord,
     check_tokenizer,
 )
 from embedding_ttc.deploy.program_file import ProgramFile
+from embedding_ttc.deploy.program_records import ProgramRecord
 from embedding_ttc.deploy.recording import (
     Progress,
     chunk_tables,

@@ -19,7 +19,8 @@ from numpy.typing import NDArray
 
 from embedding_ttc.deploy.call_stats import CallStats
 from embedding_ttc.deploy.doc_table import text_hash
-from embedding_ttc.deploy.index import Index, RowTexts
+from embedding_ttc.deploy.index import Index
+from embedding_ttc.deploy.index_texts import RowTexts
 from embedding_ttc.deploy.live_scoring import Columns, LiveScorer
 from embedding_ttc.deploy.recording import record_encodes
 from embedding_ttc.deploy.store import StoreBuilder

@@ -24,7 +24,7 @@ from the search (:mod:`embedding_ttc.deploy.program_file`) does not, so ``index 
 * **query-time encodes** and **batch dependence**, by measurement (:mod:`.probe`).
 
 The derived recipe is written into the manifest field by field
-(:class:`~embedding_ttc.deploy.manifest.RecipeRecord`), with the measurement it came from
+(:class:`~embedding_ttc.deploy.program_records.RecipeRecord`), with the measurement it came from
 (:func:`derived_program`). An addition to such an index checks that the new documents are
 encoded at index time as the derived recipe says (:func:`check_addition`): the recipe was
 derived from the documents of the build, and new ones may tell apart kinds of piece that
@@ -43,14 +43,14 @@ from numpy.typing import NDArray
 
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.errors import DeployError
-from embedding_ttc.deploy.manifest import (
+from embedding_ttc.deploy.probe import Measured, measure
+from embedding_ttc.deploy.program_file import ProgramFile
+from embedding_ttc.deploy.program_records import (
     BatchMeasurement,
     DiscoveredRecord,
     ProgramRecord,
     RecipeRecord,
 )
-from embedding_ttc.deploy.probe import Measured, measure
-from embedding_ttc.deploy.program_file import ProgramFile
 from embedding_ttc.deploy.recording import Progress, Recording, RowsOf
 from embedding_ttc.deploy.store import IndexEmbeddingStore, StoreKey
 from embedding_ttc.encoders.base import PASSAGE, Embeddings, Encoder

@@ -34,10 +34,9 @@ program file stored in the manifest, checked again on load and run in the search
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
-from typing import overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -54,13 +53,14 @@ from embedding_ttc.deploy.errors import (
     IndexCorruptError,
     ProgramVersionError,
 )
+from embedding_ttc.deploy.index_texts import DocTexts
 from embedding_ttc.deploy.manifest import (
     REFERENCE,
     EncoderIdentity,
     Manifest,
     check_tokenizer,
-    read_manifest,
 )
+from embedding_ttc.deploy.manifest_reader import read_manifest
 from embedding_ttc.deploy.program_file import ProgramFile, stored_program
 from embedding_ttc.deploy.recording import Progress
 from embedding_ttc.deploy.reindex import reindex_ann
@@ -73,67 +73,6 @@ from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
 from embedding_ttc.programs.primitives.text_analysis import ChainedAnalyses, take_rows
 from embedding_ttc.programs.recipe import Recipe
-
-
-class DocTexts(Sequence[str]):
-    """The documents' texts (title and text joined) by row, read from disk when asked."""
-
-    def __init__(self, index: Index) -> None:
-        self._index = index
-
-    def __len__(self) -> int:
-        return len(self._index.doc_ids)
-
-    @overload
-    def __getitem__(self, row: int) -> str: ...
-    @overload
-    def __getitem__(self, row: slice) -> list[str]: ...
-    def __getitem__(self, row: int | slice) -> str | list[str]:
-        if isinstance(row, slice):
-            return self._index.texts(np.arange(len(self))[row])
-        n = len(self)
-        if not -n <= row < n:
-            raise IndexError(f"row {row} out of range for {n} documents")
-        return self._index.document(row % n).joined
-
-    def __iter__(self) -> Iterator[str]:
-        for segment in self._index.segments:
-            for doc in segment.documents_iter():
-                yield doc.joined
-
-
-class RowTexts(Sequence[str]):
-    """The texts of some rows of an index, then of documents it does not hold, read on first use.
-
-    A program call's ``ctx.doc_texts``: a program that never looks at its candidates' texts
-    (P0, SoftCentroid, or one whose document-side work the index stored) does not pay for
-    reading them from disk, about 30 ms a query at 1,000 candidates on this machine. The first
-    access reads them all, once.
-    """
-
-    def __init__(self, index: Index, rows: NDArray[np.intp], extra: Sequence[str] = ()) -> None:
-        self._index = index
-        self._rows = rows
-        self._extra = tuple(extra)
-        self._texts: tuple[str, ...] | None = None
-
-    def _all(self) -> tuple[str, ...]:
-        if self._texts is None:
-            self._texts = (*self._index.texts(self._rows), *self._extra)
-        return self._texts
-
-    def __len__(self) -> int:
-        return len(self._rows) + len(self._extra)
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
-    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
-        return self._all()[i]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
 
 
 class Index:

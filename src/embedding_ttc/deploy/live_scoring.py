@@ -34,7 +34,8 @@ from numpy.typing import NDArray
 
 from embedding_ttc.deploy.call_stats import CallStats
 from embedding_ttc.deploy.chunk_rows import ColumnEmbeddings
-from embedding_ttc.deploy.index import Index, RowTexts
+from embedding_ttc.deploy.index import Index
+from embedding_ttc.deploy.index_texts import RowTexts
 from embedding_ttc.deploy.rerank_results import CandidateScores
 from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn
 from embedding_ttc.encoders.base import QUERY, Embeddings, Encoder

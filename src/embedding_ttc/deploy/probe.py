@@ -31,7 +31,7 @@ query's scores depend on the other queries of a request. A change counts when it
 
 A measurement sees only the sample: a dependence that these queries and lists do not reveal
 is missed, as a hand-written recipe can be wrong. The manifest keeps the measured changes
-(:class:`~embedding_ttc.deploy.manifest.BatchMeasurement`) beside the answer.
+(:class:`~embedding_ttc.deploy.program_records.BatchMeasurement`) beside the answer.
 
 The same calls count the texts the program sends to the live encoder outside
 ``ctx.index_time()`` per query (its query-time encodes, the most over the sample), and the
@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.deploy.errors import DeployError
-from embedding_ttc.deploy.manifest import BatchMeasurement
+from embedding_ttc.deploy.program_records import BatchMeasurement
 from embedding_ttc.deploy.store import IndexEmbeddingStore, StoreEncodeFn
 from embedding_ttc.encoders.base import QUERY, Encoder
 from embedding_ttc.evaluation.evaluate import check_output, encode_texts

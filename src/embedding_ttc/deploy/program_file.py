@@ -6,7 +6,7 @@
 (:mod:`embedding_ttc.program_files.checks`); its name (the file's stem) must not be a library
 program's, compared without case, since the manifest, ``/health`` and the logs name the
 program served by it. The index keeps a copy of the source with its sha256 and provenance
-(:class:`~embedding_ttc.deploy.manifest.DiscoveredRecord`): a file edited or removed after
+(:class:`~embedding_ttc.deploy.program_records.DiscoveredRecord`): a file edited or removed after
 the build changes nothing in the index. Its recipe is derived at build time
 (:mod:`embedding_ttc.deploy.derive`).
 
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from embedding_ttc.deploy.errors import DeployError, IndexCorruptError
-from embedding_ttc.deploy.manifest import DiscoveredRecord, Provenance
+from embedding_ttc.deploy.program_records import DiscoveredRecord, Provenance
 from embedding_ttc.deploy.provenance import provenance_of
 from embedding_ttc.program_files.checks.rules import ProgramRejected
 from embedding_ttc.program_files.checks.source import ParsedProgram, check_source

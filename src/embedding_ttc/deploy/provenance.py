@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embedding_ttc.deploy.manifest import Provenance
+from embedding_ttc.deploy.program_records import Provenance
 from embedding_ttc.durable import read_records
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.program_files.parse import parse_reply
