@@ -1,4 +1,20 @@
-"""Programs over a frozen encoder: the protocol, its context, and the registry."""
+"""Programs over a frozen encoder: the protocol, its context, the library and its registry.
+
+* :mod:`~embedding_ttc.programs.base`: ``P(Q, D, S, ctx) -> S'`` (:class:`Program`), its
+  :class:`Context` and what a deployed index adds to it;
+* :mod:`~embedding_ttc.programs.p0`: P0, the cosine baseline;
+* ``library/``: the named programs (the paper's frontier, SoftCentroid, the classical and
+  fusion baselines), one module each;
+* ``primitives/``: what programs are built from, and what program files may import (scores,
+  chunking, feedback, late interaction, lexical channels, text analyses);
+* ``text/``: the text machinery under the lexical primitives (tokens, term incidence, BM25,
+  text analyses), re-exported by them;
+* :mod:`~embedding_ttc.programs.catalog`: the registry, parametrised names and groups;
+  :mod:`~embedding_ttc.programs.listing`: what ``embedding-ttc programs`` shows;
+* :mod:`~embedding_ttc.programs.recipe`: how a program deploys, declared by the program;
+* :mod:`~embedding_ttc.programs.trec_order`: trec_eval's ranking order, which programs and
+  the evaluation share.
+"""
 
 from embedding_ttc.programs.base import Context, EncodeFn, Matrix, Program
 from embedding_ttc.programs.catalog import PROGRAMS, get_program
