@@ -48,10 +48,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.editing.options import GUIDED_OFFERS
 from embedding_ttc.search.frontier import admitted
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.records import LedgerRecord
+from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
 
 REPO = Path(__file__).resolve().parent.parent
 STRUCTURAL_RUN = REPO / "results" / "search-transfer"

@@ -16,7 +16,7 @@ from embedding_ttc.evaluation.comparison import WTL, Comparison
 from embedding_ttc.evaluation.outcome import CandidateError
 from embedding_ttc.programs.base import Context, Matrix, Program
 from embedding_ttc.search.checks.rules import ProgramRejected
-from embedding_ttc.search.proposers.base import ProposerError
+from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.search.records import Proposal, SearchState, SuiteScore, TaskDelta, Usage
 
 FAKE_TASKS = ("alpha", "beta")

@@ -14,8 +14,8 @@ import numpy as np
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.novelty import fingerprint, structure
-from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from embedding_ttc.search.structural.proposer import StructuralProposer
 from embedding_ttc.tasks.task import RetrievalTask
 from ledger_records import evaluated
 

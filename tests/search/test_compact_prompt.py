@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.backends.base import estimate_tokens
 from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.interface import CONSTRAINTS
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity
@@ -26,7 +27,6 @@ from embedding_ttc.search.prompts.directives import (
 )
 from embedding_ttc.search.prompts.examples import EXAMPLES, example_structures
 from embedding_ttc.search.prompts.helper_list import PRIMITIVE_PRIORITY, helper_modules
-from embedding_ttc.search.proposers.base import estimate_tokens
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
 from ledger_records import evaluated
 

@@ -16,7 +16,6 @@ from embedding_ttc.search.loop import SearchLoop
 from embedding_ttc.search.prompts.compact import render_compact_prompt
 from embedding_ttc.search.prompts.directives import choose_directive
 from embedding_ttc.search.prompts.full import render_prompt
-from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
 from embedding_ttc.search.split import (
     SPLIT_FILE,
     SplitError,
@@ -26,6 +25,7 @@ from embedding_ttc.search.split import (
     split_queries,
     split_task,
 )
+from embedding_ttc.search.structural.proposer import StructuralProposer
 from embedding_ttc.tasks.catalog import load_task
 from ledger_records import split_evaluated
 

@@ -21,7 +21,7 @@ from embedding_ttc.durable import file_lock
 from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import Budget, SearchLoop
-from embedding_ttc.search.proposers.base import ProposerError
+from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.search.records import LedgerRecord, Proposal, SearchState, Usage
 
 LOCK_NAME = "external"

@@ -35,7 +35,7 @@ from embedding_ttc.search.novelty import (
     registered_structures,
     structure,
 )
-from embedding_ttc.search.proposers.base import Proposer, ProposerError
+from embedding_ttc.search.proposer import Proposer, ProposerError
 from embedding_ttc.search.records import (
     FrontierProgram,
     LedgerRecord,

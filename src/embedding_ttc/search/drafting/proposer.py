@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.backends.base import ChatBackend, ChatReply
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.drafting.repairs import repair_source
@@ -53,13 +54,7 @@ from embedding_ttc.search.prompts.compact import render_compact_prompt
 from embedding_ttc.search.prompts.directives import Directive, choose_directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.prompts.full import render_prompt
-from embedding_ttc.search.proposers.base import (
-    ChatBackend,
-    ChatReply,
-    ProposerError,
-    base_seed,
-    resolve_parent,
-)
+from embedding_ttc.search.proposer import ProposerError, base_seed, resolve_parent
 from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
 
 Precheck = Callable[[str], PrecheckResult]
@@ -93,8 +88,8 @@ class DraftingProposer:
     """Best-of-N drafting with a pre-check and repair turns over a chat backend.
 
     Args:
-        inner: the LLM backend (``OpenAIProposer``, ``AnthropicProposer``,
-            ``LlamaCppProposer`` or any :class:`ChatBackend`).
+        inner: the chat backend (``OpenAIBackend``, ``AnthropicBackend``,
+            ``LlamaCppBackend`` or any :class:`ChatBackend`).
         drafts: drafts per generation, ``>= 1``.
         repair_rounds: repair turns per draft after a failed check, ``>= 0``.
         precheck: ``source -> PrecheckResult``; ``None`` accepts any draft that parses.
@@ -102,9 +97,10 @@ class DraftingProposer:
         context_tokens: the compact prompt's budget.
         count_tokens: a tokenizer's counter for the budget; default the backend's
             ``count_tokens`` when it has one, else an estimate of four characters a token.
-        top_k: frontier programs in the full prompt; ``None``: the backend's ``top_k``, else
-            every program of ``state.frontier``.
+        top_k: frontier programs in the full prompt; ``None``: every program of
+            ``state.frontier``.
         fix_imports: repair helper imports mechanically before the check.
+        name: what the ledger records as the proposer (default ``draft:<backend>``).
 
     Raises:
         ValueError: on ``drafts < 1``, ``repair_rounds < 0`` or an unknown prompt style.
@@ -123,6 +119,7 @@ class DraftingProposer:
         count_tokens: Callable[[str], int] | None = None,
         top_k: int | None = None,
         fix_imports: bool = True,
+        name: str = "",
     ) -> None:
         if drafts < 1:
             raise ValueError(f"drafts must be >= 1, got {drafts}")
@@ -131,14 +128,14 @@ class DraftingProposer:
         if prompt not in ("full", "compact"):
             raise ValueError(f"prompt must be 'full' or 'compact', got {prompt!r}")
         self.inner = inner
-        self.name = inner.name
+        self.name = name or f"draft:{inner.name}"
         self.drafts = drafts
         self.repair_rounds = repair_rounds
         self.precheck = precheck
         self.prompt = prompt
         self.context_tokens = context_tokens
         self.count_tokens = count_tokens or getattr(inner, "count_tokens", None)
-        self.top_k = top_k if top_k is not None else getattr(inner, "top_k", None)
+        self.top_k = top_k
         self.fix_imports = fix_imports
 
     def render(self, state: SearchState, directive: Directive) -> str:

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import ast
 
+from embedding_ttc.search.backends.base import estimate_tokens
 from embedding_ttc.search.editing.blocks import strip_comment
-from embedding_ttc.search.editing.parents import Parent
+from embedding_ttc.search.population import Parent
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import (
     TokenCounter,
@@ -37,7 +38,6 @@ from embedding_ttc.search.prompts.compact import INTERFACE, SHORT_CONSTRAINTS
 from embedding_ttc.search.prompts.directives import Inspiration
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
-from embedding_ttc.search.proposers.base import estimate_tokens
 from embedding_ttc.search.records import SearchState
 
 HELPER_TOKENS = 900

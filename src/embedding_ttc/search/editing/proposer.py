@@ -1,9 +1,9 @@
 """The edit proposer: the model edits one parent program instead of writing one from scratch.
 
 The paper uses its proposer "purely as a mutation function". :class:`EditProposer` wraps any
-:class:`~embedding_ttc.search.proposers.base.ChatBackend`; per generation it
+:class:`~embedding_ttc.search.backends.base.ChatBackend`; per generation it
 
-1. chooses a parent (:func:`~embedding_ttc.search.editing.parents.choose_parent`; a seed,
+1. chooses a parent (:func:`~embedding_ttc.search.population.choose_parent`; a seed,
    the run's reference as a search program, while the frontier shows only P0);
 2. sends the edit prompt (:func:`~embedding_ttc.search.editing.prompt.render_edit_prompt`):
    the parent's source, its per-task results against its own parent, its lineage's lessons,
@@ -39,18 +39,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.backends.base import ChatBackend, ChatReply
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.drafting.repairs import repair_source
 from embedding_ttc.search.editing.blocks import EditError, apply_blocks, parse_blocks
-from embedding_ttc.search.editing.parents import EXPLORE, Parent, choose_parent
 from embedding_ttc.search.editing.prompt import render_edit_prompt
 from embedding_ttc.search.editing.suggest import suggest_idea
 from embedding_ttc.search.parse import parse_reply
+from embedding_ttc.search.population import EXPLORE, Parent, choose_parent
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import TokenCounter, fenced
 from embedding_ttc.search.prompts.directives import Inspiration
-from embedding_ttc.search.proposers.base import ChatBackend, ChatReply, ProposerError, base_seed
+from embedding_ttc.search.proposer import ProposerError, base_seed
 from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
 
 Precheck = Callable[[str], PrecheckResult]
@@ -77,7 +78,8 @@ class EditProposer:
 
     Args:
         inner: the chat backend.
-        explore: probability of a parent off the frontier (:data:`~.parents.EXPLORE`).
+        explore: probability of a parent off the frontier
+            (:data:`~embedding_ttc.search.population.EXPLORE`).
         repair_rounds: repair turns after a failed application or pre-check, ``>= 0``.
         precheck: ``source -> PrecheckResult``; ``None`` accepts any edit that parses.
         context_tokens: the prompt's budget.
@@ -89,6 +91,7 @@ class EditProposer:
             (:func:`~embedding_ttc.search.editing.seeds.seeds_for`).
         suggest: name one idea the parent lacks in each prompt (:mod:`.suggest`); ``False``:
             leave the choice of the change to the model.
+        name: what the ledger records as the proposer (default ``edit:<backend>``).
 
     """
 
@@ -104,13 +107,14 @@ class EditProposer:
         seed: int | None = None,
         seeds: Sequence[tuple[str, str]] = (),
         suggest: bool = True,
+        name: str = "",
     ) -> None:
         if repair_rounds < 0:
             raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
         if not 0.0 <= explore <= 1.0:
             raise ValueError(f"explore is a probability, got {explore}")
         self.inner = inner
-        self.name = f"{inner.name}-edit"
+        self.name = name or f"edit:{inner.name}"
         self.explore = explore
         self.repair_rounds = repair_rounds
         self.precheck = precheck

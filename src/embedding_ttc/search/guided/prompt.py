@@ -5,7 +5,7 @@ their normalisations, fusion, feedback rounds), its per-task results against its
 and its lineage's lessons (:mod:`~embedding_ttc.search.prompts.lineage`), the catalogue of
 parts (channels it lacks with why each might help, normalisations, fusions, refinements), and
 the reply's JSON shape. The reply is decoded under the schema of
-:func:`~embedding_ttc.search.proposers.structural.edits.edit_schema`, so the prompt explains
+:func:`~embedding_ttc.search.structural.edits.edit_schema`, so the prompt explains
 the choice and the grammar enforces its form.
 """
 
@@ -17,9 +17,10 @@ from collections.abc import Sequence
 
 from embedding_ttc.search.prompts.common import section, task_list
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.edits import Edit
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.records import LedgerRecord, SearchState
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.edits import Edit
+from embedding_ttc.search.structural.genome import (
     FUSION_LABELS,
     MAX_CHANNELS,
     MAX_ROUNDS,
@@ -29,7 +30,6 @@ from embedding_ttc.search.proposers.structural.genome import (
     Genome,
     fusion_label,
 )
-from embedding_ttc.search.records import LedgerRecord, SearchState
 
 REPLY = """\
 {"edit": {"op": "<op>", ...the op's fields},

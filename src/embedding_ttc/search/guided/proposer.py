@@ -1,32 +1,32 @@
 """The guided structural proposer: the model chooses the edit, the structural renderer writes it.
 
 :class:`GuidedStructuralProposer` wraps a
-:class:`~embedding_ttc.search.proposers.base.JsonChatBackend`. Per generation it
+:class:`~embedding_ttc.search.backends.base.JsonChatBackend`. Per generation it
 
 1. chooses a parent among the programs that carry a genome
-   (:func:`~embedding_ttc.search.editing.parents.choose_parent` over them; the base genome,
+   (:func:`~embedding_ttc.search.population.choose_parent` over them; the base genome,
    under P0, when none does, and generation 1 proposes the base genome itself, as the
    structural proposer does);
 2. asks the model for one edit and a one-sentence hypothesis as JSON under the schema of
-   the parent's edits (:func:`~embedding_ttc.search.proposers.structural.edits.edit_schema`:
+   the parent's edits (:func:`~embedding_ttc.search.structural.edits.edit_schema`:
    a grammar on llama.cpp, ``response_format`` on OpenAI-compatible servers), with the
    parent's per-task results and its lineage's lessons in the prompt (:mod:`.prompt`); with
    ``share``, the reply also sets the convex fusion's share of the edited program. Only
    the edits whose result is new are offered (a genome not tried and structurally distinct
-   from the known programs, :func:`~embedding_ttc.search.proposers.structural.known.is_new`),
+   from the known programs, :func:`~embedding_ttc.search.structural.known.is_new`),
    so the model's choice is never spent on a repeat; when the encoder's views collapse, the
    channels scored under another view are not offered either (they would equal S). With
    ``offers`` set, a seeded sample of that many open edits is offered, one of each kind of
    change first (:func:`sample_offers`), and the prompt lists them; otherwise every open edit
    is. The catalogue's channels are listed in a seeded order of their own each generation;
-3. applies the edit (:func:`~embedding_ttc.search.proposers.structural.edits.apply_edit`);
+3. applies the edit (:func:`~embedding_ttc.search.structural.edits.apply_edit`);
    when the result is not new (a server that does not enforce the schema), stacks the
    structural proposer's random mutations until one is
-   (:func:`~embedding_ttc.search.proposers.structural.known.first_new`), and says so. A parent
+   (:func:`~embedding_ttc.search.structural.known.first_new`), and says so. A parent
    whose every single edit was tried is passed over for the best program that still has an
    open edit (:func:`_open_parent`), and the claim says so; only when no program has one are
    random mutations stacked on the parent without a call;
-4. renders the program (:func:`~embedding_ttc.search.proposers.structural.render.render_program`).
+4. renders the program (:func:`~embedding_ttc.search.structural.render.render_program`).
 
 A reply that is not a usable edit (only possible where the server does not enforce the schema)
 gets ``repair_rounds`` repair turns; then the structural proposer's random change is used, and
@@ -44,33 +44,10 @@ import time
 from collections.abc import Sequence
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.editing.parents import EXPLORE, SEED_MIX, choose_parent
+from embedding_ttc.search.backends.base import ChatReply, JsonChatBackend
 from embedding_ttc.search.guided.prompt import render_guided_prompt
-from embedding_ttc.search.proposers.base import ChatReply, JsonChatBackend, ProposerError, base_seed
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.edits import (
-    Edit,
-    GenomeEditError,
-    apply_edit,
-    apply_share,
-    edit_schema,
-    offered_channels,
-    possible_edits,
-)
-from embedding_ttc.search.proposers.structural.genome import (
-    BASE_GENOME,
-    Genome,
-    genome_from_source,
-)
-from embedding_ttc.search.proposers.structural.known import (
-    GENOME_TAG,
-    Known,
-    first_new,
-    is_new,
-    known_programs,
-)
-from embedding_ttc.search.proposers.structural.proposer import claims
-from embedding_ttc.search.proposers.structural.render import render_program
+from embedding_ttc.search.population import EXPLORE, SEED_MIX, choose_parent
+from embedding_ttc.search.proposer import ProposerError, base_seed
 from embedding_ttc.search.records import (
     Attempt,
     FrontierProgram,
@@ -79,6 +56,30 @@ from embedding_ttc.search.records import (
     SearchState,
     Usage,
 )
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.edits import (
+    Edit,
+    GenomeEditError,
+    apply_edit,
+    apply_share,
+    edit_schema,
+    offered_channels,
+    possible_edits,
+)
+from embedding_ttc.search.structural.genome import (
+    BASE_GENOME,
+    Genome,
+    genome_from_source,
+)
+from embedding_ttc.search.structural.known import (
+    GENOME_TAG,
+    Known,
+    first_new,
+    is_new,
+    known_programs,
+)
+from embedding_ttc.search.structural.proposer import claims
+from embedding_ttc.search.structural.render import render_program
 
 SEED_STRIDE = 100_003
 """Seed offset between the calls of one generation."""
@@ -114,8 +115,9 @@ class GuidedStructuralProposer:
         keep: channels no edit drops or swaps out (``("dense",)`` anchors every program on
             the cosine ``S``); the prompt says so.
         share: the reply also sets the convex fusion's share of the edited program
-            (:func:`~embedding_ttc.search.proposers.structural.edits.apply_share`); without
+            (:func:`~embedding_ttc.search.structural.edits.apply_share`); without
             it a convex fusion keeps the middle share it starts at.
+        name: what the ledger records as the proposer (default ``guided:<backend>``).
 
     Raises:
         ValueError: ``repair_rounds < 0`` or ``offers < 0``, a channel of ``keep`` that is
@@ -134,6 +136,7 @@ class GuidedStructuralProposer:
         offers: int = 0,
         keep: Sequence[str] = (),
         share: bool = False,
+        name: str = "",
     ) -> None:
         if repair_rounds < 0:
             raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
@@ -151,7 +154,7 @@ class GuidedStructuralProposer:
                 "guided proposer needs llama-cpp or an OpenAI-compatible server"
             )
         self.inner = inner
-        self.name = f"{inner.name}-guided"
+        self.name = name or f"guided:{inner.name}"
         self.explore = explore
         self.repair_rounds = repair_rounds
         self.seed = seed

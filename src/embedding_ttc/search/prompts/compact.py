@@ -25,7 +25,7 @@ the frontier, the history and the directive are read again each generation.
 
 Tokens are counted with ``count_tokens`` when given (the llama-cpp proposer passes its
 tokenizer), else estimated at four characters a token
-(:func:`~embedding_ttc.search.proposers.base.estimate_tokens`).
+(:func:`~embedding_ttc.search.backends.base.estimate_tokens`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import tokenize
 from collections.abc import Mapping
 
 from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.search.backends.base import estimate_tokens
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import (
     TokenCounter,
@@ -51,7 +52,6 @@ from embedding_ttc.search.prompts.common import (
 from embedding_ttc.search.prompts.directives import Directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
-from embedding_ttc.search.proposers.base import estimate_tokens
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
 
 NOTE_CHARS = 60

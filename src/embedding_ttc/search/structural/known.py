@@ -26,10 +26,10 @@ from embedding_ttc.search.novelty import (
     library_structures,
     structure,
 )
-from embedding_ttc.search.proposers.structural.genome import Genome, genome_from_source
-from embedding_ttc.search.proposers.structural.mutate import mutate
-from embedding_ttc.search.proposers.structural.render import render_program
 from embedding_ttc.search.records import SearchState
+from embedding_ttc.search.structural.genome import Genome, genome_from_source
+from embedding_ttc.search.structural.mutate import mutate
+from embedding_ttc.search.structural.render import render_program
 
 MAX_STEPS = 6
 """Mutations stacked on one candidate before starting over."""

@@ -6,21 +6,21 @@ import hashlib
 import random
 import time
 
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.records import Proposal, SearchState, Usage
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     Genome,
     fusion_label,
     genome_from_source,
 )
-from embedding_ttc.search.proposers.structural.known import (
+from embedding_ttc.search.structural.known import (
     Known,
     first_new,
     is_new,
     known_programs,
 )
-from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.records import Proposal, SearchState, Usage
+from embedding_ttc.search.structural.render import render_program
 
 
 class StructuralProposer:
