@@ -26,20 +26,30 @@ The paper uses its proposer "purely as a mutation function". :class:`EditPropose
 
 The program's module docstring is rewritten to the reply's ``Novelty:``, ``Hypothesis:``,
 ``Parent:`` and ``Edit:`` lines, so the archived file says what it is. Every failed call becomes an
-:class:`~embedding_ttc.search.records.Attempt` (the ledger keeps every reply); accounting is the
-drafting proposer's (the proposal's usage is its own call's, the attempts carry the rest, and
-``cost_usd`` sums all calls). When nothing passes, the last edited program (else the parent
-unchanged is not proposed: ``source=None``) goes to the loop, which records the rejection.
+:class:`~embedding_ttc.search.records.Attempt` (the ledger keeps every reply); accounting is
+every strategy's (:mod:`embedding_ttc.search.conversation`: the proposal's usage is its own
+call's, the attempts carry the rest, and ``cost_usd`` sums all calls). When nothing passes,
+the last edited program (else the parent unchanged is not proposed: ``source=None``) goes to
+the loop, which records the rejection.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.backends.base import ChatBackend, ChatReply
+from embedding_ttc.search.conversation import (
+    REASON_CHARS,
+    Call,
+    attempts,
+    call_seed,
+    clip,
+    converse,
+    proposal_usage,
+    require_an_answer,
+)
 from embedding_ttc.search.drafting.hints import repair_hint
 from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.drafting.repairs import repair_source
@@ -51,26 +61,10 @@ from embedding_ttc.search.population import EXPLORE, Parent, choose_parent
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import TokenCounter, fenced
 from embedding_ttc.search.prompts.directives import Inspiration
-from embedding_ttc.search.proposer import ProposerError, base_seed
-from embedding_ttc.search.records import Attempt, Proposal, SearchState, Usage
+from embedding_ttc.search.proposer import base_seed
+from embedding_ttc.search.records import Proposal, SearchState
 
 Precheck = Callable[[str], PrecheckResult]
-
-SEED_STRIDE = 100_003
-"""Seed offset between the calls of one generation (as the drafting proposer's)."""
-
-REASON_CHARS = 600
-"""Longest failure reason sent back in a repair turn and kept in an attempt."""
-
-
-@dataclass(frozen=True)
-class _Call:
-    reply: ChatReply
-    ok: bool
-    status: Status
-    reason: str
-    source: str | None = None
-    hint: str = ""
 
 
 class EditProposer:
@@ -139,51 +133,40 @@ class EditProposer:
             count_tokens=self.count_tokens,
             idea=idea,
         )
-        messages = [{"role": "user", "content": prompt}]
         current = parent.source
-        calls: list[_Call] = []
-        for r in range(self.repair_rounds + 1):
-            seed = base_seed + state.generation + SEED_STRIDE * r
-            try:
-                reply = self.inner.chat(messages, seed=seed)
-            except ProposerError as exc:
-                calls.append(
-                    _Call(ChatReply("", exc.usage or Usage(model="")), False,
-                          Status.PROPOSER_ERROR, str(exc))
-                )  # fmt: skip
-                break
-            call = self._judge(reply, current, parent, idea)
-            calls.append(call)
-            if call.ok:
-                return self._proposal(call, calls, parent)
+
+        def follow_up(call: Call) -> str:
+            nonlocal current
             if call.source is not None:
                 current = call.source  # the edit applied; the repair edits what it made
-            messages = [
-                *messages,
-                {"role": "assistant", "content": reply.text},
-                {"role": "user", "content": _repair_message(call, current)},
-            ]
-        answered = [c for c in calls if c.status is not Status.PROPOSER_ERROR]
-        if not answered:
-            detail = "; ".join(c.reason for c in calls)
-            raise ProposerError(
-                f"every call failed ({detail})"[:2000], Usage.total([c.reply.usage for c in calls])
-            )
+            return _repair_message(call, current)
+
+        calls = converse(
+            lambda messages, seed: self.inner.chat(messages, seed=seed),
+            prompt,
+            rounds=self.repair_rounds,
+            seed=lambda r: call_seed(base_seed, state.generation, r),
+            judge=lambda reply, r: self._judge(reply, current, parent, idea),
+            follow_up=follow_up,
+        )
+        if calls[-1].ok:
+            return self._proposal(calls[-1], calls, parent)
+        answered = require_an_answer(calls)
         edited = [c for c in answered if c.source is not None]
         return self._proposal((edited or answered)[-1], calls, parent)
 
     def _judge(
         self, reply: ChatReply, current: str, parent: Parent, idea: Inspiration | None = None
-    ) -> _Call:
+    ) -> Call:
         if not reply.text.strip():
-            return _Call(reply, False, Status.PROPOSER_ERROR, "the model returned an empty reply")
+            return Call(reply, False, Status.PROPOSER_ERROR, "the model returned an empty reply")
         meta = parse_reply(reply.text)
         try:
             applied = apply_blocks(current, parse_blocks(reply.text))
         except EditError as exc:
             whole = _whole_program(meta.source)
             if whole is None:
-                return _Call(reply, False, Status.REJECTED, f"edit: {exc}")
+                return Call(reply, False, Status.REJECTED, f"edit: {exc}")
             edited, how = whole, "the reply's whole program (no block applied)"
         else:
             edited = applied.source
@@ -192,38 +175,19 @@ class EditProposer:
         novelty = meta.novelty or (f"adds {idea.title} (the suggested idea)" if idea else "")
         source = _with_docstring(edited, novelty, meta.hypothesis, parent.name, how)
         check = self.precheck(source) if self.precheck is not None else _parses(source)
-        return _Call(reply, check.ok, check.status, check.reason, source, repair_hint(check))
+        return Call(reply, check.ok, check.status, check.reason, source, repair_hint(check))
 
-    def _proposal(self, chosen: _Call, calls: list[_Call], parent: Parent) -> Proposal:
+    def _proposal(self, chosen: Call, calls: list[Call], parent: Parent) -> Proposal:
         meta = parse_reply(chosen.reply.text)
-        attempts = tuple(
-            Attempt(
-                status=c.status,
-                reason=c.reason[:REASON_CHARS],
-                tokens_in=c.reply.usage.tokens_in,
-                tokens_out=c.reply.usage.tokens_out,
-                seconds=c.reply.usage.seconds,
-                reply=c.reply.text,
-            )
-            for c in calls
-            if c is not chosen
-        )
-        own = chosen.reply.usage
         return Proposal(
             source=chosen.source,
             novelty=meta.novelty,
             hypothesis=meta.hypothesis,
-            usage=Usage(
-                model=own.model,
-                tokens_in=own.tokens_in,
-                tokens_out=own.tokens_out,
-                seconds=own.seconds,
-                cost_usd=sum(c.reply.usage.cost_usd for c in calls),
-            ),
+            usage=proposal_usage(chosen.reply.usage, calls),
             proposer=self.name,
             parent_id=parent.name,
             raw_reply=chosen.reply.text,
-            attempts=attempts,
+            attempts=attempts(calls, chosen),
             reason="" if chosen.source is not None else chosen.reason[:REASON_CHARS],
         )
 
@@ -237,10 +201,8 @@ def _parses(source: str) -> PrecheckResult:
     return PrecheckResult(True, Status.OK)
 
 
-def _repair_message(call: _Call, current: str) -> str:
-    reason = (
-        call.reason if len(call.reason) <= REASON_CHARS else call.reason[: REASON_CHARS - 1] + "…"
-    )
+def _repair_message(call: Call, current: str) -> str:
+    reason = clip(call.reason, REASON_CHARS)
     if call.source is None:
         what = "Your edit could not be applied"
     else:

@@ -45,12 +45,18 @@ from collections.abc import Sequence
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.backends.base import ChatReply, JsonChatBackend
+from embedding_ttc.search.conversation import (
+    Call,
+    attempts,
+    call_seed,
+    converse,
+    proposal_usage,
+    require_an_answer,
+)
 from embedding_ttc.search.guided.prompt import render_guided_prompt
-from embedding_ttc.search.population import EXPLORE, SEED_MIX, choose_parent
+from embedding_ttc.search.population import EXPLORE, SEED_MIX, genome_parent
 from embedding_ttc.search.proposer import ProposerError, base_seed
 from embedding_ttc.search.records import (
-    Attempt,
-    FrontierProgram,
     LedgerRecord,
     Proposal,
     SearchState,
@@ -80,18 +86,6 @@ from embedding_ttc.search.structural.known import (
 )
 from embedding_ttc.search.structural.proposer import claims
 from embedding_ttc.search.structural.render import render_program
-
-SEED_STRIDE = 100_003
-"""Seed offset between the calls of one generation."""
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class _Call:
-    """One chat call: the reply, why it was not used (``""`` when it was), and its status."""
-
-    reply: ChatReply
-    reason: str
-    status: Status
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,7 +169,7 @@ class GuidedStructuralProposer:
         seed = self._seed(state)
         rng = random.Random(seed * SEED_MIX + state.generation)
         known = self._known(state)
-        parent = _parent(state, seed, self.explore)
+        parent = genome_parent(state, seed=seed, explore=self.explore)
         if parent is None:
             root = next((r.program_id for r in state.history if r.generation == 0), None)
             if state.generation <= 1 and is_new(BASE_GENOME, known):
@@ -214,11 +208,7 @@ class GuidedStructuralProposer:
                 changes += [*more, "(the chosen change alone repeats a known program)"]
         if spent:
             changes.append(spent)
-        answered = [c for c in calls if c.status is not Status.PROPOSER_ERROR]
-        if not answered:
-            usage = Usage.total([c.reply.usage for c in calls])
-            detail = "; ".join(c.reason for c in calls)
-            raise ProposerError(f"every call failed ({detail})"[:2000], usage)
+        require_an_answer(calls)
         return self._proposal(
             stacked, changes, hypothesis, record.program_id, calls, choice, started
         )
@@ -232,37 +222,33 @@ class GuidedStructuralProposer:
         edits: Sequence[Edit],
         seed: int,
         menu: Sequence[tuple[Edit, str]] | None,
-    ) -> tuple[_Choice | None, list[_Call]]:
+    ) -> tuple[_Choice | None, list[Call]]:
         schema = edit_schema(genome, offered, edits=edits, share=self.share)
         prompt = render_guided_prompt(
             state, record, genome, offered, len(edits), order_seed=seed + state.generation,
             menu=menu, keep=self.keep, share=self.share,
         )  # fmt: skip
-        messages = [{"role": "user", "content": prompt}]
-        calls: list[_Call] = []
-        for r in range(self.repair_rounds + 1):
+        chosen: list[_Choice] = []
+
+        def judge(reply: ChatReply, r: int) -> Call:
             try:
-                reply = self.inner.chat(
-                    messages, seed=seed + state.generation + SEED_STRIDE * r, schema=schema
-                )
-            except ProposerError as exc:
-                failed = ChatReply("", exc.usage or Usage(model=""))
-                calls.append(_Call(failed, str(exc), Status.PROPOSER_ERROR))
-                break
-            try:
-                choice = _read(reply.text, genome, self.keep, share=self.share)
+                chosen.append(_read(reply.text, genome, self.keep, share=self.share))
             except GenomeEditError as exc:
-                calls.append(_Call(reply, f"choice: {exc}", Status.REJECTED))
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply.text},
-                    {"role": "user", "content": f"That is not a usable edit: {exc}. Reply "
-                     "with JSON only, in the shape asked for, using the names listed."},
-                ]  # fmt: skip
-                continue
-            calls.append(_Call(reply, "", Status.OK))
-            return choice, calls
-        return None, calls
+                return Call(reply, False, Status.REJECTED, f"choice: {exc}")
+            return Call(reply, True, Status.OK)
+
+        calls = converse(
+            lambda messages, seed: self.inner.chat(messages, seed=seed, schema=schema),
+            prompt,
+            rounds=self.repair_rounds,
+            seed=lambda r: call_seed(seed, state.generation, r),
+            judge=judge,
+            follow_up=lambda call: (
+                f"That is not a usable edit: {call.reason.removeprefix('choice: ')}. Reply "
+                "with JSON only, in the shape asked for, using the names listed."
+            ),
+        )
+        return (chosen[0] if chosen else None), calls
 
     def _proposal(
         self,
@@ -270,7 +256,7 @@ class GuidedStructuralProposer:
         changes: list[str],
         hypothesis: str,
         parent_id: str | None,
-        calls: Sequence[_Call],
+        calls: Sequence[Call],
         choice: _Choice | None,
         started: float,
     ) -> Proposal:
@@ -278,23 +264,14 @@ class GuidedStructuralProposer:
         hypothesis = hypothesis.strip() or default_hypothesis
         source = render_program(genome, novelty=novelty, hypothesis=hypothesis, parent_id=parent_id)
         chosen = calls[-1] if choice is not None else None
-        attempts = tuple(
-            Attempt(status=c.status, reason=c.reason, tokens_in=c.reply.usage.tokens_in,
-                    tokens_out=c.reply.usage.tokens_out, seconds=c.reply.usage.seconds,
-                    reply=c.reply.text)
-            for c in calls
-            if c is not chosen
-        )  # fmt: skip
         if chosen is not None:
             own = chosen.reply.usage
         else:
             own = Usage(model=str(getattr(self.inner, "model", self.inner.name)))
-        usage = Usage(
+        usage = dataclasses.replace(
+            proposal_usage(own, calls),
             model=own.model or self.name,
-            tokens_in=own.tokens_in,
-            tokens_out=own.tokens_out,
             seconds=own.seconds if calls else time.perf_counter() - started,
-            cost_usd=sum(c.reply.usage.cost_usd for c in calls),
         )
         return Proposal(
             source=source,
@@ -304,7 +281,7 @@ class GuidedStructuralProposer:
             proposer=self.name,
             parent_id=parent_id,
             raw_reply=chosen.reply.text if chosen is not None else source,
-            attempts=attempts,
+            attempts=attempts(calls, chosen, limit=None),
         )
 
 
@@ -376,27 +353,6 @@ def sample_offers(edits: Sequence[Edit], k: int, rng: random.Random) -> list[Edi
             if pools[kind] and len(chosen) < k:
                 chosen.append(pools[kind].pop())
     return [edits[i] for i in sorted(chosen)]
-
-
-def _parent(state: SearchState, seed: int, explore: float) -> tuple[LedgerRecord, Genome] | None:
-    """A parent that carries a genome (the edit proposer's policy over those), or ``None``."""
-    frontier = tuple(
-        FrontierProgram(p.record, p.source)
-        for p in state.frontier
-        if genome_from_source(p.source) is not None
-    )
-    if not frontier:
-        return None
-    tagged = tuple(r for r in state.history if GENOME_TAG.search(r.novelty))
-    chosen = choose_parent(
-        dataclasses.replace(state, frontier=frontier, history=tagged), seed=seed, explore=explore
-    )
-    assert chosen.record is not None  # no seeds: every parent is a ledger record
-    genome = genome_from_source(chosen.source)
-    if genome is None:  # an explored program whose file lost its header
-        best = frontier[0]
-        return best.record, genome_from_source(best.source) or BASE_GENOME
-    return chosen.record, genome
 
 
 def _read(text: str, genome: Genome, keep: Sequence[str] = (), *, share: bool = False) -> _Choice:
