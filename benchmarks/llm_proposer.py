@@ -81,10 +81,10 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
     from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
     from embedding_ttc.search.checks.source import check_source
-    from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.evaluator import SuiteEvaluator
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
+    from embedding_ttc.search.precheck.check import ledger_precheck
     from embedding_ttc.search.run_config import ProposerSpec, RunConfig, write_run_config
     from embedding_ttc.search.sandbox.limits import SandboxLimits
     from embedding_ttc.search.sandbox.program import SandboxedProgram

@@ -19,7 +19,6 @@ from embedding_ttc.search.backends.base import estimate_tokens
 from embedding_ttc.search.checks.source import check_source
 from embedding_ttc.search.interface import CONSTRAINTS
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity
-from embedding_ttc.search.prompts.compact import SHORT_CONSTRAINTS, abridge, render_compact_prompt
 from embedding_ttc.search.prompts.directives import (
     COMPACT_INSPIRATIONS,
     Directive,
@@ -27,6 +26,11 @@ from embedding_ttc.search.prompts.directives import (
 )
 from embedding_ttc.search.prompts.examples import EXAMPLES, example_structures
 from embedding_ttc.search.prompts.helper_list import PRIMITIVE_PRIORITY, helper_modules
+from embedding_ttc.search.prompts.small_model import (
+    SHORT_CONSTRAINTS,
+    abridge,
+    render_compact_prompt,
+)
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
 from ledger_records import evaluated
 

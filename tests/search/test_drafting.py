@@ -24,15 +24,19 @@ from embedding_ttc.search.backends.base import ChatBackend, price_usd
 from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
 from embedding_ttc.search.checks.source import check_source
-from embedding_ttc.search.drafting.hints import repair_hint
-from embedding_ttc.search.drafting.precheck import (
+from embedding_ttc.search.drafting.proposer import DraftingProposer
+from embedding_ttc.search.evaluator import SuiteEvaluator
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.loop import Budget, SearchLoop
+from embedding_ttc.search.novelty import library_structures
+from embedding_ttc.search.precheck.check import (
     PrecheckResult,
     ledger_precheck,
     precheck,
     precheck_limits,
 )
-from embedding_ttc.search.drafting.proposer import DraftingProposer
-from embedding_ttc.search.drafting.repairs import (
+from embedding_ttc.search.precheck.hints import repair_hint
+from embedding_ttc.search.precheck.repairs import (
     close_docstring,
     define_constants,
     drop_rrf_weights,
@@ -42,10 +46,6 @@ from embedding_ttc.search.drafting.repairs import (
     move_into_program,
     repair_source,
 )
-from embedding_ttc.search.evaluator import SuiteEvaluator
-from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.loop import Budget, SearchLoop
-from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.prompts.directives import choose_directive
 from embedding_ttc.search.prompts.examples import example_structures
 from embedding_ttc.search.prompts.full import render_prompt

@@ -15,7 +15,6 @@ import pytest
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.drafting.precheck import PrecheckResult
 from embedding_ttc.search.editing.blocks import (
     EditBlock,
     EditError,
@@ -27,6 +26,7 @@ from embedding_ttc.search.editing.proposer import EditProposer
 from embedding_ttc.search.lessons import lesson, lineage
 from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.population import choose_parent
+from embedding_ttc.search.precheck.check import PrecheckResult
 from embedding_ttc.search.records import SearchState
 from ledger_records import evaluated
 

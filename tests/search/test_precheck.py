@@ -13,14 +13,14 @@ import pytest
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.checks.source import check_source
-from embedding_ttc.search.drafting.precheck import (
+from embedding_ttc.search.ledger import Ledger
+from embedding_ttc.search.novelty import registered_structures, structure
+from embedding_ttc.search.precheck.check import (
     PRECHECK_WALL_SECONDS,
     precheck,
     precheck_limits,
 )
-from embedding_ttc.search.drafting.synthetic import synthetic_task
-from embedding_ttc.search.ledger import Ledger
-from embedding_ttc.search.novelty import registered_structures, structure
+from embedding_ttc.search.precheck.synthetic import synthetic_task
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.records import LedgerRecord
 from embedding_ttc.search.sandbox.limits import SandboxLimits

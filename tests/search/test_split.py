@@ -13,9 +13,9 @@ from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.ledger import Ledger
 from embedding_ttc.search.loop import SearchLoop
-from embedding_ttc.search.prompts.compact import render_compact_prompt
 from embedding_ttc.search.prompts.directives import choose_directive
 from embedding_ttc.search.prompts.full import render_prompt
+from embedding_ttc.search.prompts.small_model import render_compact_prompt
 from embedding_ttc.search.split import (
     SPLIT_FILE,
     SplitError,

@@ -192,13 +192,13 @@ def open_search_loop(
     from embedding_ttc.encoders.named import NamedEncoder
     from embedding_ttc.programs.catalog import get_program
     from embedding_ttc.search.checks.source import check_source
-    from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.editing.seeds import seed_structures
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
     from embedding_ttc.search.executors import open_runner
     from embedding_ttc.search.ledger import Ledger
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
+    from embedding_ttc.search.precheck.check import ledger_precheck
     from embedding_ttc.search.run_config import read_run_config, write_run_config
     from embedding_ttc.search.sandbox.limits import SandboxLimits
     from embedding_ttc.search.sandbox.program import SandboxedProgram

@@ -5,20 +5,20 @@ more often than not. :class:`DraftingProposer` wraps any :class:`ChatBackend` an
 drafts into valid candidates; each part can be switched off, so its effect can be measured:
 
 * ``prompt="compact"``: the compact prompt of
-  :func:`~embedding_ttc.search.prompts.compact.render_compact_prompt` (helpers, two worked
+  :func:`~embedding_ttc.search.prompts.small_model.render_compact_prompt` (helpers, two worked
   examples, a budget of ``context_tokens``) instead of the full prompt; either way the
   generation's :class:`~embedding_ttc.search.prompts.directives.Directive` is in the prompt;
 * ``drafts``: up to this many drafts per generation (best-of-N: the first that passes wins),
   each asked with its own sampling seed;
 * ``precheck``: each draft is parsed and checked cheaply
-  (:func:`~embedding_ttc.search.drafting.precheck.precheck`); without it, a draft only has to hold a
+  (:func:`~embedding_ttc.search.precheck.check.precheck`); without it, a draft only has to hold a
   program that parses;
 * ``repair_rounds``: after a failed check, up to this many repair turns continue the
   conversation: the program, its error and its traceback go back to the model with "fix this
   program; return the whole file" (a draft that does not parse goes straight to the next
   draft instead, :func:`is_syntax_error`);
 * ``fix_imports``: before the check, the mechanical repairs of
-  :mod:`~embedding_ttc.search.drafting.repairs` run (an open docstring closed,
+  :mod:`~embedding_ttc.search.precheck.repairs` run (an open docstring closed,
   module-level uses of ``program``'s arguments moved into it, an unused ``typing`` import
   dropped, helper imports fixed, constants an earlier draft of the conversation or a worked
   example defined carried over). No model call is needed for the commonest small-model
@@ -55,15 +55,15 @@ from embedding_ttc.search.conversation import (
     proposal_usage,
     require_an_answer,
 )
-from embedding_ttc.search.drafting.hints import repair_hint
-from embedding_ttc.search.drafting.precheck import PrecheckResult
-from embedding_ttc.search.drafting.repairs import repair_source
 from embedding_ttc.search.parse import parse_reply
+from embedding_ttc.search.precheck.check import PrecheckResult
+from embedding_ttc.search.precheck.hints import repair_hint
+from embedding_ttc.search.precheck.repairs import repair_source
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, PromptStyle
-from embedding_ttc.search.prompts.compact import render_compact_prompt
 from embedding_ttc.search.prompts.directives import Directive, choose_directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.prompts.full import render_prompt
+from embedding_ttc.search.prompts.small_model import render_compact_prompt
 from embedding_ttc.search.proposer import base_seed, resolve_parent
 from embedding_ttc.search.records import Proposal, SearchState
 

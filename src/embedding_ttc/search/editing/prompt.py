@@ -32,12 +32,12 @@ from embedding_ttc.search.prompts.common import (
     fenced,
     numbered_constraints,
     section,
-    task_list,
+    task_introduction,
 )
-from embedding_ttc.search.prompts.compact import INTERFACE, SHORT_CONSTRAINTS
 from embedding_ttc.search.prompts.directives import Inspiration
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
+from embedding_ttc.search.prompts.small_model import INTERFACE, SHORT_CONSTRAINTS
 from embedding_ttc.search.records import SearchState
 
 HELPER_TOKENS = 900
@@ -69,7 +69,12 @@ def render_edit_prompt(
     """
     count = count_tokens or estimate_tokens
     head = [
-        _task(state),
+        task_introduction(
+            state,
+            "Improve one retrieval program by editing it",
+            "a program rescores their cosine matrix S so that nDCG@10 rises on every task. You "
+            "change ONE idea of the program below with a small edit.",
+        ),
         section("Interface", fenced(INTERFACE, "text"), spaced=False),
         section(
             "Constraints (a program that breaks one is rejected)",
@@ -97,16 +102,6 @@ def render_edit_prompt(
 
 def _join(parts: list[str]) -> str:
     return "\n\n".join(p for p in parts if p)
-
-
-def _task(state: SearchState) -> str:
-    return (
-        "# Improve one retrieval program by editing it\n"
-        "A frozen text encoder embedded the queries and documents of several retrieval tasks; "
-        "a program rescores their cosine matrix S so that nDCG@10 rises on every task. You "
-        "change ONE idea of the program below with a small edit.\n"
-        f"Tasks: {task_list(state)}."
-    )
 
 
 def _parent_section(parent: Parent) -> str:

@@ -13,14 +13,14 @@ The paper uses its proposer "purely as a mutation function". :class:`EditPropose
    (:func:`~embedding_ttc.search.editing.blocks.apply_blocks`) and pre-checks the result when
    given a pre-check, after the drafting proposer's mechanical repairs (a helper used
    without its import is imported, a constant read but not defined takes the parent's
-   value: :func:`~embedding_ttc.search.drafting.repairs.repair_source`). A reply with no
+   value: :func:`~embedding_ttc.search.precheck.repairs.repair_source`). A reply with no
    block that applies but with a whole program (small
    models often rewrite rather than edit) is taken as that program, as code-editing agents
    accept a whole-file reply; the program's docstring says which it was (``Edit:``);
 4. when the edit cannot be applied or the result fails the pre-check, continues the
    conversation with up to ``repair_rounds`` repair turns naming what went wrong, with the
    drafting proposer's one-line fix when the failure is a common one
-   (:func:`~embedding_ttc.search.drafting.hints.repair_hint`: a helper's import, an undefined
+   (:func:`~embedding_ttc.search.precheck.hints.repair_hint`: a helper's import, an undefined
    name, a near-duplicate); an edit that applied is kept: the repair's blocks apply to the
    edited program, shown again.
 
@@ -50,14 +50,14 @@ from embedding_ttc.search.conversation import (
     proposal_usage,
     require_an_answer,
 )
-from embedding_ttc.search.drafting.hints import repair_hint
-from embedding_ttc.search.drafting.precheck import PrecheckResult
-from embedding_ttc.search.drafting.repairs import repair_source
 from embedding_ttc.search.editing.blocks import EditError, apply_blocks, parse_blocks
 from embedding_ttc.search.editing.prompt import render_edit_prompt
 from embedding_ttc.search.editing.suggest import suggest_idea
 from embedding_ttc.search.parse import parse_reply
 from embedding_ttc.search.population import EXPLORE, Parent, choose_parent
+from embedding_ttc.search.precheck.check import PrecheckResult
+from embedding_ttc.search.precheck.hints import repair_hint
+from embedding_ttc.search.precheck.repairs import repair_source
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import TokenCounter, fenced
 from embedding_ttc.search.prompts.directives import Inspiration

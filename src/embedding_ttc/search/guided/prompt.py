@@ -15,7 +15,7 @@ import json
 import random
 from collections.abc import Sequence
 
-from embedding_ttc.search.prompts.common import section, task_list
+from embedding_ttc.search.prompts.common import section, task_introduction
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.records import LedgerRecord, SearchState
 from embedding_ttc.search.structural.channels import CHANNELS
@@ -78,7 +78,13 @@ def render_guided_prompt(
     else:
         spent = ""
     parts = [
-        _task(state),
+        task_introduction(
+            state,
+            "Choose the next change of one retrieval program",
+            "a program fuses score channels (the cosine matrix S and others) so that nDCG@10 "
+            "rises on every task. You choose one structural change; the program is written "
+            "from it.",
+        ),
         _genome_section(record, genome),
         results_section(state, record),
         lessons_section(state, record.program_id),
@@ -102,16 +108,6 @@ def _share_note(genome: Genome) -> str:
         "`share` in all and the first weighs 1 - share. It sets the share of the program your "
         f"edit makes when that program fuses by a convex combination ({now}), and is ignored "
         "otherwise."
-    )
-
-
-def _task(state: SearchState) -> str:
-    return (
-        "# Choose the next change of one retrieval program\n"
-        "A frozen text encoder embedded the queries and documents of several retrieval tasks; "
-        "a program fuses score channels (the cosine matrix S and others) so that nDCG@10 rises "
-        "on every task. You choose one structural change; the program is written from it.\n"
-        f"Tasks: {task_list(state)}."
     )
 
 

@@ -27,7 +27,7 @@ from embedding_ttc.registry import Registry
 from embedding_ttc.search.backends.base import ChatBackend, JsonChatBackend
 
 if TYPE_CHECKING:  # the pre-check imports the evaluator; reading options need not
-    from embedding_ttc.search.drafting.precheck import PrecheckResult
+    from embedding_ttc.search.precheck.check import PrecheckResult
     from embedding_ttc.search.proposer import Proposer
 
 OptionsT = TypeVar("OptionsT")

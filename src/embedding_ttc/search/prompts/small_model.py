@@ -47,7 +47,7 @@ from embedding_ttc.search.prompts.common import (
     numbered_constraints,
     section,
     status_counts,
-    task_list,
+    task_introduction,
 )
 from embedding_ttc.search.prompts.directives import Directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
@@ -123,7 +123,12 @@ def render_compact_prompt(
     """
     count = count_tokens or estimate_tokens
     fixed_head = [
-        _task(state),
+        task_introduction(
+            state,
+            "Write one retrieval program",
+            "the baseline ranks documents by the cosine matrix S. Write a Python program that "
+            "rescores S so that nDCG@10 rises on every task, using few extra encoder calls.",
+        ),
         section("Interface", fenced(INTERFACE, "text"), spaced=False),
         _constraints(),
     ]
@@ -157,17 +162,6 @@ def render_compact_prompt(
 
 def _join(parts: list[str]) -> str:
     return "\n\n".join(p for p in parts if p)
-
-
-def _task(state: SearchState) -> str:
-    tasks = task_list(state)
-    return (
-        "# Write one retrieval program\n"
-        "A frozen text encoder embedded the queries and documents of several retrieval tasks; "
-        "the baseline ranks documents by the cosine matrix S. Write a Python program that "
-        "rescores S so that nDCG@10 rises on every task, using few extra encoder calls.\n"
-        f"Tasks: {tasks}."
-    )
 
 
 def _constraints() -> str:
