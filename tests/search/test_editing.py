@@ -594,10 +594,10 @@ def test_a_copy_of_the_seed_is_a_near_duplicate_of_it():
 def test_the_suggested_idea_is_one_the_parent_lacks_least_named_by_its_children():
     from embedding_ttc.search.editing.seeds import SEEDS
     from embedding_ttc.search.editing.suggest import idea_helpers, realised, suggest_idea
-    from embedding_ttc.search.prompts.directives import COMPACT_INSPIRATIONS
+    from embedding_ttc.search.prompts.inspirations import INSPIRATIONS
 
     seed = SEEDS["BM25DenseRRF"]
-    by_key = {i.key: i for i in COMPACT_INSPIRATIONS}
+    by_key = {i.key: i for i in INSPIRATIONS}
     assert idea_helpers(by_key["lexical"]) == {"bm25_scores", "query_term_coverage"}
     assert idea_helpers(by_key["rocchio"]) == {"prf_scores"}  # fuse is no idea's mark
     assert realised(by_key["lexical"], seed) and not realised(by_key["rocchio"], seed)
@@ -621,9 +621,7 @@ def test_the_suggested_idea_is_one_the_parent_lacks_least_named_by_its_children(
     tried = dataclasses.replace(state, history=(*state.history, child))
     assert suggest_idea(tried, "BM25DenseRRF", seed) not in (first, None)
     # A parent that realises every idea gets none.
-    everything = seed + "".join(
-        f"\n# {h}(x)" for i in COMPACT_INSPIRATIONS for h in idea_helpers(i)
-    )
+    everything = seed + "".join(f"\n# {h}(x)" for i in INSPIRATIONS for h in idea_helpers(i))
     assert suggest_idea(state, "BM25DenseRRF", everything) is None
 
 

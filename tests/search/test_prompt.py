@@ -18,7 +18,8 @@ from pathlib import Path
 import embedding_ttc.programs.primitives as primitives_package
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.interface import CONSTRAINTS, INTERFACE_TEXT
-from embedding_ttc.search.prompts.full import INSPIRATIONS, render_prompt
+from embedding_ttc.search.prompts.full import render_prompt
+from embedding_ttc.search.prompts.inspirations import PAPER_INSPIRATIONS
 from embedding_ttc.search.prompts.primitives import (
     PRIMITIVE_MODULES,
     UNLISTED_MODULES,
@@ -151,7 +152,7 @@ def test_inspirations_named():
         "distribution",
     ):
         assert title in text
-    assert len(INSPIRATIONS) == 6
+    assert len(PAPER_INSPIRATIONS) == 6
 
 
 def test_rejected_reason_is_shown_truncated_and_escaped():

@@ -34,8 +34,8 @@ from embedding_ttc.search.prompts.common import (
     section,
     task_introduction,
 )
-from embedding_ttc.search.prompts.directives import Inspiration
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
+from embedding_ttc.search.prompts.inspirations import Inspiration
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.prompts.small_model import INTERFACE, SHORT_CONSTRAINTS
 from embedding_ttc.search.records import SearchState

@@ -60,7 +60,7 @@ from embedding_ttc.search.precheck.hints import repair_hint
 from embedding_ttc.search.precheck.repairs import repair_source
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import TokenCounter, fenced
-from embedding_ttc.search.prompts.directives import Inspiration
+from embedding_ttc.search.prompts.inspirations import Inspiration
 from embedding_ttc.search.proposer import base_seed
 from embedding_ttc.search.records import Proposal, SearchState
 

@@ -7,6 +7,7 @@
   (:func:`~embedding_ttc.search.prompts.small_model.render_compact_prompt`);
 * ``helper_list``: the compact prompt's list of helpers with their shapes;
 * ``examples``: the compact prompt's two worked example programs;
+* ``inspirations``: the one list of research ideas every prompt points at;
 * ``directives``: the one concrete thing each generation is asked to build.
 """
 
