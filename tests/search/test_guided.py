@@ -21,11 +21,7 @@ import pytest
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.guided.proposer import (
-    GuidedStructuralProposer,
-    new_edits,
-    sample_offers,
-)
+from embedding_ttc.search.guided.proposer import GuidedStructuralProposer, sample_offers
 from embedding_ttc.search.records import FrontierProgram, SearchState
 from embedding_ttc.search.structural.channels import CHANNELS
 from embedding_ttc.search.structural.edits import (
@@ -41,7 +37,7 @@ from embedding_ttc.search.structural.genome import (
     Genome,
     genome_from_source,
 )
-from embedding_ttc.search.structural.known import is_new, known_programs
+from embedding_ttc.search.structural.known import is_new, known_programs, new_edits
 from embedding_ttc.search.structural.render import render_program
 from ledger_records import evaluated
 

@@ -3,7 +3,8 @@
 Every strategy that starts from a parent asks here: the structural proposer mutates the best
 frontier program that carries a genome (:func:`best_genome`); the edit proposer edits a parent
 drawn by :func:`choose_parent`; the guided proposer draws the same way among the programs
-that carry a genome (:func:`genome_parent`).
+that carry a genome (:func:`genome_parent`), passing over a parent whose every single edit
+was tried (:func:`open_genome_parent`).
 
 
 :func:`choose_parent` draws from a generator seeded by the run's seed and the generation, so a
@@ -28,8 +29,9 @@ from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.records import FrontierProgram, LedgerRecord, SearchState
+from embedding_ttc.search.structural.edits import Edit
 from embedding_ttc.search.structural.genome import BASE_GENOME, Genome, genome_from_source
-from embedding_ttc.search.structural.known import GENOME_TAG
+from embedding_ttc.search.structural.known import GENOME_TAG, Known, new_edits
 
 EXPLORE = 0.2
 """Share of generations whose parent is drawn from the evaluated programs off the frontier."""
@@ -144,3 +146,36 @@ def genome_parent(
         best = frontier[0]
         return best.record, genome_from_source(best.source) or BASE_GENOME
     return chosen.record, genome
+
+
+def open_genome_parent(
+    state: SearchState,
+    spent: LedgerRecord,
+    offered: Sequence[str],
+    known: Known,
+    keep: Sequence[str],
+) -> tuple[LedgerRecord, Genome, list[Edit]] | None:
+    """The best program after ``spent`` that still has a new single edit, with those edits.
+
+    The programs that carry a genome, by their mean Δ on the search part (best first, the
+    earlier of a tie first): a parent whose every single edit was tried is passed over, so the
+    model keeps choosing instead of the structural proposer's random mutations.
+    ``None`` when no program has an open edit.
+    """
+    if state.read_source is None:
+        return None
+    ranked = sorted(
+        (r for r in state.history
+         if r.status is Status.OK and r.mean_delta is not None and r.program_id != spent.program_id
+         and GENOME_TAG.search(r.novelty)),
+        key=lambda r: (-float(r.mean_delta or 0.0), r.generation),
+    )  # fmt: skip
+    for record in ranked:
+        source = state.read_source(record)
+        genome = genome_from_source(source) if source is not None else None
+        if genome is None or not set(keep) <= set(genome.names):
+            continue
+        edits = new_edits(genome, offered, known, keep)
+        if edits:
+            return record, genome, edits
+    return None

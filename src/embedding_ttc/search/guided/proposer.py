@@ -24,8 +24,9 @@
    structural proposer's random mutations until one is
    (:func:`~embedding_ttc.search.structural.known.first_new`), and says so. A parent
    whose every single edit was tried is passed over for the best program that still has an
-   open edit (:func:`_open_parent`), and the claim says so; only when no program has one are
-   random mutations stacked on the parent without a call;
+   open edit (:func:`~embedding_ttc.search.population.open_genome_parent`), and the claim
+   says so; only when no program has one are random mutations stacked on the parent without a
+   call;
 4. renders the program (:func:`~embedding_ttc.search.structural.render.render_program`).
 
 A reply that is not a usable edit (only possible where the server does not enforce the schema)
@@ -54,7 +55,7 @@ from embedding_ttc.search.conversation import (
     require_an_answer,
 )
 from embedding_ttc.search.guided.prompt import render_guided_prompt
-from embedding_ttc.search.population import EXPLORE, SEED_MIX, genome_parent
+from embedding_ttc.search.population import EXPLORE, SEED_MIX, genome_parent, open_genome_parent
 from embedding_ttc.search.proposer import ProposerError, base_seed
 from embedding_ttc.search.records import (
     LedgerRecord,
@@ -70,19 +71,17 @@ from embedding_ttc.search.structural.edits import (
     apply_share,
     edit_schema,
     offered_channels,
-    possible_edits,
 )
 from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     Genome,
-    genome_from_source,
 )
 from embedding_ttc.search.structural.known import (
-    GENOME_TAG,
     Known,
     first_new,
     is_new,
     known_programs,
+    new_edits,
 )
 from embedding_ttc.search.structural.proposer import claims
 from embedding_ttc.search.structural.render import render_program
@@ -183,7 +182,7 @@ class GuidedStructuralProposer:
         edits = new_edits(genome, offered, known, self.keep)
         spent = ""
         if not edits:
-            opened = _open_parent(state, record, offered, known, self.keep)
+            opened = open_genome_parent(state, record, offered, known, self.keep)
             if opened is None:
                 stacked, changes = first_new(genome, known, rng, self.keep)
                 changes = [*changes, f"(no single edit of {record.program_id} is new)"]
@@ -283,51 +282,6 @@ class GuidedStructuralProposer:
             raw_reply=chosen.reply.text if chosen is not None else source,
             attempts=attempts(calls, chosen, limit=None),
         )
-
-
-def new_edits(
-    genome: Genome, offered: Sequence[str], known: Known, keep: Sequence[str] = ()
-) -> list[Edit]:
-    """The edits of ``genome`` whose result is new (:func:`is_new`), in the schema's order.
-
-    ``keep``: channels no edit drops or swaps out.
-    """
-    return [
-        e for e in possible_edits(genome, offered, keep) if is_new(apply_edit(genome, e)[0], known)
-    ]
-
-
-def _open_parent(
-    state: SearchState,
-    spent: LedgerRecord,
-    offered: Sequence[str],
-    known: Known,
-    keep: Sequence[str],
-) -> tuple[LedgerRecord, Genome, list[Edit]] | None:
-    """The best program after ``spent`` that still has a new single edit, with those edits.
-
-    The programs that carry a genome, by their mean Δ on the search part (best first, the
-    earlier of a tie first): a parent whose every single edit was tried is passed over, so the
-    model keeps choosing instead of the structural proposer's random mutations.
-    ``None`` when no program has an open edit.
-    """
-    if state.read_source is None:
-        return None
-    ranked = sorted(
-        (r for r in state.history
-         if r.status is Status.OK and r.mean_delta is not None and r.program_id != spent.program_id
-         and GENOME_TAG.search(r.novelty)),
-        key=lambda r: (-float(r.mean_delta or 0.0), r.generation),
-    )  # fmt: skip
-    for record in ranked:
-        source = state.read_source(record)
-        genome = genome_from_source(source) if source is not None else None
-        if genome is None or not set(keep) <= set(genome.names):
-            continue
-        edits = new_edits(genome, offered, known, keep)
-        if edits:
-            return record, genome, edits
-    return None
 
 
 def sample_offers(edits: Sequence[Edit], k: int, rng: random.Random) -> list[Edit]:

@@ -18,6 +18,7 @@ from embedding_ttc.search.strategies.base import (
     STRICT,
     Collaborators,
     Strategy,
+    StrategyError,
     proposer_label,
     register,
 )
@@ -65,7 +66,7 @@ def build(backend: ChatBackend | None, options: GuidedOptions, given: Collaborat
 
     # build_proposer checked the pair (needs="json"); the check narrows the type.
     if not isinstance(backend, JsonChatBackend):
-        raise EmbeddingTTCError("the guided strategy needs a JSON-constraining backend")
+        raise StrategyError("the guided strategy needs a JSON-constraining backend")
     return GuidedStructuralProposer(
         backend,
         explore=options.explore,
