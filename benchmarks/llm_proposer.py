@@ -82,13 +82,14 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
     from embedding_ttc.program_files.checks.source import check_source
     from embedding_ttc.program_files.sandbox.limits import SandboxLimits
     from embedding_ttc.program_files.sandbox.program import SandboxedProgram
-    from embedding_ttc.runs.config import RunConfig, write_run_config
-    from embedding_ttc.search.drafting.options import DraftingOptions
-    from embedding_ttc.search.drafting.precheck import ledger_precheck
+    from embedding_ttc.runs.config import ProposerSpec, RunConfig, write_run_config
+    from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
     from embedding_ttc.search.evaluator import SuiteEvaluator
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
-    from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
+    from embedding_ttc.search.precheck.check import ledger_precheck
+    from embedding_ttc.search.strategies import Collaborators, build_proposer, get_strategy
+    from embedding_ttc.search.strategies.draft import DraftOptions
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         load_task,
@@ -108,8 +109,8 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
     def checker(source: str) -> object:
         return check_source(source, task_names=known)
 
-    def llm() -> LlamaCppProposer:
-        return LlamaCppProposer(
+    def llm() -> LlamaCppBackend:
+        return LlamaCppBackend(
             args.llm_model,
             n_ctx=args.n_ctx,
             n_threads=args.llm_threads,
@@ -124,36 +125,38 @@ def build_loops(args: argparse.Namespace, configs: list[Config]) -> dict[str, An
     loops: dict[str, Any] = {}
     for config in configs:
         ledger = Ledger(args.run_dir / config.name)
-        options = None
+        options = DraftOptions()  # the bare full prompt: the single draft
         if config.prompt is not None:
-            options = DraftingOptions(
+            options = DraftOptions(
                 drafts=config.drafts,
                 repair_rounds=config.repair_rounds,
                 prompt=config.prompt,
                 context_tokens=args.context_tokens,
                 precheck=config.precheck,
             )
+        spec = ProposerSpec(
+            strategy="draft",
+            backend="llama-cpp",
+            options=get_strategy("draft").write_options(options),
+        )
         # The run directory's configuration, as `search` records it: the configuration's name
-        # is the directory's, its drafting options are recorded, the local model is the model.
+        # is the directory's, its draft options are recorded, the local model is the model.
         write_run_config(
             ledger.run_dir,
             RunConfig(
                 suite=args.suite,
                 tasks=names,
                 encoder=args.encoder,
-                proposer="llama-cpp",
+                proposer=spec,
                 model=args.llm_model,
                 seed=args.seed,
                 shortlist=None,
-                drafting=options,
             ),
         )
-        proposer: Any
-        if options is None:
-            proposer = bare_llm
-        else:
-            check = ledger_precheck(checker, library, ledger, limits, encoder)
-            proposer = options.wrap(compact_llm, check)  # type: ignore[arg-type]
+        check = ledger_precheck(checker, library, ledger, limits, encoder)
+        backend = bare_llm if options.single else compact_llm
+        given = Collaborators(seed=args.seed, precheck=check)
+        proposer = build_proposer(spec, backend, given)
         loops[config.name] = SearchLoop(
             proposer=proposer,
             checker=checker,

@@ -51,7 +51,7 @@ from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.runs.frontier import admitted
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.records import LedgerRecord
-from embedding_ttc.search.editing.options import GUIDED_OFFERS
+from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
 
 REPO = Path(__file__).resolve().parent.parent
 STRUCTURAL_RUN = REPO / "results" / "search-transfer"

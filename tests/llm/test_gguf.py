@@ -359,7 +359,7 @@ def fake_llama_cpp(monkeypatch):
 def test_the_proposer_resolves_packaged_names(
     fake_llama_cpp, monkeypatch, tmp_path, given, expected
 ):
-    from embedding_ttc.search.proposers import llama_cpp
+    from embedding_ttc.search.backends import llama_cpp
 
     asked = []
 
@@ -370,27 +370,27 @@ def test_the_proposer_resolves_packaged_names(
         return path
 
     monkeypatch.setattr(llama_cpp, "packaged_model_path", fake_model_path)
-    proposer = llama_cpp.LlamaCppProposer(given)
+    proposer = llama_cpp.LlamaCppBackend(given)
     assert asked == [expected]
     assert proposer.model_path == tmp_path / f"{expected}.gguf"
 
 
 def test_the_proposer_prefers_an_existing_file_of_that_name(fake_llama_cpp, monkeypatch, tmp_path):
-    from embedding_ttc.search.proposers import llama_cpp
+    from embedding_ttc.search.backends import llama_cpp
 
     monkeypatch.chdir(tmp_path)
     Path("qwen2.5-coder-0.5b").write_bytes(b"GGUF")
     monkeypatch.setattr(llama_cpp, "packaged_model_path", None)  # must not be called
-    proposer = llama_cpp.LlamaCppProposer("qwen2.5-coder-0.5b")
+    proposer = llama_cpp.LlamaCppBackend("qwen2.5-coder-0.5b")
     assert proposer.model_path == Path("qwen2.5-coder-0.5b")
 
 
 def test_the_proposer_names_the_packaged_models_when_a_file_is_absent(fake_llama_cpp, tmp_path):
-    from embedding_ttc.search.proposers import ProposerConfigError
-    from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
+    from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
+    from embedding_ttc.search.proposer import ProposerConfigError
 
     with pytest.raises(ProposerConfigError, match=r"packaged models: qwen2\.5-coder-1\.5b, qwen"):
-        LlamaCppProposer(tmp_path / "absent.gguf")
+        LlamaCppBackend(tmp_path / "absent.gguf")
 
 
 # --------------------------------------------------------------------------------------------

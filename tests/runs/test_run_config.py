@@ -1,5 +1,6 @@
-"""search.json as a typed record: the committed one reads and writes back the same bytes, and
-a resume under other settings is refused with the settings named."""
+"""search.json as a typed record: the committed ones read (schema 1 and 2 as schema 3), write
+back as the same settings, resume under the options that made them, and a resume under other
+settings is refused with the settings named."""
 
 from __future__ import annotations
 
@@ -11,17 +12,27 @@ import pytest
 
 from embedding_ttc.runs.config import (
     RUN_CONFIG_FILE,
+    ProposerSpec,
     RunConfig,
     RunConfigError,
     RunMismatchError,
     read_run_config,
     write_run_config,
 )
-from embedding_ttc.search.drafting.options import DraftingOptions
+from embedding_ttc.search.strategies import get_strategy
 
-COMMITTED = Path(__file__).resolve().parents[2] / "results" / "search" / RUN_CONFIG_FILE
-DRAFTING = DraftingOptions(
-    drafts=2, repair_rounds=0, prompt="compact", context_tokens=3000, precheck=True
+REPO = Path(__file__).resolve().parents[2]
+COMMITTED = REPO / "results" / "search" / RUN_CONFIG_FILE
+DRAFTING = ProposerSpec(
+    strategy="draft",
+    backend="openai",
+    options={
+        "drafts": 2,
+        "repair_rounds": 0,
+        "prompt": "compact",
+        "context_tokens": 3000,
+        "precheck": True,
+    },
 )
 
 
@@ -36,14 +47,14 @@ def test_the_committed_configuration_of_schema_1_reads_as_a_run_without_split_or
     tmp_path,
 ):
     config = committed(tmp_path)
-    assert (config.encoder, config.proposer, config.model, config.drafting) == (
+    assert (config.encoder, config.proposer, config.model) == (
         "all-MiniLM-L6-v2",
-        "structural",
-        None,
+        ProposerSpec(strategy="structural"),
         None,
     )
+    assert str(config.proposer) == "structural"
     assert (config.split, config.reference, config.objective) == (None, None, "p0")
-    assert len(config.tasks) == 10 and config.schema_version == 2
+    assert len(config.tasks) == 10 and config.schema_version == 3
     out = tmp_path / "again"
     out.mkdir()
     write_run_config(out, config)
@@ -51,11 +62,11 @@ def test_the_committed_configuration_of_schema_1_reads_as_a_run_without_split_or
     old = json.loads(COMMITTED.read_text())
     assert body == {
         **old,
-        "schema_version": 2,
+        "schema_version": 3,
+        "proposer": {"strategy": "structural", "backend": None, "options": {}},
         "split": None,
         "reference": None,
         "objective": "p0",
-        "editing": None,
     }
     assert read_run_config(out) == config
 
@@ -67,11 +78,12 @@ def test_an_objective_against_no_reference_is_refused(tmp_path):
         read_run_config(tmp_path)
 
 
-def test_drafting_is_written_only_when_on(tmp_path):
-    config = committed(tmp_path).model_copy(update={"proposer": "openai", "drafting": DRAFTING})
+def test_the_proposer_is_written_as_its_spec(tmp_path):
+    config = committed(tmp_path).model_copy(update={"proposer": DRAFTING})
     write_run_config(tmp_path, config)
     body = json.loads((tmp_path / RUN_CONFIG_FILE).read_text())
-    assert body["drafting"]["prompt"] == "compact"
+    assert body["proposer"]["strategy"] == "draft" and body["proposer"]["backend"] == "openai"
+    assert body["proposer"]["options"]["prompt"] == "compact"
     assert read_run_config(tmp_path) == config
 
 
@@ -92,13 +104,15 @@ def test_other_settings_are_named_as_recorded_and_as_asked(tmp_path):
     )
 
 
-def test_drafting_asked_of_a_run_made_without_it_is_a_mismatch(tmp_path):
+def test_another_proposer_is_a_mismatch(tmp_path):
     recorded = committed(tmp_path)
-    asked = recorded.model_copy(update={"drafting": DRAFTING})
-    with pytest.raises(RunMismatchError, match=r"drafting: run has None, asked \{'drafts': 2"):
+    asked = recorded.model_copy(update={"proposer": DRAFTING})
+    with pytest.raises(
+        RunMismatchError, match=r"proposer: run has \{'strategy': 'structural'.*asked \{'strategy'"
+    ):
         asked.check_resume(recorded)
-    # Asked without drafting, a run is not compared on it (search.json then has no entry).
-    recorded.check_resume(asked)
+    with pytest.raises(RunMismatchError, match="proposer"):
+        recorded.check_resume(asked)
 
 
 def test_a_malformed_configuration_is_an_error_naming_the_file(tmp_path):
@@ -164,3 +178,91 @@ def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_d
     other = asked(*options, "--llm-model", "qwen2.5-coder-0.5b")
     with pytest.raises(RunMismatchError, match=r"model: run has 'qwen2\.5-coder-1\.5b'"):
         other.check_resume(recorded, default_model=DEFAULT_LLM)
+
+
+# ---------------------------------------------------------------------------------------------
+# Every committed search.json
+
+
+COMMITTED_RUNS = sorted(p.parent for p in (REPO / "results").rglob(RUN_CONFIG_FILE))
+
+
+def _proposers_benchmark():
+    from search.test_openevolve_peer import _proposers_benchmark
+
+    return _proposers_benchmark()
+
+
+def test_the_committed_runs_are_found():
+    names = {str(p.relative_to(REPO / "results")) for p in COMMITTED_RUNS}
+    assert {"search", "search-transfer", "proposers/draft", "proposers/guided-share"} <= names
+
+
+@pytest.mark.parametrize("run", COMMITTED_RUNS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_committed_configuration_reads_into_a_valid_spec(run):
+    config = read_run_config(run)
+    assert config is not None and config.schema_version == 3
+    spec = config.proposer
+    strategy = get_strategy(spec.strategy)
+    # The options are the strategy's, complete: they read and write back unchanged.
+    assert strategy.write_options(strategy.read_options(spec.options)) == spec.options
+    recorded = json.loads((run / RUN_CONFIG_FILE).read_text())
+    assert str(spec) == recorded["proposer"]  # the name the run was asked by
+
+
+SCHEMA_2_SPECS = {
+    "search-transfer": ("structural", None, {}),
+    "proposers/draft": (
+        "draft",
+        "llama-cpp",
+        {"drafts": 3, "repair_rounds": 1, "prompt": "compact", "context_tokens": 3000,
+         "precheck": True},
+    ),
+    "proposers/edit-ideas": (
+        "edit",
+        "llama-cpp",
+        {"repair_rounds": 1, "explore": 0.2, "context_tokens": 5000, "precheck": True,
+         "ideas": True},
+    ),
+    "proposers/guided-offers": (
+        "guided",
+        "llama-cpp",
+        {"repair_rounds": 1, "explore": 0.2, "offers": 8, "keep": [], "share": False},
+    ),
+    "proposers/guided-share": (
+        "guided",
+        "llama-cpp",
+        {"repair_rounds": 1, "explore": 0.2, "offers": 8, "keep": ["dense"], "share": True},
+    ),
+    "proposers/openevolve": ("external", None, {"peer": "openevolve"}),
+}  # fmt: skip
+"""Schema-2 files and the spec each reads as (a field the file lacks: as such runs ran)."""
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMA_2_SPECS))
+def test_a_schema_2_file_reads_as_the_equivalent_spec(name):
+    config = read_run_config(REPO / "results" / name)
+    assert config is not None
+    strategy, backend, options = SCHEMA_2_SPECS[name]
+    assert config.proposer == ProposerSpec(strategy=strategy, backend=backend, options=options)
+
+
+@pytest.mark.parametrize("mode", ["draft", "edit", "edit-ideas", "guided", "guided-share"])
+def test_the_committed_proposer_runs_resume_under_the_options_that_made_them(mode):
+    import argparse
+
+    from embedding_ttc.cli.search import _config, _default_model, add_search_commands
+
+    bench = _proposers_benchmark()
+    run = REPO / "results" / "proposers" / mode
+    recorded = read_run_config(run)
+    assert recorded is not None
+    parser = argparse.ArgumentParser()
+    add_search_commands(parser.add_subparsers())
+    argv = bench.command(mode, 20, run, "qwen2.5-coder-1.5b")
+    args = parser.parse_args(argv[argv.index("search") :])
+    asked = _config(args, recorded.tasks)
+    asked.check_resume(recorded, _default_model(args.proposer))
+    other = parser.parse_args([*argv[argv.index("search") :], "--repair-rounds", "2"])
+    with pytest.raises(RunMismatchError, match="proposer"):
+        _config(other, recorded.tasks).check_resume(recorded, _default_model(other.proposer))

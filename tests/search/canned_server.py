@@ -10,7 +10,7 @@ same queue serves both API shapes: a :class:`Reply` is rendered as an OpenAI
 Use it as a context manager, or wrap it in a fixture::
 
     with CannedServer([Reply("```python\\ndef program(Q, D, S, ctx): ...\\n```")]) as server:
-        proposer = OpenAIProposer(model="canned", base_url=server.openai_base_url, api_key="x")
+        proposer = OpenAIBackend(model="canned", base_url=server.openai_base_url, api_key="x")
         proposal = proposer.propose(state)
     assert server.prompts == [render_prompt(state)]
 

@@ -17,7 +17,7 @@ from embedding_ttc.evaluation.outcome import CandidateError
 from embedding_ttc.program_files.checks.rules import ProgramRejected
 from embedding_ttc.programs.base import Context, Matrix, Program
 from embedding_ttc.runs.records import SuiteScore, TaskDelta
-from embedding_ttc.search.proposers.base import ProposerError
+from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.search.state import Proposal, SearchState, Usage
 
 FAKE_TASKS = ("alpha", "beta")

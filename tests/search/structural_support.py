@@ -15,8 +15,8 @@ import numpy as np
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.novelty import fingerprint, structure
-from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
 from embedding_ttc.search.state import FrontierProgram, SearchState
+from embedding_ttc.search.structural.proposer import StructuralProposer
 from embedding_ttc.tasks.task import RetrievalTask
 from ledger_records import evaluated
 

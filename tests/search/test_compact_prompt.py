@@ -18,16 +18,17 @@ from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.contract import CONSTRAINTS
 from embedding_ttc.runs.records import LedgerRecord
+from embedding_ttc.search.backends.base import estimate_tokens
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity
-from embedding_ttc.search.prompts.compact import SHORT_CONSTRAINTS, abridge, render_compact_prompt
-from embedding_ttc.search.prompts.directives import (
-    COMPACT_INSPIRATIONS,
-    Directive,
-    choose_directive,
-)
+from embedding_ttc.search.prompts.directives import Directive, choose_directive
 from embedding_ttc.search.prompts.examples import EXAMPLES, example_structures
 from embedding_ttc.search.prompts.helper_list import PRIMITIVE_PRIORITY, helper_modules
-from embedding_ttc.search.proposers.base import estimate_tokens
+from embedding_ttc.search.prompts.inspirations import INSPIRATIONS
+from embedding_ttc.search.prompts.small_model import (
+    SHORT_CONSTRAINTS,
+    abridge,
+    render_compact_prompt,
+)
 from embedding_ttc.search.state import FrontierProgram, SearchState
 from ledger_records import evaluated
 
@@ -211,8 +212,8 @@ def test_directive_is_deterministic():
 
 
 def test_successive_generations_explore_different_ideas():
-    keys = [choose_directive(empty_state(g)).key for g in range(1, len(COMPACT_INSPIRATIONS) + 1)]
-    assert len(set(keys)) == len(COMPACT_INSPIRATIONS)
+    keys = [choose_directive(empty_state(g)).key for g in range(1, len(INSPIRATIONS) + 1)]
+    assert len(set(keys)) == len(INSPIRATIONS)
 
 
 def test_an_encoder_without_distinct_views_is_never_asked_for_view_channels():
@@ -229,7 +230,7 @@ def test_an_encoder_without_distinct_views_is_never_asked_for_view_channels():
 
     keys = {key(g, seed, True) for g in range(1, 30) for seed in (0, 1, 2)}
     assert "views" not in keys
-    assert keys == {i.key for i in COMPACT_INSPIRATIONS} - {"views"}
+    assert keys == {i.key for i in INSPIRATIONS} - {"views"}
     assert "views" in {key(g, 0, False) for g in range(1, 30)}
 
 
@@ -237,7 +238,7 @@ def test_once_every_idea_has_a_program_two_ideas_are_paired():
     history = [record(0, novelty="the cosine baseline")]
     history += [
         record(g, novelty=f"{idea.title} (this generation's directive)")
-        for g, idea in enumerate(COMPACT_INSPIRATIONS, start=1)
+        for g, idea in enumerate(INSPIRATIONS, start=1)
     ]
     keys = set()
     for g in range(len(history), len(history) + 12):
@@ -245,14 +246,14 @@ def test_once_every_idea_has_a_program_two_ideas_are_paired():
         directive = choose_directive(state)
         first, _, second = directive.key.partition("+")
         assert second and first != second, directive.key
-        by_key = {i.key: i for i in COMPACT_INSPIRATIONS}
+        by_key = {i.key: i for i in INSPIRATIONS}
         assert by_key[first].instruction in directive.text
         assert by_key[second].instruction in directive.text
         keys.add(directive.key)
     assert len(keys) > 1  # the pairs rotate
     # One idea still without a program: it is asked for alone.
     state = SearchState(generation=20, history=tuple(history[:-1]), frontier=(), tasks=TASKS)
-    assert choose_directive(state).key == COMPACT_INSPIRATIONS[-1].key
+    assert choose_directive(state).key == INSPIRATIONS[-1].key
 
 
 def test_the_seed_changes_the_order():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.cli.search import _drafting, add_search_commands
+from embedding_ttc.cli.search import _spec, add_search_commands
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.outcome import Status
@@ -24,16 +24,22 @@ from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.ledger import Ledger
-from embedding_ttc.search.drafting.hints import repair_hint
-from embedding_ttc.search.drafting.options import DraftingOptions
-from embedding_ttc.search.drafting.precheck import (
+from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
+from embedding_ttc.search.backends.base import ChatBackend, price_usd
+from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
+from embedding_ttc.search.backends.openai_chat import OpenAIBackend
+from embedding_ttc.search.drafting.proposer import DraftingProposer
+from embedding_ttc.search.evaluator import SuiteEvaluator
+from embedding_ttc.search.loop import Budget, SearchLoop
+from embedding_ttc.search.novelty import library_structures
+from embedding_ttc.search.precheck.check import (
     PrecheckResult,
     ledger_precheck,
     precheck,
     precheck_limits,
 )
-from embedding_ttc.search.drafting.proposer import DraftingProposer
-from embedding_ttc.search.drafting.repairs import (
+from embedding_ttc.search.precheck.hints import repair_hint
+from embedding_ttc.search.precheck.repairs import (
     close_docstring,
     define_constants,
     drop_rrf_weights,
@@ -43,19 +49,14 @@ from embedding_ttc.search.drafting.repairs import (
     move_into_program,
     repair_source,
 )
-from embedding_ttc.search.evaluator import SuiteEvaluator
-from embedding_ttc.search.loop import Budget, SearchLoop
-from embedding_ttc.search.novelty import library_structures
 from embedding_ttc.search.prompts.directives import choose_directive
 from embedding_ttc.search.prompts.examples import example_structures
 from embedding_ttc.search.prompts.full import render_prompt
-from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
-from embedding_ttc.search.proposers.base import ChatBackend, ProposerError, price_usd
-from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
-from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply, http_error
+from .specs import spec
 from .test_prompt import small_state
 from .test_proposers import FakeLlama, fake_llama_cpp  # noqa: F401 (a fixture)
 from fakes import HashingEncoder
@@ -134,8 +135,8 @@ def server():
         yield canned
 
 
-def backend(server: CannedServer, seed: int = 0) -> OpenAIProposer:
-    return OpenAIProposer(
+def backend(server: CannedServer, seed: int = 0) -> OpenAIBackend:
+    return OpenAIBackend(
         model="canned", base_url=server.openai_base_url, max_retries=0, timeout=10, seed=seed
     )
 
@@ -149,7 +150,7 @@ def test_every_llm_backend_has_the_chat_seam(server, tmp_path):
     ]
     server.enqueue(Reply("openai says hi", 11, 3), Reply("anthropic says hi", 12, 4))
     openai = backend(server)
-    anthropic = AnthropicProposer(base_url=server.url, max_retries=0)
+    anthropic = AnthropicBackend(base_url=server.url, max_retries=0)
     for chat_backend, text in ((openai, "openai says hi"), (anthropic, "anthropic says hi")):
         assert isinstance(chat_backend, ChatBackend)
         reply = chat_backend.chat(messages, seed=42)
@@ -158,7 +159,7 @@ def test_every_llm_backend_has_the_chat_seam(server, tmp_path):
     assert server.requests[0].body["seed"] == 42
     path = tmp_path / "tiny.gguf"
     path.write_bytes(b"GGUF")
-    llama = LlamaCppProposer(path, seed=1)
+    llama = LlamaCppBackend(path, seed=1)
     assert isinstance(llama, ChatBackend)
     reply = llama.chat(messages, seed=42)
     (fake,) = FakeLlama.instances
@@ -529,19 +530,24 @@ def search_args(*argv: str) -> argparse.Namespace:
 
 
 def test_cli_drafting_defaults():
-    assert _drafting(search_args("--proposer", "llama-cpp")) == DraftingOptions(
-        drafts=3, repair_rounds=1, prompt="compact", context_tokens=3000, precheck=True
+    assert _spec(search_args("--proposer", "llama-cpp")) == spec(
+        "draft", "llama-cpp", drafts=3, repair_rounds=1, prompt="compact", precheck=True
     )
-    assert _drafting(search_args("--proposer", "openai")) is None
-    assert _drafting(search_args("--proposer", "structural")) is None
-    assert _drafting(search_args("--proposer", "openai", "--drafts", "2")) == DraftingOptions(
-        drafts=2, repair_rounds=0, prompt="full", context_tokens=3000, precheck=True
+    single = spec("draft", "openai")  # one draft of the full prompt: the single draft
+    assert _spec(search_args("--proposer", "openai")) == single
+    assert single.options == {
+        "drafts": 1, "repair_rounds": 0, "prompt": "full", "context_tokens": 3000,
+        "precheck": False,
+    }  # fmt: skip
+    assert _spec(search_args("--proposer", "structural")) == spec("structural")
+    assert _spec(search_args("--proposer", "openai", "--drafts", "2")) == spec(
+        "draft", "openai", drafts=2, repair_rounds=0, prompt="full", precheck=True
     )
-    options = _drafting(search_args("--proposer", "llama-cpp", "--no-precheck", "--drafts", "1"))
-    assert options is not None and not options.precheck and options.drafts == 1
-    assert _drafting(search_args("--proposer", "anthropic", "--precheck")) is not None
+    options = _spec(search_args("--proposer", "llama-cpp", "--no-precheck", "--drafts", "1"))
+    assert not options.options["precheck"] and options.options["drafts"] == 1
+    assert _spec(search_args("--proposer", "anthropic", "--precheck")) != spec("draft", "anthropic")
     with pytest.raises(EmbeddingTTCError, match="need an LLM proposer"):
-        _drafting(search_args("--proposer", "structural", "--prompt", "compact"))
+        _spec(search_args("--proposer", "structural", "--prompt", "compact"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -588,7 +594,7 @@ def test_two_generations_of_the_loop_record_the_attempts(tmp_path: Path, shared_
     assert "NameError" in str(g1.attempts[0]["reason"])
     assert g1.attempts[0]["reply"] == fence(BROKEN)  # the failed draft itself is kept
     assert (g1.tokens_in, g1.tokens_out) == (1900, 220)
-    assert g1.proposer == "openai" and g1.llm_seconds > 0
+    assert g1.proposer == "draft:openai" and g1.llm_seconds > 0
     assert [a["status"] for a in g2.attempts] == ["rejected"]
     assert "near-duplicate of g0001" in str(g2.attempts[0]["reason"])
     assert (g2.tokens_in, g2.tokens_out) == (2300, 270)
@@ -633,16 +639,20 @@ def test_the_search_command_wires_drafting(tmp_path: Path, shared_datasets, caps
     assert g1.status == Status.OK and len(g1.attempts) == 1
     assert prompts[0] is not None and "## Helpers" in prompts[0]
     config = json.loads((run_dir / "search.json").read_text())
-    assert config["drafting"] == {
-        "drafts": 2,
-        "repair_rounds": 0,
-        "prompt": "compact",
-        "context_tokens": 3000,
-        "precheck": True,
+    assert config["proposer"] == {
+        "strategy": "draft",
+        "backend": "openai",
+        "options": {
+            "drafts": 2,
+            "repair_rounds": 0,
+            "prompt": "compact",
+            "context_tokens": 3000,
+            "precheck": True,
+        },
     }
     recorded = read_run_config(run_dir)
-    assert recorded is not None and recorded.drafting is not None
-    assert recorded.drafting.drafts == 2 and recorded.proposer == "openai"
+    assert recorded is not None and recorded.proposer.options["drafts"] == 2
+    assert str(recorded.proposer) == "openai"
 
 
 LOST_CONSTANTS = """import numpy as np

@@ -15,18 +15,18 @@ import pytest
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.parse import parse_reply
-from embedding_ttc.search.drafting.precheck import PrecheckResult
+from embedding_ttc.search.backends.openai_chat import OpenAIBackend
 from embedding_ttc.search.editing.blocks import (
     EditBlock,
     EditError,
     apply_blocks,
     parse_blocks,
 )
-from embedding_ttc.search.editing.parents import choose_parent
 from embedding_ttc.search.editing.prompt import render_edit_prompt
 from embedding_ttc.search.editing.proposer import EditProposer
 from embedding_ttc.search.lessons import lesson, lineage
-from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.population import choose_parent
+from embedding_ttc.search.precheck.check import PrecheckResult
 from embedding_ttc.search.state import SearchState
 from ledger_records import evaluated
 
@@ -208,10 +208,8 @@ def server():
         yield canned
 
 
-def backend(server: CannedServer) -> OpenAIProposer:
-    return OpenAIProposer(
-        model="canned", base_url=server.openai_base_url, max_retries=0, timeout=10
-    )
+def backend(server: CannedServer) -> OpenAIBackend:
+    return OpenAIBackend(model="canned", base_url=server.openai_base_url, max_retries=0, timeout=10)
 
 
 def _state() -> SearchState:
@@ -221,7 +219,7 @@ def _state() -> SearchState:
 def test_an_edit_becomes_a_proposal_whose_docstring_says_what_it_is(server):
     server.enqueue(Reply(EDIT, 500, 80))
     proposal = EditProposer(backend(server), explore=0.0).propose(_state())
-    assert proposal.parent_id == "g0001" and proposal.proposer == "openai-edit"
+    assert proposal.parent_id == "g0001" and proposal.proposer == "edit:openai"
     assert proposal.novelty == "adds the row z-score to the column z-score."
     assert proposal.source is not None and proposal.source.endswith(EDITED_BODY)
     doc = ast.get_docstring(ast.parse(proposal.source))
@@ -321,10 +319,11 @@ def test_in_the_loop_each_edit_leaves_a_lesson_the_next_prompt_shows(server, tmp
 def test_the_command_line_selects_and_records_the_edit_mode():
     import argparse
 
-    from embedding_ttc.cli.search import _drafting, _editing, add_search_commands
+    from embedding_ttc.cli.search import _spec, add_search_commands
     from embedding_ttc.errors import EmbeddingTTCError
     from embedding_ttc.runs.config import RunConfig
-    from embedding_ttc.search.editing.options import EditOptions
+
+    from .specs import spec
 
     def args(*argv: str) -> argparse.Namespace:
         parser = argparse.ArgumentParser()
@@ -332,28 +331,28 @@ def test_the_command_line_selects_and_records_the_edit_mode():
         return parser.parse_args(["search", "--run-dir", "x", *argv])
 
     edit = args("--proposer", "llama-cpp", "--llm-mode", "edit")
-    assert _drafting(edit) is None and _editing(edit) == EditOptions(ideas=True)
-    assert _editing(args("--proposer", "llama-cpp")) is None  # drafting by default
-    options = _editing(args("--proposer", "openai", "--llm-mode", "edit", "--repair-rounds", "0"))
-    assert options == EditOptions(repair_rounds=0, ideas=True)
+    assert _spec(edit) == spec("edit", "llama-cpp", ideas=True)
+    assert _spec(args("--proposer", "llama-cpp")).strategy == "draft"  # drafting by default
+    options = _spec(args("--proposer", "openai", "--llm-mode", "edit", "--repair-rounds", "0"))
+    assert options == spec("edit", "openai", repair_rounds=0, ideas=True)
     plain = args("--proposer", "llama-cpp", "--llm-mode", "edit", "--no-edit-ideas")
-    assert _editing(plain) == EditOptions()
-    guided = _editing(args("--proposer", "llama-cpp", "--llm-mode", "guided"))
-    assert guided is not None and not guided.ideas  # the guided proposer writes no edit
+    assert _spec(plain) == spec("edit", "llama-cpp")
+    guided = _spec(args("--proposer", "llama-cpp", "--llm-mode", "guided"))
+    assert "ideas" not in guided.options  # the guided proposer writes no edit
     # A run recorded before the ideas existed resumes without them, as it ran.
     recorded = RunConfig.model_validate_json(
         (REPO / "results" / "proposers" / "edit" / "search.json").read_text()
     )
-    assert recorded.editing is not None and recorded.editing.ideas is False
+    assert recorded.proposer.strategy == "edit" and recorded.proposer.options["ideas"] is False
     config = RunConfig(
-        suite="discovery", tasks=["a"], encoder="e", proposer="openai", model=None, seed=0,
-        shortlist=None, editing=options,
+        suite="discovery", tasks=["a"], encoder="e", proposer=options, model=None, seed=0,
+        shortlist=None,
     )  # fmt: skip
     assert RunConfig.model_validate_json(config.model_dump_json()) == config
     with pytest.raises(EmbeddingTTCError, match="needs an LLM proposer"):
-        _editing(args("--proposer", "structural", "--llm-mode", "edit"))
+        _spec(args("--proposer", "structural", "--llm-mode", "edit"))
     with pytest.raises(EmbeddingTTCError, match="drafting options"):
-        _drafting(args("--proposer", "openai", "--llm-mode", "edit", "--drafts", "2"))
+        _spec(args("--proposer", "openai", "--llm-mode", "edit", "--drafts", "2"))
 
 
 # --- a whole-program reply, seeds, and the format example ------------------------------------
@@ -595,10 +594,10 @@ def test_a_copy_of_the_seed_is_a_near_duplicate_of_it():
 def test_the_suggested_idea_is_one_the_parent_lacks_least_named_by_its_children():
     from embedding_ttc.search.editing.seeds import SEEDS
     from embedding_ttc.search.editing.suggest import idea_helpers, realised, suggest_idea
-    from embedding_ttc.search.prompts.directives import COMPACT_INSPIRATIONS
+    from embedding_ttc.search.prompts.inspirations import INSPIRATIONS
 
     seed = SEEDS["BM25DenseRRF"]
-    by_key = {i.key: i for i in COMPACT_INSPIRATIONS}
+    by_key = {i.key: i for i in INSPIRATIONS}
     assert idea_helpers(by_key["lexical"]) == {"bm25_scores", "query_term_coverage"}
     assert idea_helpers(by_key["rocchio"]) == {"prf_scores"}  # fuse is no idea's mark
     assert realised(by_key["lexical"], seed) and not realised(by_key["rocchio"], seed)
@@ -622,9 +621,7 @@ def test_the_suggested_idea_is_one_the_parent_lacks_least_named_by_its_children(
     tried = dataclasses.replace(state, history=(*state.history, child))
     assert suggest_idea(tried, "BM25DenseRRF", seed) not in (first, None)
     # A parent that realises every idea gets none.
-    everything = seed + "".join(
-        f"\n# {h}(x)" for i in COMPACT_INSPIRATIONS for h in idea_helpers(i)
-    )
+    everything = seed + "".join(f"\n# {h}(x)" for i in INSPIRATIONS for h in idea_helpers(i))
     assert suggest_idea(state, "BM25DenseRRF", everything) is None
 
 

@@ -122,7 +122,8 @@ def test_a_real_evaluation_through_the_loop_search_builds(tmp_path, shared_datas
     search_part = outcome.parts["search"].reference
     assert search_part is not None and seen.mean_delta == pytest.approx(search_part.delta)
     config = read_run_config(run)
-    assert config is not None and config.proposer == "openevolve"
+    assert config is not None and str(config.proposer) == "openevolve"
+    assert config.proposer.strategy == "external" and config.proposer.backend is None
     assert config.reference == "BM25DenseRRF" and config.objective == "reference"
     assert (run / "programs" / "g0001.py").read_text() == PEER_PROGRAM
 

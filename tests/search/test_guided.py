@@ -19,33 +19,30 @@ import jsonschema
 import pytest
 
 from embedding_ttc.evaluation.outcome import Status
-from embedding_ttc.search.guided.proposer import (
-    GuidedStructuralProposer,
-    new_edits,
-    sample_offers,
-)
-from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
-from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.edits import (
+from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
+from embedding_ttc.search.backends.openai_chat import OpenAIBackend
+from embedding_ttc.search.guided.proposer import GuidedStructuralProposer, sample_offers
+from embedding_ttc.search.state import FrontierProgram, SearchState
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.edits import (
     GenomeEditError,
     apply_edit,
     apply_share,
     edit_schema,
     possible_edits,
 )
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     SHARES,
     Genome,
     genome_from_source,
 )
-from embedding_ttc.search.proposers.structural.known import is_new, known_programs
-from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.state import FrontierProgram, SearchState
+from embedding_ttc.search.structural.known import is_new, known_programs, new_edits
+from embedding_ttc.search.structural.render import render_program
 from ledger_records import evaluated
 
 from .canned_server import CannedServer, Reply
+from .specs import spec
 
 TASKS = ("alpha", "beta")
 RICH = Genome.make({"dense": "row", "bm25": "col", "consensus": "local"}, "convex", 1, "vprf", 0.3)
@@ -132,10 +129,8 @@ def server():
         yield canned
 
 
-def backend(server: CannedServer) -> OpenAIProposer:
-    return OpenAIProposer(
-        model="canned", base_url=server.openai_base_url, max_retries=0, timeout=10
-    )
+def backend(server: CannedServer) -> OpenAIBackend:
+    return OpenAIBackend(model="canned", base_url=server.openai_base_url, max_retries=0, timeout=10)
 
 
 def _state(generation: int = 3) -> SearchState:
@@ -174,7 +169,7 @@ def test_a_chosen_edit_is_rendered_as_a_program_with_its_genome(server):
     proposal = proposer.propose(state)
     want = Genome.make({"dense": "row", "bm25": "row", "consensus": "local"}, "rrf", 0)
     assert proposal.source is not None and genome_from_source(proposal.source) == want
-    assert proposal.parent_id == "g0001" and proposal.proposer == "openai-guided"
+    assert proposal.parent_id == "g0001" and proposal.proposer == "guided:openai"
     assert proposal.novelty.startswith("Relative to g0001, adds")
     assert f"[genome {want.key()}]" in proposal.novelty
     assert proposal.hypothesis == "consensus with the top-K is robust"
@@ -299,45 +294,49 @@ def test_the_first_generation_is_the_base_genome_without_a_call(server):
 
 def test_a_backend_that_cannot_constrain_json_is_refused(server):
     with pytest.raises(ValueError, match="cannot constrain a reply to a JSON schema"):
-        GuidedStructuralProposer(AnthropicProposer(base_url=server.url, max_retries=0))
+        GuidedStructuralProposer(AnthropicBackend(base_url=server.url, max_retries=0))
 
 
 def test_the_command_line_builds_the_guided_proposer():
     import argparse
 
-    from embedding_ttc.cli.search import _drafting, _editing, add_search_commands
+    from embedding_ttc.cli.search import _spec, add_search_commands
     from embedding_ttc.errors import EmbeddingTTCError
-    from embedding_ttc.search.editing.options import GUIDED_OFFERS, EditOptions
+    from embedding_ttc.search.strategies import Collaborators, build_proposer
+    from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
+
+    from .specs import spec
 
     parser = argparse.ArgumentParser()
     add_search_commands(parser.add_subparsers())
     argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
     args = parser.parse_args(argv)
-    options = _editing(args)
-    assert options == EditOptions(mode="guided", offers=GUIDED_OFFERS, share=True)
-    assert _drafting(args) is None
-    every = _editing(parser.parse_args([*argv, "--guided-offers", "0", "--no-guided-share"]))
-    assert every == EditOptions(mode="guided", offers=0)
+    options = _spec(args)
+    assert options == spec("guided", "openai", offers=GUIDED_OFFERS, share=True)
+    every = _spec(parser.parse_args([*argv, "--guided-offers", "0", "--no-guided-share"]))
+    assert every == spec("guided", "openai", offers=0)
     with pytest.raises(EmbeddingTTCError, match="at least 0"):
-        _editing(parser.parse_args([*argv, "--guided-offers", "-1"]))
+        _spec(parser.parse_args([*argv, "--guided-offers", "-1"]))
     edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
     with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
-        _editing(parser.parse_args([*edit_argv, "--guided-offers", "4"]))
+        _spec(parser.parse_args([*edit_argv, "--guided-offers", "4"]))
     with pytest.raises(EmbeddingTTCError, match="--guided-share is --llm-mode guided's option"):
-        _editing(parser.parse_args([*edit_argv, "--guided-share"]))
-    assert _editing(parser.parse_args(edit_argv)).share is False  # type: ignore[union-attr]
+        _spec(parser.parse_args([*edit_argv, "--guided-share"]))
+    assert "share" not in _spec(parser.parse_args(edit_argv)).options
     with pytest.raises(EmbeddingTTCError, match="not --llm-mode guided's"):
-        _drafting(parser.parse_args([*argv, "--drafts", "2"]))
+        _spec(parser.parse_args([*argv, "--drafts", "2"]))
     with CannedServer() as canned:
-        anthropic = AnthropicProposer(base_url=canned.url, max_retries=0)
+        anthropic = AnthropicBackend(base_url=canned.url, max_retries=0)
+        refused = options.model_copy(update={"backend": "anthropic"})
         with pytest.raises(EmbeddingTTCError, match="needs a backend that constrains JSON"):
-            options.wrap(anthropic, lambda source: None, seed=0)  # type: ignore[arg-type,return-value]
-        openai = OpenAIProposer(model="m", base_url=canned.openai_base_url, max_retries=0)
-        assert isinstance(options.wrap(openai, lambda s: None, seed=0), GuidedStructuralProposer)  # type: ignore[arg-type,return-value]
+            build_proposer(refused, anthropic, Collaborators())
+        openai = OpenAIBackend(model="m", base_url=canned.openai_base_url, max_retries=0)
+        built = build_proposer(options, openai, Collaborators())
+        assert isinstance(built, GuidedStructuralProposer)
 
 
 def test_view_channels_are_not_offered_when_the_views_collapse(server):
-    from embedding_ttc.search.proposers.structural.edits import offered_channels
+    from embedding_ttc.search.structural.edits import offered_channels
 
     offered = offered_channels(views_collapsed=True)
     assert "reverse" not in offered and "xview" not in offered and "bm25" in offered
@@ -385,7 +384,6 @@ def test_the_catalogue_order_is_seeded_per_generation():
 
 def test_a_guided_run_recorded_before_offers_resumes_offering_every_open_edit(tmp_path):
     from embedding_ttc.runs.config import RunMismatchError, read_run_config
-    from embedding_ttc.search.editing.options import EditOptions
 
     body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
             "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
@@ -393,9 +391,9 @@ def test_a_guided_run_recorded_before_offers_resumes_offering_every_open_edit(tm
                         "context_tokens": 5000, "precheck": True, "ideas": False}}  # fmt: skip
     (tmp_path / "search.json").write_text(json.dumps(body))
     recorded = read_run_config(tmp_path)
-    assert recorded is not None and recorded.editing == EditOptions(mode="guided", offers=0)
+    assert recorded is not None and recorded.proposer == spec("guided", "llama-cpp", offers=0)
     recorded.check_resume(recorded)
-    sampled = recorded.model_copy(update={"editing": EditOptions(mode="guided", offers=8)})
+    sampled = recorded.model_copy(update={"proposer": spec("guided", "llama-cpp", offers=8)})
     with pytest.raises(RunMismatchError, match="'offers': 8"):
         sampled.check_resume(recorded)
 
@@ -450,29 +448,30 @@ def test_an_anchored_proposer_repairs_a_reply_dropping_the_kept_channel(server):
 def test_the_command_line_records_kept_channels_and_suggests_names():
     import argparse
 
-    from embedding_ttc.cli.search import _editing, add_search_commands
+    from embedding_ttc.cli.search import _spec, add_search_commands
     from embedding_ttc.errors import EmbeddingTTCError
-    from embedding_ttc.search.editing.options import GUIDED_OFFERS, EditOptions
+    from embedding_ttc.search.strategies import Collaborators, build_proposer
+    from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
+
+    from .specs import spec
 
     parser = argparse.ArgumentParser()
     add_search_commands(parser.add_subparsers())
     argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
-    anchored = _editing(parser.parse_args([*argv, "--guided-keep", "dense"]))
-    assert anchored == EditOptions(mode="guided", offers=GUIDED_OFFERS, keep=("dense",), share=True)
+    anchored = _spec(parser.parse_args([*argv, "--guided-keep", "dense"]))
+    assert anchored == spec("guided", "openai", offers=GUIDED_OFFERS, keep=("dense",), share=True)
     with pytest.raises(EmbeddingTTCError, match="'dens' is not a channel; did you mean dense"):
-        _editing(parser.parse_args([*argv, "--guided-keep", "dens"]))
+        _spec(parser.parse_args([*argv, "--guided-keep", "dens"]))
     edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
     with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
-        _editing(parser.parse_args([*edit_argv, "--guided-keep", "dense"]))
-    assert anchored is not None
-    inner = OpenAIProposer(model="m", base_url="http://127.0.0.1:9", max_retries=0)
-    proposer = anchored.wrap(inner, lambda source: None, seed=1)
+        _spec(parser.parse_args([*edit_argv, "--guided-keep", "dense"]))
+    inner = OpenAIBackend(model="m", base_url="http://127.0.0.1:9", max_retries=0)
+    proposer = build_proposer(anchored, inner, Collaborators(seed=1))
     assert isinstance(proposer, GuidedStructuralProposer) and proposer.keep == ("dense",)
 
 
 def test_a_guided_run_recorded_before_keep_resumes_keeping_nothing(tmp_path):
     from embedding_ttc.runs.config import RunMismatchError, read_run_config
-    from embedding_ttc.search.editing.options import EditOptions
 
     body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
             "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
@@ -481,10 +480,10 @@ def test_a_guided_run_recorded_before_keep_resumes_keeping_nothing(tmp_path):
                         "offers": 8}}  # fmt: skip
     (tmp_path / "search.json").write_text(json.dumps(body))
     recorded = read_run_config(tmp_path)
-    assert recorded is not None and recorded.editing == EditOptions(mode="guided", offers=8)
-    anchored = EditOptions(mode="guided", offers=8, keep=("dense",))
+    assert recorded is not None and recorded.proposer == spec("guided", "llama-cpp", offers=8)
+    anchored = spec("guided", "llama-cpp", offers=8, keep=("dense",))
     with pytest.raises(RunMismatchError, match="'keep': \\['dense'\\]"):
-        recorded.model_copy(update={"editing": anchored}).check_resume(recorded)
+        recorded.model_copy(update={"proposer": anchored}).check_resume(recorded)
 
 
 def test_a_parent_whose_single_edits_are_spent_passes_to_the_next_open_parent(server):
@@ -576,7 +575,6 @@ def test_a_guided_share_reply_without_a_share_gets_a_repair_turn(server):
 
 def test_a_guided_run_recorded_before_share_resumes_without_it(tmp_path):
     from embedding_ttc.runs.config import RunMismatchError, read_run_config
-    from embedding_ttc.search.editing.options import EditOptions
 
     body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
             "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
@@ -585,9 +583,8 @@ def test_a_guided_run_recorded_before_share_resumes_without_it(tmp_path):
                         "offers": 8, "keep": ["dense"]}}  # fmt: skip
     (tmp_path / "search.json").write_text(json.dumps(body))
     recorded = read_run_config(tmp_path)
-    assert recorded is not None and recorded.editing is not None
-    assert recorded.editing.share is False
+    assert recorded is not None and recorded.proposer.options["share"] is False
     recorded.check_resume(recorded)
-    asked = EditOptions(mode="guided", offers=8, keep=("dense",), share=True)
+    asked = spec("guided", "llama-cpp", offers=8, keep=("dense",), share=True)
     with pytest.raises(RunMismatchError, match="'share': True"):
-        recorded.model_copy(update={"editing": asked}).check_resume(recorded)
+        recorded.model_copy(update={"proposer": asked}).check_resume(recorded)

@@ -36,9 +36,9 @@ pytestmark = [
 
 
 def test_a_real_small_model_proposes_with_tokens_counted():
-    from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
+    from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
 
-    proposer = LlamaCppProposer(MODEL, n_ctx=8192, max_tokens=MAX_TOKENS, seed=0)
+    proposer = LlamaCppBackend(MODEL, n_ctx=8192, max_tokens=MAX_TOKENS, seed=0)
     assert proposer.model_path.name == f"{MODEL}.gguf"
     state = small_state()
     proposal = proposer.propose(state)
@@ -54,13 +54,13 @@ def test_a_real_small_model_proposes_with_tokens_counted():
 def test_a_real_small_model_chooses_a_genome_edit_under_the_grammar():
     import dataclasses
 
+    from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
     from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
-    from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
-    from embedding_ttc.search.proposers.structural.genome import genome_from_source
+    from embedding_ttc.search.structural.genome import genome_from_source
 
     from .test_guided import _state
 
-    backend = LlamaCppProposer(MODEL, n_ctx=8192, max_tokens=MAX_TOKENS, seed=0)
+    backend = LlamaCppBackend(MODEL, n_ctx=8192, max_tokens=MAX_TOKENS, seed=0)
     proposer = GuidedStructuralProposer(backend, explore=0.0, check_library=False)
     proposal = proposer.propose(dataclasses.replace(_state(), seed=0))
     # Decoded under the grammar, the reply is a usable edit: no repair turn, no fallback.

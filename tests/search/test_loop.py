@@ -22,11 +22,12 @@ from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.frontier import frontier
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import read_split
+from embedding_ttc.search.backends.openai_chat import OpenAIBackend
+from embedding_ttc.search.drafting.single import SingleDraftProposer
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
-from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
-from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
+from embedding_ttc.search.structural.proposer import StructuralProposer
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply
@@ -105,7 +106,8 @@ def test_llm_replies_each_end_with_the_right_status(tmp_path, shared_datasets, f
     task = load_task("aila_statutes", shared_datasets)
     limits = SandboxLimits(wall_seconds=4.0, memory_bytes=2 * 2**30)
     with CannedServer([reply for reply, _, _ in CANNED]) as server:
-        proposer = OpenAIProposer(model="canned", base_url=server.openai_base_url, timeout=10)
+        backend = OpenAIBackend(model="canned", base_url=server.openai_base_url, timeout=10)
+        proposer = SingleDraftProposer(backend)
         loop = make_loop(tmp_path, proposer, fast_encoder, [task], limits)
         front = loop.run(Budget(generations=len(CANNED)))
         prompts = server.prompts
@@ -115,7 +117,7 @@ def test_llm_replies_each_end_with_the_right_status(tmp_path, shared_datasets, f
     for record, (_, status, reason) in zip(records[1:], CANNED, strict=True):
         assert record.status == status, (record.program_id, record.reason)
         assert reason in record.reason
-        assert record.proposer == "openai" and record.model
+        assert record.proposer == "draft:openai" and record.model
     ok = records[1]
     assert ok.per_task_delta.keys() == {"aila_statutes"}
     assert ok.cost_ratio is not None and ok.cost_ratio > 1.0  # it re-encodes the documents

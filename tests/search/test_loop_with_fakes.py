@@ -12,7 +12,7 @@ from embedding_ttc.evaluation.comparison import WTL
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
-from embedding_ttc.search.proposers.base import ProposerError
+from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.search.state import Usage
 
 from .loop_fakes import (

@@ -124,7 +124,8 @@ def test_the_evaluator_returns_search_numbers_and_records_in_our_ledger(
     assert "near-duplicate of seed:BM25DenseRRF" in copied["reason"]
     config = read_run_config(run)
     assert config is not None and config.objective == "reference"
-    assert config.proposer == "openevolve" and config.model == "qwen2.5-coder-0.5b"
+    assert str(config.proposer) == "openevolve" and config.model == "qwen2.5-coder-0.5b"
+    assert config.proposer.strategy == "external"
     assert read_split(run) is not None
 
 
@@ -170,7 +171,7 @@ def test_iterations_openevolve_dropped_count_as_generations_without_a_valid_prog
 def test_every_configuration_of_the_proposers_benchmark_is_a_search_command_line():
     import argparse
 
-    from embedding_ttc.cli.search import _editing, add_search_commands
+    from embedding_ttc.cli.search import _spec, add_search_commands
 
     bench = _proposers_benchmark()
     parser = argparse.ArgumentParser()
@@ -179,9 +180,13 @@ def test_every_configuration_of_the_proposers_benchmark_is_a_search_command_line
     for mode in bench.LLM_MODES:
         argv = bench.command(mode, 20, Path("run"), "qwen2.5-coder-1.5b")
         assert argv[1:4] == ["-m", "embedding_ttc.cli", "search"]
-        modes[mode] = _editing(parser.parse_args(argv[3:]))
-    assert modes["draft"] is None
-    assert modes["guided"] is not None and modes["guided"].offers == 0
-    assert modes["guided-anchored"] is not None and modes["guided-anchored"].keep == ("dense",)
-    assert modes["guided-offers"] is not None and modes["guided-offers"].keep == ()
-    assert modes["edit"] is not None and not modes["edit"].ideas
+        modes[mode] = _spec(parser.parse_args(argv[3:]))
+    assert {mode: spec.strategy for mode, spec in modes.items()} == {
+        "guided": "guided", "guided-offers": "guided", "guided-anchored": "guided",
+        "guided-share": "guided", "edit-ideas": "edit", "edit": "edit", "draft": "draft",
+    }  # fmt: skip
+    assert {spec.backend for spec in modes.values()} == {"llama-cpp"}
+    assert modes["guided"].options["offers"] == 0
+    assert modes["guided-anchored"].options["keep"] == ["dense"]
+    assert modes["guided-offers"].options["keep"] == []
+    assert not modes["edit"].options["ideas"]

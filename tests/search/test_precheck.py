@@ -17,13 +17,13 @@ from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.records import LedgerRecord
-from embedding_ttc.search.drafting.precheck import (
+from embedding_ttc.search.novelty import registered_structures, structure
+from embedding_ttc.search.precheck.check import (
     PRECHECK_WALL_SECONDS,
     precheck,
     precheck_limits,
 )
-from embedding_ttc.search.drafting.synthetic import synthetic_task
-from embedding_ttc.search.novelty import registered_structures, structure
+from embedding_ttc.search.precheck.synthetic import synthetic_task
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from ledger_records import evaluated
 

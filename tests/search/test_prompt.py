@@ -19,7 +19,8 @@ import embedding_ttc.programs.primitives as primitives_package
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.contract import CONSTRAINTS, INTERFACE_TEXT
 from embedding_ttc.runs.records import LedgerRecord
-from embedding_ttc.search.prompts.full import INSPIRATIONS, render_prompt
+from embedding_ttc.search.prompts.full import render_prompt
+from embedding_ttc.search.prompts.inspirations import PAPER_INSPIRATIONS
 from embedding_ttc.search.prompts.primitives import (
     PRIMITIVE_MODULES,
     UNLISTED_MODULES,
@@ -152,7 +153,7 @@ def test_inspirations_named():
         "distribution",
     ):
         assert title in text
-    assert len(INSPIRATIONS) == 6
+    assert len(PAPER_INSPIRATIONS) == 6
 
 
 def test_rejected_reason_is_shown_truncated_and_escaped():

@@ -1,9 +1,10 @@
-"""Proposers: LLM backends against a canned HTTP server, llama.cpp through a fake module, and
-the registry-wide contract (the structural proposer's own tests are in test_structural.py)."""
+"""Chat backends against a canned HTTP server, llama.cpp through a fake module, and the backend
+registry's contract. A backend is driven here through the single draft (one full-prompt
+request, what an API backend's run does by default); every strategy over every backend is
+test_strategies.py's contract."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import types
@@ -13,19 +14,14 @@ from typing import ClassVar
 import pytest
 
 from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError, UnknownNameError
-from embedding_ttc.search.novelty import structure
+from embedding_ttc.search.backends import BACKENDS, ChatBackend, make_backend
+from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
+from embedding_ttc.search.backends.base import price_usd
+from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
+from embedding_ttc.search.backends.openai_chat import OpenAIBackend
+from embedding_ttc.search.drafting.single import SingleDraftProposer
 from embedding_ttc.search.prompts.full import render_prompt
-from embedding_ttc.search.proposers import (
-    PROPOSERS,
-    Proposer,
-    ProposerConfigError,
-    ProposerError,
-    make_proposer,
-)
-from embedding_ttc.search.proposers.anthropic_chat import AnthropicProposer
-from embedding_ttc.search.proposers.base import price_usd, resolve_parent
-from embedding_ttc.search.proposers.llama_cpp import LlamaCppProposer
-from embedding_ttc.search.proposers.openai_chat import OpenAIProposer
+from embedding_ttc.search.proposer import ProposerConfigError, ProposerError, resolve_parent
 
 from .canned_server import CannedServer, Reply, hang, http_error, malformed_json
 from .test_prompt import small_state
@@ -70,9 +66,10 @@ def server():
         yield canned
 
 
-def openai_proposer(server: CannedServer, **options) -> OpenAIProposer:
+def openai_proposer(server: CannedServer, **options) -> SingleDraftProposer:
     defaults = {"model": "canned", "base_url": server.openai_base_url, "api_key": "test-key"}
-    return OpenAIProposer(**{**defaults, "timeout": 5.0, "max_retries": 0, **options})
+    backend = OpenAIBackend(**{**defaults, "timeout": 5.0, "max_retries": 0, **options})
+    return SingleDraftProposer(backend)
 
 
 # --------------------------------------------------------------------------------------------
@@ -87,7 +84,7 @@ def test_openai_valid_reply(server):
     assert proposal.novelty == "adds a per-document z-score to the cosine."
     assert proposal.hypothesis == "hubs lose their head start on every task."
     assert proposal.parent_id == "g0001"  # "g1" resolved against the history
-    assert proposal.proposer == "openai" and proposal.raw_reply == REPLY
+    assert proposal.proposer == "draft:openai" and proposal.raw_reply == REPLY
     usage = proposal.usage
     assert (usage.model, usage.tokens_in, usage.tokens_out) == ("gpt-4o-2024-08-06", 1500, 400)
     assert usage.cost_usd == pytest.approx((1500 * 2.50 + 400 * 10.00) / 1e6)
@@ -173,7 +170,8 @@ def test_openai_environment_fallbacks(server, monkeypatch):
     monkeypatch.setenv("EMBEDDING_TTC_OPENAI_BASE_URL", server.openai_base_url)
     monkeypatch.setenv("EMBEDDING_TTC_OPENAI_MODEL", "env-model")
     server.enqueue(Reply(REPLY))
-    proposer = OpenAIProposer(timeout=5.0, max_retries=0)  # no key: a local server needs none
+    # No key: a local server needs none.
+    proposer = SingleDraftProposer(OpenAIBackend(timeout=5.0, max_retries=0))
     assert proposer.propose(small_state()).source == PROGRAM
     request = server.requests[0]
     assert request.body["model"] == "env-model"
@@ -182,25 +180,25 @@ def test_openai_environment_fallbacks(server, monkeypatch):
 
 def test_openai_configuration_errors():
     with pytest.raises(ProposerConfigError, match="model"):
-        OpenAIProposer(base_url="http://127.0.0.1:9/v1")
+        OpenAIBackend(base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ProposerConfigError, match="OPENAI_API_KEY"):
-        OpenAIProposer(model="gpt-4o")
+        OpenAIBackend(model="gpt-4o")
 
 
 # --------------------------------------------------------------------------------------------
 # Anthropic backend
 
 
-def anthropic_proposer(server: CannedServer, **options) -> AnthropicProposer:
+def anthropic_proposer(server: CannedServer, **options) -> SingleDraftProposer:
     defaults = {"base_url": server.url, "api_key": "test-key", "timeout": 5.0, "max_retries": 0}
-    return AnthropicProposer(**{**defaults, **options})
+    return SingleDraftProposer(AnthropicBackend(**{**defaults, **options}))
 
 
 def test_anthropic_valid_reply(server):
     state = small_state()
     server.enqueue(Reply(REPLY, tokens_in=2000, tokens_out=500, model="claude-opus-4-6"))
     proposal = anthropic_proposer(server).propose(state)
-    assert proposal.source == PROGRAM and proposal.proposer == "anthropic"
+    assert proposal.source == PROGRAM and proposal.proposer == "draft:anthropic"
     usage = proposal.usage
     assert (usage.model, usage.tokens_in, usage.tokens_out) == ("claude-opus-4-6", 2000, 500)
     assert usage.cost_usd == pytest.approx((2000 * 5.0 + 500 * 25.0) / 1e6)
@@ -213,7 +211,8 @@ def test_anthropic_valid_reply(server):
 
 def test_anthropic_temperature_and_placeholder_key(server):
     server.enqueue(Reply(REPLY))
-    AnthropicProposer(base_url=server.url, temperature=0.5, max_retries=0).propose(small_state())
+    backend = AnthropicBackend(base_url=server.url, temperature=0.5, max_retries=0)
+    SingleDraftProposer(backend).propose(small_state())
     assert server.requests[0].body["temperature"] == 0.5
 
 
@@ -284,28 +283,29 @@ def test_llama_cpp_missing_extra(monkeypatch, tmp_path):
     with pytest.raises(
         MissingExtraError, match=r"llama-cpp-python.*pip install -e '\.\[local-llm\]'"
     ):
-        LlamaCppProposer(tmp_path / "model.gguf")
+        LlamaCppBackend(tmp_path / "model.gguf")
 
 
 def test_llama_cpp_missing_model_file(fake_llama_cpp, tmp_path):
     with pytest.raises(ProposerConfigError, match="does not exist"):
-        LlamaCppProposer(tmp_path / "absent.gguf")
+        LlamaCppBackend(tmp_path / "absent.gguf")
 
 
 def test_llama_cpp_with_a_fake_module(fake_llama_cpp, tmp_path):
     path = tmp_path / "tiny.gguf"
     path.write_bytes(b"GGUF")
-    proposer = LlamaCppProposer(path, n_ctx=4096, n_threads=2, max_tokens=512, seed=5)
+    backend = LlamaCppBackend(path, n_ctx=4096, n_threads=2, max_tokens=512, seed=5)
+    proposer = SingleDraftProposer(backend)
     state = small_state()
     first = proposer.propose(state)
     proposer.propose(state)
-    (llm,) = FakeLlama.instances  # loaded once per proposer
+    (llm,) = FakeLlama.instances  # loaded once per backend
     assert llm.model_path == str(path)
     assert llm.kwargs == {"n_ctx": 4096, "n_threads": 2, "seed": 5, "verbose": False}
     call = llm.calls[0]
     assert call["messages"] == [{"role": "user", "content": render_prompt(state)}]
     assert call["max_tokens"] == 512 and call["seed"] == 5 + state.generation
-    assert first.source == PROGRAM and first.proposer == "llama-cpp"
+    assert first.source == PROGRAM and first.proposer == "draft:llama-cpp"
     # The stream is cut once the program block is closed: the prose after it is not read.
     assert llm.streamed == len(REPLY.splitlines()) - 1
     reply_read = REPLY.removesuffix("Done.\n")
@@ -323,45 +323,39 @@ def test_llama_cpp_with_a_fake_module(fake_llama_cpp, tmp_path):
 # The registry and its contract
 
 
-def build(name: str, server: CannedServer, tmp_path: Path) -> Proposer:
-    if name == "structural":
-        return make_proposer(name, seed=3)
+def build(name: str, server: CannedServer, tmp_path: Path) -> ChatBackend:
     if name == "openai":
         server.enqueue(Reply(REPLY))
-        return make_proposer(
+        return make_backend(
             name, model="canned", base_url=server.openai_base_url, max_retries=0, seed=3
         )
     if name == "anthropic":
         server.enqueue(Reply(REPLY))
-        return make_proposer(name, base_url=server.url, max_retries=0, seed=3)
+        return make_backend(name, base_url=server.url, max_retries=0, seed=3)
     if name == "llama-cpp":
         path = tmp_path / "tiny.gguf"
         path.write_bytes(b"GGUF")
-        return make_proposer(name, model_path=path, seed=3)
+        return make_backend(name, model_path=path, seed=3)
     raise AssertionError(f"add {name!r} to the contract test")
 
 
-@pytest.mark.parametrize("name", PROPOSERS.names())
-def test_proposer_contract(name, server, tmp_path, fake_llama_cpp):
-    proposer = build(name, server, tmp_path)
-    assert isinstance(proposer, Proposer)
-    assert proposer.name == name
-    proposal = proposer.propose(small_state())
-    assert proposal.proposer == name
-    assert proposal.source is not None and "def program(" in proposal.source
-    structure(proposal.source)  # parses
-    usage = proposal.usage
+@pytest.mark.parametrize("name", BACKENDS.names())
+def test_backend_contract(name, server, tmp_path, fake_llama_cpp):
+    backend = build(name, server, tmp_path)
+    assert isinstance(backend, ChatBackend)
+    assert backend.name == name
+    assert not hasattr(backend, "propose")  # a backend only answers; strategies propose
+    reply = backend.chat([{"role": "user", "content": render_prompt(small_state())}], seed=4)
+    assert "def program(" in reply.text
+    usage = reply.usage
     assert usage.model and usage.seconds >= 0 and usage.cost_usd >= 0
-    if name != "structural":
-        assert usage.tokens_in > 0 and usage.tokens_out > 0
-    else:
-        assert usage.tokens_in == usage.tokens_out == 0
+    assert usage.tokens_in > 0 and usage.tokens_out > 0
 
 
 def test_registry_names_and_suggestions():
-    assert PROPOSERS.names() == ["structural", "openai", "anthropic", "llama-cpp"]
+    assert BACKENDS.names() == ["openai", "anthropic", "llama-cpp"]
     with pytest.raises(UnknownNameError, match="openai"):
-        make_proposer("opneai")
+        make_backend("opneai")
 
 
 def test_price_table():
@@ -380,62 +374,3 @@ def test_resolve_parent():
     assert resolve_parent("P0", state) == "g0000-P0"
     assert resolve_parent("g0042", state) == "g0042"  # unknown: kept as written
     assert resolve_parent(None, state) is None
-
-
-MODE_REPLIES = {
-    "draft": REPLY,
-    "edit": (
-        "<<<<<<< SEARCH\n    return zscore_cols(S, mask)\n=======\n"
-        "    return zscore_cols(S, mask) - 0.5 * zscore_cols(-S, mask)\n>>>>>>> REPLACE\n"
-        "Novelty: subtracts the reversed column z-score.\nHypothesis: it sharpens hubs.\n"
-    ),
-    "guided": json.dumps(
-        {
-            "hypothesis": "consensus helps",
-            "edit": {"op": "add_channel", "channel": "consensus", "normalisation": "local"},
-        }
-    ),
-}
-
-
-@pytest.mark.parametrize("mode", ["draft", "edit", "guided"])
-@pytest.mark.parametrize("backend", ["openai", "anthropic", "llama-cpp"])
-def test_llm_mode_contract(mode, backend, server, tmp_path, fake_llama_cpp):
-    """Every LLM mode over every backend that supports it is a proposer with the same contract."""
-    from embedding_ttc.search.drafting.options import resolve_drafting
-    from embedding_ttc.search.editing.options import EditOptions
-    from embedding_ttc.search.proposers.base import JsonChatBackend
-
-    options = {"seed": 3}
-    if backend == "openai":
-        options |= {"model": "canned", "base_url": server.openai_base_url, "max_retries": 0}
-    elif backend == "anthropic":
-        options |= {"base_url": server.url, "max_retries": 0}
-    else:
-        path = tmp_path / "tiny.gguf"
-        path.write_bytes(b"GGUF")
-        options["model_path"] = path
-    inner = make_proposer(backend, **options)
-    server.enqueue(Reply(MODE_REPLIES[mode]))
-    FakeLlama.reply = MODE_REPLIES[mode]
-    if mode == "draft":
-        drafting = resolve_drafting(backend, drafts=1, repair_rounds=1, prompt="compact",
-                                    context_tokens=3000, precheck=False)  # fmt: skip
-        assert drafting is not None
-        proposer: Proposer = drafting.wrap(inner, lambda source: None)  # type: ignore[arg-type]
-        name = backend
-    elif mode == "guided" and not isinstance(inner, JsonChatBackend):
-        with pytest.raises(EmbeddingTTCError, match="constrains JSON"):
-            EditOptions(mode="guided").wrap(inner, lambda source: None, seed=3)  # type: ignore[arg-type]
-        return
-    else:
-        proposer = EditOptions(mode=mode, precheck=False).wrap(inner, lambda s: None, seed=3)  # type: ignore[arg-type]
-        name = f"{backend}-{mode}"
-    assert isinstance(proposer, Proposer) and proposer.name == name
-    proposal = proposer.propose(small_state())
-    assert proposal.proposer == name and proposal.attempts == ()
-    assert proposal.source is not None and "def program(" in proposal.source
-    structure(proposal.source)  # parses
-    usage = proposal.usage
-    assert usage.model and usage.seconds >= 0 and usage.cost_usd >= 0
-    assert usage.tokens_in > 0 and usage.tokens_out > 0

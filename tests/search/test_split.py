@@ -22,10 +22,10 @@ from embedding_ttc.runs.split import (
 )
 from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.loop import SearchLoop
-from embedding_ttc.search.prompts.compact import render_compact_prompt
 from embedding_ttc.search.prompts.directives import choose_directive
 from embedding_ttc.search.prompts.full import render_prompt
-from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
+from embedding_ttc.search.prompts.small_model import render_compact_prompt
+from embedding_ttc.search.structural.proposer import StructuralProposer
 from embedding_ttc.tasks.catalog import load_task
 from ledger_records import split_evaluated
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity, structure
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     FUSIONS,
     NORMALISATIONS,
@@ -23,9 +23,9 @@ from embedding_ttc.search.proposers.structural.genome import (
     Genome,
     genome_from_source,
 )
-from embedding_ttc.search.proposers.structural.mutate import mutate
-from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
-from embedding_ttc.search.proposers.structural.render import render_program
+from embedding_ttc.search.structural.mutate import mutate
+from embedding_ttc.search.structural.proposer import StructuralProposer
+from embedding_ttc.search.structural.render import render_program
 
 from .structural_support import (
     CANDIDATES,

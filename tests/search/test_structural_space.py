@@ -16,18 +16,18 @@ from embedding_ttc.evaluation.evaluate import check_output
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import load_program_file
 from embedding_ttc.search.novelty import fingerprint, structure
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.state import SearchState
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     DEFAULT_SHARE,
     SHARES,
     Genome,
     genome_from_source,
 )
-from embedding_ttc.search.proposers.structural.mutate import _step_share, _toggle_local
-from embedding_ttc.search.proposers.structural.proposer import StructuralProposer
-from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.state import SearchState
+from embedding_ttc.search.structural.mutate import _step_share, _toggle_local
+from embedding_ttc.search.structural.proposer import StructuralProposer
+from embedding_ttc.search.structural.render import render_program
 from ledger_records import evaluated
 
 from .structural_support import (

@@ -19,47 +19,36 @@ from embedding_ttc.cli.common import (
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM
 from embedding_ttc.ray_runtime import EXECUTORS
-from embedding_ttc.runs.config import RunConfig
+from embedding_ttc.runs.config import ProposerSpec, RunConfig
 from embedding_ttc.runs.frontier import RULES
 from embedding_ttc.runs.records import OBJECTIVES
 from embedding_ttc.runs.split import VALIDATION_SHARE, SplitSettings
-from embedding_ttc.search.drafting.options import (
-    API_DEFAULTS,
-    LOCAL_DEFAULTS,
-    DraftingOptions,
-    resolve_drafting,
-)
-from embedding_ttc.search.editing.options import (
-    GUIDED_OFFERS,
-    LLM_MODES,
-    EditOptions,
-    resolve_editing,
-)
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
+from embedding_ttc.search.strategies.draft import API_DEFAULTS, LOCAL_DEFAULTS
+from embedding_ttc.search.strategies.flags import LLM_MODES, ProposerFlags, resolve_spec
+from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
 
 if TYPE_CHECKING:  # the proposer imports the evaluator and every program: not at parse time
     from rich.console import Console
 
     from embedding_ttc.search.drafting.proposer import Precheck
     from embedding_ttc.search.loop import SearchLoop
-    from embedding_ttc.search.proposers.base import Proposer
+    from embedding_ttc.search.proposer import Proposer
 
 DEFAULT_PROPOSER = "structural"
 DEFAULT_REFERENCE = REFERENCE_PROGRAM
 
 
-def _config(args: argparse.Namespace, tasks: list[str]) -> RunConfig:
+def _config(args: argparse.Namespace, tasks: list[str], *, peer: bool = False) -> RunConfig:
     """The settings a run directory is tied to (a resume must match them)."""
     return RunConfig(
         suite=args.suite,
         tasks=tasks,
         encoder=args.encoder,
-        proposer=args.proposer,
+        proposer=_spec(args, peer=peer),
         model=_model_name(args),
         seed=args.seed,
         shortlist=args.shortlist,
-        drafting=_drafting(args),
-        editing=_editing(args),
         split=(
             SplitSettings(validation_share=args.validation_share)
             if args.validation_share > 0
@@ -93,64 +82,47 @@ def _model_name(args: argparse.Namespace) -> str | None:
     return _default_model(args.proposer)
 
 
-def _drafting(args: argparse.Namespace) -> DraftingOptions | None:
-    """The drafting settings (:func:`~embedding_ttc.search.drafting.options.resolve_drafting`)."""
-    if args.llm_mode != "draft":
-        if args.drafts is not None or args.prompt is not None:
-            raise EmbeddingTTCError(
-                f"--drafts and --prompt are drafting options, not --llm-mode {args.llm_mode}'s"
-            )
-        return None
-    return resolve_drafting(
-        args.proposer,
+def _spec(args: argparse.Namespace, *, peer: bool = False) -> ProposerSpec:
+    """The proposer the options name (:func:`~embedding_ttc.search.strategies.flags.resolve_spec`).
+
+    ``peer``: a peer hands the programs over, and ``--proposer`` is its name.
+    """
+    flags = ProposerFlags(
+        proposer=args.proposer,
+        llm_mode=args.llm_mode,
         drafts=args.drafts,
         repair_rounds=args.repair_rounds,
         prompt=args.prompt,
-        context_tokens=args.context_tokens or DEFAULT_CONTEXT_TOKENS,
-        precheck=args.precheck,
-    )
-
-
-def _editing(args: argparse.Namespace) -> EditOptions | None:
-    """The edit settings (:func:`~embedding_ttc.search.editing.options.resolve_editing`)."""
-    return resolve_editing(
-        args.proposer,
-        args.llm_mode,
-        repair_rounds=args.repair_rounds,
         context_tokens=args.context_tokens,
         precheck=args.precheck,
-        ideas=args.edit_ideas,
-        offers=args.guided_offers,
-        keep=args.guided_keep,
-        share=args.guided_share,
+        edit_ideas=args.edit_ideas,
+        guided_offers=args.guided_offers,
+        guided_keep=tuple(args.guided_keep),
+        guided_share=args.guided_share,
     )
+    return resolve_spec(flags, peer=peer)
 
 
-def _proposer(args: argparse.Namespace, precheck: Precheck) -> Any:
-    """The proposer; wrapped in a drafting proposer when drafting is on (:func:`_drafting`)."""
-    from embedding_ttc.search.proposers.base import ChatBackend
-    from embedding_ttc.search.proposers.catalog import make_proposer
+def _proposer(args: argparse.Namespace, spec: ProposerSpec, precheck: Precheck) -> Proposer:
+    """The proposer ``spec`` names, over the backend the options configure."""
+    from embedding_ttc.search.backends.catalog import make_backend
+    from embedding_ttc.search.strategies import Collaborators, build_proposer
 
-    options: dict[str, object] = {"seed": args.seed}
-    if args.model:
-        options["model"] = args.model
-    if args.base_url:
-        options["base_url"] = args.base_url
-    if args.llm_model:
-        options["model_path"] = args.llm_model
-    if args.proposer == "llama-cpp":
-        # One thread: on a busy two-core machine llama.cpp generates faster with 1 than 2.
-        options["n_threads"] = args.llm_threads or 1
-    proposer = make_proposer(args.proposer, **options)
-    drafting, editing = _drafting(args), _editing(args)
-    if drafting is None and editing is None:
-        return proposer
-    if not isinstance(proposer, ChatBackend):
-        raise EmbeddingTTCError(f"the {args.proposer} proposer has no chat seam to draft with")
-    if editing is not None:
-        return editing.wrap(proposer, precheck, args.seed, _reference(args))
-    assert drafting is not None
-    return drafting.wrap(proposer, precheck)
+    backend = None
+    if spec.backend is not None:
+        options: dict[str, object] = {"seed": args.seed}
+        if args.model:
+            options["model"] = args.model
+        if args.base_url:
+            options["base_url"] = args.base_url
+        if args.llm_model:
+            options["model_path"] = args.llm_model
+        if spec.backend == "llama-cpp":
+            # One thread: on a busy two-core machine llama.cpp generates faster with 1 than 2.
+            options["n_threads"] = args.llm_threads or 1
+        backend = make_backend(spec.backend, **options)
+    given = Collaborators(seed=args.seed, precheck=precheck, reference=_reference(args))
+    return build_proposer(spec, backend, given)
 
 
 def _check_executor(args: argparse.Namespace) -> None:
@@ -225,12 +197,12 @@ def open_search_loop(
     from embedding_ttc.runs.config import read_run_config, write_run_config
     from embedding_ttc.runs.ledger import Ledger
     from embedding_ttc.runs.split import record_split, split_queries
-    from embedding_ttc.search.drafting.precheck import ledger_precheck
     from embedding_ttc.search.editing.seeds import seed_structures
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
-    from embedding_ttc.search.executors import open_runner
+    from embedding_ttc.search.executors import open_executor
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
+    from embedding_ttc.search.precheck.check import ledger_precheck
     from embedding_ttc.tasks.catalog import (
         available_task_names,
         check_choosable,
@@ -244,7 +216,7 @@ def open_search_loop(
     task_names = list(args.task or suite_tasks(args.suite))
     check_choosable(task_names, "a program search")
     try:
-        config = _config(args, task_names)
+        config = _config(args, task_names, peer=make_proposer is not None)
     except ValueError as exc:  # an objective against no reference
         raise EmbeddingTTCError(f"search: {exc}") from None
     reference = get_program(config.reference) if config.reference else None
@@ -280,11 +252,14 @@ def open_search_loop(
         return check_source(source, task_names=known_tasks)
 
     precheck = ledger_precheck(checker, library, ledger, limits, encoder)
-    proposer = make_proposer(precheck) if make_proposer else _proposer(args, precheck)
+    if make_proposer is not None:
+        proposer = make_proposer(precheck)
+    else:
+        proposer = _proposer(args, config.proposer, precheck)
     named = NamedEncoder(
         args.encoder, cache_dir=args.cache_dir, use_cache=not args.no_cache, device=args.device
     )
-    with open_runner(args.executor, encoder, named, address=args.ray_address) as runner:
+    with open_executor(args.executor, encoder, named, address=args.ray_address) as executor:
         yield SearchLoop(
             proposer=proposer,
             checker=checker,
@@ -296,7 +271,7 @@ def open_search_loop(
                 shortlist=args.shortlist,
                 split=split,
                 reference=reference,
-                runner=runner,
+                executor=executor,
             ),
             ledger=ledger,
             seed=args.seed,

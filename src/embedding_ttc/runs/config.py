@@ -4,10 +4,15 @@
 has one, refuses to resume under other settings (:meth:`RunConfig.check_resume` names every
 field that differs). The report reads it to title the search's figures.
 
-The file is the record's JSON, keys in field order, with ``drafting`` absent when the run does
-not draft. Schema 2 added the validation split's settings, the reference program and the
-objective; a file of schema 1 reads as a run without a split or a reference, against P0 (what
-such a run was), and resumes only when asked the same.
+The proposer is a :class:`ProposerSpec`: a strategy, a backend and the strategy's options as
+JSON (what :mod:`embedding_ttc.search.strategies` builds a proposer from); this module holds
+it as data and imports no strategy.
+
+Schema 3 records that spec. Schema 2 recorded the proposer's name and, apart, its
+``drafting`` or ``editing`` (with a ``mode``) settings: such a file reads as the equivalent
+spec (:func:`spec_from_schema_2`). Schema 2 added the validation split's settings, the
+reference program and the objective; a file of schema 1 reads as a run without a split or a
+reference, against P0 (what such a run was), and resumes only when asked the same.
 """
 
 from __future__ import annotations
@@ -16,17 +21,45 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.runs.records import Objective
 from embedding_ttc.runs.split import SplitSettings
-from embedding_ttc.search.drafting.options import DraftingOptions
-from embedding_ttc.search.editing.options import EditOptions
 
 RUN_CONFIG_FILE = "search.json"
-RUN_CONFIG_SCHEMA_VERSION: Literal[2] = 2
+RUN_CONFIG_SCHEMA_VERSION: Literal[3] = 3
+
+SCHEMA_2_BACKENDS: frozenset[str] = frozenset({"openai", "anthropic", "llama-cpp"})
+"""The LLM backends a schema-2 file can name; any other name but ``structural`` was a peer's."""
+
+SCHEMA_2_DRAFT: dict[str, Any] = {
+    "drafts": 1,
+    "repair_rounds": 0,
+    "prompt": "full",
+    "context_tokens": 3000,
+    "precheck": False,
+}
+"""A schema-2 LLM run without ``drafting``: the single draft (one request of the full prompt)."""
+
+SCHEMA_2_EDIT: dict[str, Any] = {
+    "repair_rounds": 1,
+    "explore": 0.2,
+    "context_tokens": 5000,
+    "precheck": True,
+    "ideas": False,
+}
+"""A schema-2 edit run's settings, each defaulting as before it was recorded."""
+
+SCHEMA_2_GUIDED: dict[str, Any] = {
+    "repair_rounds": 1,
+    "explore": 0.2,
+    "offers": 0,
+    "keep": [],
+    "share": False,
+}
+"""A schema-2 guided run's settings, each defaulting as before it was recorded."""
 
 
 class RunConfigError(EmbeddingTTCError):
@@ -37,6 +70,51 @@ class RunMismatchError(EmbeddingTTCError):
     """``search`` was pointed at a run directory made with other settings."""
 
 
+class ProposerSpec(BaseModel):
+    """Which proposer a run uses: a strategy, its backend and its options, as data.
+
+    Attributes:
+        strategy: a registered strategy (``structural``, ``draft``, ``edit``, ``guided``,
+            ``external``).
+        backend: a registered chat backend (``openai``, ``anthropic``, ``llama-cpp``), or
+            ``None`` for a strategy that takes none.
+        options: the strategy's options record as JSON (the strategy validates it).
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    strategy: str
+    backend: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    def __str__(self) -> str:
+        """The name the run was asked by (``--proposer``): the backend, peer or strategy."""
+        peer = self.options.get("peer") if self.strategy == "external" else None
+        return str(self.backend or peer or self.strategy)
+
+
+def spec_from_schema_2(
+    proposer: str, drafting: dict[str, Any] | None, editing: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The proposer spec (as JSON) equivalent to a schema-2 file's proposer settings.
+
+    ``structural`` is the structural strategy; an LLM backend drafts, or edits or is guided as
+    its ``editing.mode`` says (a field absent from the file takes the value runs had before it
+    was recorded); any other name is a peer's, handing its programs over.
+    """
+    if proposer == "structural":
+        return {"strategy": "structural", "backend": None, "options": {}}
+    if proposer not in SCHEMA_2_BACKENDS:
+        return {"strategy": "external", "backend": None, "options": {"peer": proposer}}
+    if editing is not None:
+        mode = editing.get("mode", "edit")
+        fields = SCHEMA_2_GUIDED if mode == "guided" else SCHEMA_2_EDIT
+        options = {k: editing.get(k, default) for k, default in fields.items()}
+        return {"strategy": mode, "backend": proposer, "options": options}
+    return {"strategy": "draft", "backend": proposer, "options": dict(drafting or SCHEMA_2_DRAFT)}
+
+
 class RunConfig(BaseModel):
     """What a search run directory is tied to.
 
@@ -44,12 +122,10 @@ class RunConfig(BaseModel):
         suite: the discovery suite named (``--suite``; its default even when tasks are given).
         tasks: the discovery tasks, in order.
         encoder: the encoder's name.
-        proposer: the proposer's name (``structural``, ``openai``, ``llama-cpp`` ...).
+        proposer: the proposer: strategy, backend and options (:class:`ProposerSpec`).
         model: the LLM model name (``None``: the proposer's default, or no LLM).
         seed: the run's seed.
         shortlist: rerank each query's first-stage top K only (``None``: full ranking).
-        drafting: how the LLM proposer drafts (``None``: it does not).
-        editing: how the LLM proposer edits a parent instead (``None``: it does not).
         split: how each task's queries are split into search and validation parts
             (``None``: no split; the cut itself is ``split.json``).
         reference: the library program every candidate is also compared with (``None``: none).
@@ -59,25 +135,30 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[2] = RUN_CONFIG_SCHEMA_VERSION
+    schema_version: Literal[3] = RUN_CONFIG_SCHEMA_VERSION
     suite: str
     tasks: list[str]
     encoder: str
-    proposer: str
+    proposer: ProposerSpec
     model: str | None
     seed: int
     shortlist: int | None
-    drafting: DraftingOptions | None = None
-    editing: EditOptions | None = None
     split: SplitSettings | None = None
     reference: str | None = None
     objective: Objective = "p0"
 
     @model_validator(mode="before")
     @classmethod
-    def _read_schema_1(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("schema_version") == 1:
-            return {**data, "schema_version": RUN_CONFIG_SCHEMA_VERSION}
+    def _read_schema_1_and_2(cls, data: Any) -> Any:
+        """A file of schema 1 or 2 (or a proposer given by name) as this schema's fields."""
+        if not isinstance(data, dict):
+            return data
+        if data.get("schema_version") in (1, 2) or isinstance(data.get("proposer"), str):
+            data = dict(data)
+            drafting, editing = data.pop("drafting", None), data.pop("editing", None)
+            if isinstance(data.get("proposer"), str):
+                data["proposer"] = spec_from_schema_2(data["proposer"], drafting, editing)
+            data["schema_version"] = RUN_CONFIG_SCHEMA_VERSION
         return data
 
     @model_validator(mode="after")
@@ -87,17 +168,14 @@ class RunConfig(BaseModel):
         return self
 
     def to_json(self) -> dict[str, object]:
-        """The body of ``search.json`` (no ``drafting`` entry when the run does not draft)."""
-        body = self.model_dump(mode="json")
-        if self.drafting is None:
-            del body["drafting"]
-        return body
+        """The body of ``search.json``."""
+        return self.model_dump(mode="json")
 
     def check_resume(self, recorded: RunConfig | None, default_model: str | None = None) -> None:
         """Refuse to resume a run directory recorded with other settings than these.
 
-        Every setting asked is compared with the recorded one; a run asked without drafting
-        does not compare ``drafting`` (its ``search.json`` then has no such entry). A run
+        Every setting asked is compared with the recorded one (a recorded file of an older
+        schema as the equivalent settings of this one). A run
         recorded with no model name (local runs made before the local model was recorded)
         used the proposer's default: it resumes when ``default_model`` is asked.
 

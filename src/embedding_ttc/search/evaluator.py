@@ -104,7 +104,6 @@ class SuiteEvaluator:
             run in-process once per task; ``None``: no reference).
         executor: where candidates run (default: in this process, with ``encoder``); P0 and
             the reference always run here.
-        runner: the former name of ``executor`` (the ``search`` command still passes it).
 
     """
 
@@ -118,7 +117,6 @@ class SuiteEvaluator:
         split: QuerySplit | None = None,
         reference: Program | None = None,
         executor: TaskExecutor | None = None,
-        runner: TaskExecutor | None = None,
     ) -> None:
         if not tasks:
             raise ValueError("the search needs at least one task")
@@ -128,7 +126,7 @@ class SuiteEvaluator:
         self.shortlist = shortlist
         self.split = split
         self.reference = reference
-        self.executor: TaskExecutor = executor or runner or InProcessTaskExecutor(encoder)
+        self.executor: TaskExecutor = executor or InProcessTaskExecutor(encoder)
         if split is not None:
             for task in self.tasks:
                 split.of(task.name)  # every task must have its parts

@@ -195,6 +195,3 @@ def open_executor(
     with ray_session(PURPOSE, address=address, num_cpus=num_cpus, init_options=init_options) as ray:
         yield RayTaskExecutor(ray, named)
 
-
-open_runner = open_executor
-"""The former name of :func:`open_executor`, which the ``search`` command still imports."""

@@ -22,7 +22,7 @@ from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.loop import Budget, SearchLoop
-from embedding_ttc.search.proposers.base import ProposerError
+from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.search.state import Proposal, SearchState, Usage
 
 LOCK_NAME = "external"

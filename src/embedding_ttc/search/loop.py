@@ -36,7 +36,7 @@ from embedding_ttc.search.novelty import (
     registered_structures,
     structure,
 )
-from embedding_ttc.search.proposers.base import Proposer, ProposerError
+from embedding_ttc.search.proposer import Proposer, ProposerError
 from embedding_ttc.search.seams import Checker, Evaluator, SandboxFactory
 from embedding_ttc.search.state import FrontierProgram, Proposal, SearchState, Usage
 

@@ -1,7 +1,7 @@
 """The search's seams: what the loop (and the pre-check) call on the collaborators they are given.
 
 The loop builds none of its collaborators (house style: pass collaborators in). Besides the
-proposer (:class:`~embedding_ttc.search.proposers.base.Proposer`) and the ledger, it is given:
+proposer (:class:`~embedding_ttc.search.proposer.Proposer`) and the ledger, it is given:
 
 * a :data:`Checker`, the static checks of a source
   (:func:`~embedding_ttc.program_files.checks.source.check_source` with the known task names);

@@ -26,7 +26,7 @@ text), so English scores do not depend on the choice.
 The active tokenizer is, in order: the innermost :func:`use_tokenizer` block, else the
 :data:`TOKENIZER_ENV` environment variable, else :data:`DEFAULT_TOKENIZER`. The environment
 variable is what child processes (the sandbox, Ray and server workers) inherit; the sandbox
-passes the parent's active tokenizer on explicitly (``search/sandbox/limits.py``).
+passes the parent's active tokenizer on explicitly (``program_files/sandbox/limits.py``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""Drafting around a chat model: several drafts, a cheap pre-check and repair turns.
+"""Drafting: the model writes a whole program per generation.
 
-* ``proposer``: :class:`~embedding_ttc.search.drafting.proposer.DraftingProposer`, which wraps
-  any chat backend;
-* ``options``: its defaults per backend and their resolution from the command line's options;
-* ``precheck``: the cheap check of a draft (parse, static checks, novelty, a sandboxed run on
-  the tiny task of ``synthetic``);
-* ``repairs``: mechanical repairs of common small-model slips, without a model call;
-* ``hints``: one concrete fix for each common failure, sent back in a repair turn.
+* ``single``: :class:`~embedding_ttc.search.drafting.single.SingleDraftProposer`, one request
+  of the full prompt (the draft strategy without aids);
+* ``proposer``: :class:`~embedding_ttc.search.drafting.proposer.DraftingProposer`, several
+  drafts with a pre-check and repair turns (:mod:`embedding_ttc.search.precheck`).
+
+Their options and defaults per backend are the draft strategy's
+(:mod:`embedding_ttc.search.strategies.draft`).
 """

@@ -5,20 +5,20 @@ more often than not. :class:`DraftingProposer` wraps any :class:`ChatBackend` an
 drafts into valid candidates; each part can be switched off, so its effect can be measured:
 
 * ``prompt="compact"``: the compact prompt of
-  :func:`~embedding_ttc.search.prompts.compact.render_compact_prompt` (helpers, two worked
+  :func:`~embedding_ttc.search.prompts.small_model.render_compact_prompt` (helpers, two worked
   examples, a budget of ``context_tokens``) instead of the full prompt; either way the
   generation's :class:`~embedding_ttc.search.prompts.directives.Directive` is in the prompt;
 * ``drafts``: up to this many drafts per generation (best-of-N: the first that passes wins),
   each asked with its own sampling seed;
 * ``precheck``: each draft is parsed and checked cheaply
-  (:func:`~embedding_ttc.search.drafting.precheck.precheck`); without it, a draft only has to hold a
+  (:func:`~embedding_ttc.search.precheck.check.precheck`); without it, a draft only has to hold a
   program that parses;
 * ``repair_rounds``: after a failed check, up to this many repair turns continue the
   conversation: the program, its error and its traceback go back to the model with "fix this
   program; return the whole file" (a draft that does not parse goes straight to the next
   draft instead, :func:`is_syntax_error`);
 * ``fix_imports``: before the check, the mechanical repairs of
-  :mod:`~embedding_ttc.search.drafting.repairs` run (an open docstring closed,
+  :mod:`~embedding_ttc.search.precheck.repairs` run (an open docstring closed,
   module-level uses of ``program``'s arguments moved into it, an unused ``typing`` import
   dropped, helper imports fixed, constants an earlier draft of the conversation or a worked
   example defined carried over). No model call is needed for the commonest small-model
@@ -30,7 +30,8 @@ ledger records it. If nothing passes, the last reply that held a program (else t
 reply) is returned anyway for the loop to judge (and, mostly, reject with its own reason):
 nothing the model wrote is lost.
 
-Accounting: the loop adds the attempts' tokens and seconds to the proposal's
+Accounting (:mod:`embedding_ttc.search.conversation`, the same for every strategy): the loop
+adds the attempts' tokens and seconds to the proposal's
 (``LedgerRecord.tokens_in = usage.tokens_in + Σ attempts``), so the proposal's ``usage``
 carries the tokens and seconds of its own call only, and the ledger's totals are the sum over
 all calls. :class:`~embedding_ttc.search.state.Attempt` has no cost field, so
@@ -41,60 +42,43 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.parse import parse_reply
-from embedding_ttc.search.drafting.hints import repair_hint
-from embedding_ttc.search.drafting.precheck import PrecheckResult
-from embedding_ttc.search.drafting.repairs import repair_source
+from embedding_ttc.search.backends.base import ChatBackend, ChatReply
+from embedding_ttc.search.conversation import (
+    REASON_CHARS,
+    Call,
+    attempts,
+    call_seed,
+    clip,
+    converse,
+    proposal_usage,
+    require_an_answer,
+)
+from embedding_ttc.search.precheck.check import PrecheckResult
+from embedding_ttc.search.precheck.hints import repair_hint
+from embedding_ttc.search.precheck.repairs import repair_source
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, PromptStyle
-from embedding_ttc.search.prompts.compact import render_compact_prompt
 from embedding_ttc.search.prompts.directives import Directive, choose_directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.prompts.full import render_prompt
-from embedding_ttc.search.proposers.base import (
-    ChatBackend,
-    ChatReply,
-    ProposerError,
-    base_seed,
-    resolve_parent,
-)
-from embedding_ttc.search.state import Attempt, Proposal, SearchState, Usage
+from embedding_ttc.search.prompts.small_model import render_compact_prompt
+from embedding_ttc.search.proposer import base_seed, resolve_parent
+from embedding_ttc.search.state import Proposal, SearchState
 
 Precheck = Callable[[str], PrecheckResult]
 
-SEED_STRIDE = 100_003
-"""Seed offset between successive calls of one generation (draft or repair), so each samples
-differently while the first call keeps the bare proposer's seed ``seed + generation``."""
-
 TRACEBACK_CHARS = 1500
 """Longest traceback sent back in a repair turn."""
-
-REASON_CHARS = 600
-"""Longest failure reason sent back in a repair turn (and kept in an attempt)."""
-
-
-@dataclass(frozen=True)
-class _Draft:
-    """One call's outcome: the reply, what it cost, the parse and the check."""
-
-    reply: ChatReply
-    source: str | None
-    novelty: str
-    hypothesis: str
-    parent_id: str | None
-    check: PrecheckResult
-    label: str
-    answered: bool = True
 
 
 class DraftingProposer:
     """Best-of-N drafting with a pre-check and repair turns over a chat backend.
 
     Args:
-        inner: the LLM backend (``OpenAIProposer``, ``AnthropicProposer``,
-            ``LlamaCppProposer`` or any :class:`ChatBackend`).
+        inner: the chat backend (``OpenAIBackend``, ``AnthropicBackend``,
+            ``LlamaCppBackend`` or any :class:`ChatBackend`).
         drafts: drafts per generation, ``>= 1``.
         repair_rounds: repair turns per draft after a failed check, ``>= 0``.
         precheck: ``source -> PrecheckResult``; ``None`` accepts any draft that parses.
@@ -102,9 +86,10 @@ class DraftingProposer:
         context_tokens: the compact prompt's budget.
         count_tokens: a tokenizer's counter for the budget; default the backend's
             ``count_tokens`` when it has one, else an estimate of four characters a token.
-        top_k: frontier programs in the full prompt; ``None``: the backend's ``top_k``, else
-            every program of ``state.frontier``.
+        top_k: frontier programs in the full prompt; ``None``: every program of
+            ``state.frontier``.
         fix_imports: repair helper imports mechanically before the check.
+        name: what the ledger records as the proposer (default ``draft:<backend>``).
 
     Raises:
         ValueError: on ``drafts < 1``, ``repair_rounds < 0`` or an unknown prompt style.
@@ -123,6 +108,7 @@ class DraftingProposer:
         count_tokens: Callable[[str], int] | None = None,
         top_k: int | None = None,
         fix_imports: bool = True,
+        name: str = "",
     ) -> None:
         if drafts < 1:
             raise ValueError(f"drafts must be >= 1, got {drafts}")
@@ -131,14 +117,14 @@ class DraftingProposer:
         if prompt not in ("full", "compact"):
             raise ValueError(f"prompt must be 'full' or 'compact', got {prompt!r}")
         self.inner = inner
-        self.name = inner.name
+        self.name = name or f"draft:{inner.name}"
         self.drafts = drafts
         self.repair_rounds = repair_rounds
         self.precheck = precheck
         self.prompt = prompt
         self.context_tokens = context_tokens
         self.count_tokens = count_tokens or getattr(inner, "count_tokens", None)
-        self.top_k = top_k if top_k is not None else getattr(inner, "top_k", None)
+        self.top_k = top_k
         self.fix_imports = fix_imports
 
     def render(self, state: SearchState, directive: Directive) -> str:
@@ -160,61 +146,57 @@ class DraftingProposer:
         """Draft, check and repair until a draft passes; see the module docstring."""
         directive = choose_directive(state)
         prompt = self.render(state, directive)
-        done: list[_Draft] = []  # every call, in order (failed calls have no source)
-        calls = 0
+        done: list[Call] = []  # every call, in order (failed calls have no source)
         for d in range(1, self.drafts + 1):
-            messages = [{"role": "user", "content": prompt}]
-            earlier: list[str] = []  # this conversation's programs, newest first
-            for r in range(self.repair_rounds + 1):
-                label = f"draft {d}" + (f" repair {r}" if r else "")
-                seed = self._seed(state) + state.generation + SEED_STRIDE * calls
-                calls += 1
-                try:
-                    reply = self.inner.chat(messages, seed=seed)
-                except ProposerError as exc:
-                    done.append(_failed_call(exc, label))
-                    break  # this conversation is over; the next draft starts afresh
-                draft = self._judge(reply, label, state, earlier)
-                done.append(draft)
-                if draft.source is not None:
-                    earlier.insert(0, draft.source)
-                if draft.check.ok:
-                    return self._proposal(draft, done, directive)
-                if is_syntax_error(draft.check):
-                    break  # a fresh draft parses more often than a repaired one
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply.text},
-                    {"role": "user", "content": repair_message(draft.source, draft.check)},
-                ]
-        answered = [x for x in done if x.answered]
-        if not answered:
-            usage = Usage.total([x.reply.usage for x in done])
-            detail = "; ".join(f"{x.label}: {x.check.reason}" for x in done)
-            raise ProposerError(f"every call failed ({detail})"[:2000], usage)
+            # Every call of the generation has its own seed: this draft's follow the calls so far.
+            calls = self._conversation(state, prompt, d, first_seed=len(done))
+            done += calls
+            if calls[-1].ok:
+                return self._proposal(calls[-1], done, directive, state)
+        answered = require_an_answer(done)
         with_code = [x for x in answered if x.source is not None]
-        return self._proposal((with_code or answered)[-1], done, directive)
+        return self._proposal((with_code or answered)[-1], done, directive, state)
 
-    def _seed(self, state: SearchState) -> int:
-        """The backend's base seed (as its own ``propose`` uses it), else the run's."""
-        return base_seed(self.inner, state)
+    def _conversation(self, state: SearchState, prompt: str, d: int, first_seed: int) -> list[Call]:
+        """Draft ``d``: a fresh conversation, repaired until it passes or the rounds run out."""
+        base = base_seed(self.inner, state)
+        earlier: list[str] = []  # this conversation's programs, newest first
 
-    def _judge(
-        self, reply: ChatReply, label: str, state: SearchState, earlier: list[str]
-    ) -> _Draft:
-        parsed = parse_reply(reply.text)
-        source = parsed.source
+        def judge(reply: ChatReply, r: int) -> Call:
+            draft = self._judge(reply, _label(d, r), state, earlier)
+            if draft.source is not None:
+                earlier.insert(0, draft.source)
+            return draft
+
+        def follow_up(call: Call) -> str | None:
+            # A fresh draft parses more often than a repaired one: no repair of a syntax error.
+            return None if is_syntax_error(call) else repair_message(call)
+
+        return converse(
+            lambda messages, seed: self.inner.chat(messages, seed=seed),
+            prompt,
+            rounds=self.repair_rounds,
+            seed=lambda r: call_seed(base, state.generation, first_seed + r),
+            judge=judge,
+            follow_up=follow_up,
+            label=lambda r: _label(d, r),
+        )
+
+    def _judge(self, reply: ChatReply, label: str, state: SearchState, earlier: list[str]) -> Call:
+        source = parse_reply(reply.text).source
         if source is not None and self.fix_imports:
             examples = [e.source for e in EXAMPLES] if self.prompt == "compact" else []
             donors = [*earlier, *examples]
             source, _ = repair_source(source, donors)
-        return _Draft(
-            reply=reply,
+        check = self._check(reply.text, source)
+        return Call(
+            reply,
+            check.ok,
+            check.status,
+            check.reason,
             source=source,
-            novelty=parsed.novelty,
-            hypothesis=parsed.hypothesis,
-            parent_id=resolve_parent(parsed.parent_id, state),
-            check=self._check(reply.text, source),
+            hint=repair_hint(check),
+            traceback=check.traceback,
             label=label,
         )
 
@@ -232,56 +214,29 @@ class DraftingProposer:
             return PrecheckResult(False, Status.REJECTED, f"parse: {exc.msg}{line}")
         return PrecheckResult(True, Status.OK)
 
-    def _proposal(self, chosen: _Draft, done: list[_Draft], directive: Directive) -> Proposal:
-        attempts = tuple(
-            Attempt(
-                status=x.check.status,
-                reason=f"{x.label}: {x.check.reason}"[:REASON_CHARS],
-                tokens_in=x.reply.usage.tokens_in,
-                tokens_out=x.reply.usage.tokens_out,
-                seconds=x.reply.usage.seconds,
-                reply=x.reply.text,
-            )
-            for x in done
-            if x is not chosen
-        )
-        own = chosen.reply.usage
-        usage = Usage(
-            model=own.model,
-            tokens_in=own.tokens_in,
-            tokens_out=own.tokens_out,
-            seconds=own.seconds,
-            cost_usd=sum(x.reply.usage.cost_usd for x in done),
-        )
-        parent = chosen.parent_id or (directive.parents[0] if directive.parents else None)
+    def _proposal(
+        self, chosen: Call, done: list[Call], directive: Directive, state: SearchState
+    ) -> Proposal:
+        parsed = parse_reply(chosen.reply.text)
+        claimed = resolve_parent(parsed.parent_id, state)
+        parent = claimed or (directive.parents[0] if directive.parents else None)
         return Proposal(
             source=chosen.source,
-            novelty=chosen.novelty or directive.novelty,
-            hypothesis=chosen.hypothesis or directive.hypothesis,
-            usage=usage,
+            novelty=parsed.novelty or directive.novelty,
+            hypothesis=parsed.hypothesis or directive.hypothesis,
+            usage=proposal_usage(chosen.reply.usage, done),
             proposer=self.name,
             parent_id=parent,
             raw_reply=chosen.reply.text,
-            attempts=attempts,
+            attempts=attempts(done, chosen),
         )
 
 
-def _failed_call(exc: ProposerError, label: str) -> _Draft:
-    """A call that raised, as a draft without a reply."""
-    usage = exc.usage or Usage(model="")
-    return _Draft(
-        reply=ChatReply("", usage),
-        source=None,
-        novelty="",
-        hypothesis="",
-        parent_id=None,
-        check=PrecheckResult(False, Status.PROPOSER_ERROR, str(exc)),
-        label=label,
-        answered=False,
-    )
+def _label(draft: int, repair: int) -> str:
+    return f"draft {draft}" + (f" repair {repair}" if repair else "")
 
 
-def is_syntax_error(check: PrecheckResult) -> bool:
+def is_syntax_error(check: Call | PrecheckResult) -> bool:
     """Whether a check failed because the program does not parse.
 
     Such a draft gets no repair turn: measured with the 1.5B local model, the repair of a
@@ -294,9 +249,9 @@ def is_syntax_error(check: PrecheckResult) -> bool:
     )
 
 
-def repair_message(source: str | None, check: PrecheckResult) -> str:
+def repair_message(call: Call) -> str:
     """The repair turn: the program, its error and traceback, and what to do."""
-    if source is None:
+    if call.source is None:
         return (
             "Your reply contained no program. Return the whole program file in ONE ```python "
             "block: a docstring with Novelty: and Hypothesis: lines, the imports, and "
@@ -304,21 +259,16 @@ def repair_message(source: str | None, check: PrecheckResult) -> str:
         )
     parts = [
         "Your program failed the check.",
-        f"Error ({check.status.value}): {_clip(check.reason, REASON_CHARS)}",
+        f"Error ({call.status.value}): {clip(call.reason, REASON_CHARS)}",
     ]
-    if check.traceback:
-        parts.append(_clip(check.traceback, TRACEBACK_CHARS))
-    hint = repair_hint(check)
-    if hint:
-        parts.append(f"Hint: {hint}")
-    parts.append(f"The program:\n```python\n{source.rstrip()}\n```")
+    if call.traceback:
+        parts.append(clip(call.traceback, TRACEBACK_CHARS))
+    if call.hint:
+        parts.append(f"Hint: {call.hint}")
+    parts.append(f"The program:\n```python\n{call.source.rstrip()}\n```")
     parts.append(
         "Fix this program; return the whole file in ONE ```python block. Keep its idea, "
         "use only the helpers listed above, and keep the output a float32 array of shape "
         "S.shape."
     )
     return "\n\n".join(parts)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -23,21 +23,21 @@ from __future__ import annotations
 
 import ast
 
+from embedding_ttc.search.backends.base import estimate_tokens
 from embedding_ttc.search.editing.blocks import strip_comment
-from embedding_ttc.search.editing.parents import Parent
+from embedding_ttc.search.population import Parent
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import (
     TokenCounter,
     fenced,
     numbered_constraints,
     section,
-    task_list,
+    task_introduction,
 )
-from embedding_ttc.search.prompts.compact import INTERFACE, SHORT_CONSTRAINTS
-from embedding_ttc.search.prompts.directives import Inspiration
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
+from embedding_ttc.search.prompts.inspirations import Inspiration
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
-from embedding_ttc.search.proposers.base import estimate_tokens
+from embedding_ttc.search.prompts.small_model import INTERFACE, SHORT_CONSTRAINTS
 from embedding_ttc.search.state import SearchState
 
 HELPER_TOKENS = 900
@@ -69,7 +69,12 @@ def render_edit_prompt(
     """
     count = count_tokens or estimate_tokens
     head = [
-        _task(state),
+        task_introduction(
+            state,
+            "Improve one retrieval program by editing it",
+            "a program rescores their cosine matrix S so that nDCG@10 rises on every task. You "
+            "change ONE idea of the program below with a small edit.",
+        ),
         section("Interface", fenced(INTERFACE, "text"), spaced=False),
         section(
             "Constraints (a program that breaks one is rejected)",
@@ -97,16 +102,6 @@ def render_edit_prompt(
 
 def _join(parts: list[str]) -> str:
     return "\n\n".join(p for p in parts if p)
-
-
-def _task(state: SearchState) -> str:
-    return (
-        "# Improve one retrieval program by editing it\n"
-        "A frozen text encoder embedded the queries and documents of several retrieval tasks; "
-        "a program rescores their cosine matrix S so that nDCG@10 rises on every task. You "
-        "change ONE idea of the program below with a small edit.\n"
-        f"Tasks: {task_list(state)}."
-    )
 
 
 def _parent_section(parent: Parent) -> str:

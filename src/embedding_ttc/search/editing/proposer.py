@@ -1,9 +1,9 @@
 """The edit proposer: the model edits one parent program instead of writing one from scratch.
 
 The paper uses its proposer "purely as a mutation function". :class:`EditProposer` wraps any
-:class:`~embedding_ttc.search.proposers.base.ChatBackend`; per generation it
+:class:`~embedding_ttc.search.backends.base.ChatBackend`; per generation it
 
-1. chooses a parent (:func:`~embedding_ttc.search.editing.parents.choose_parent`; a seed,
+1. chooses a parent (:func:`~embedding_ttc.search.population.choose_parent`; a seed,
    the run's reference as a search program, while the frontier shows only P0);
 2. sends the edit prompt (:func:`~embedding_ttc.search.editing.prompt.render_edit_prompt`):
    the parent's source, its per-task results against its own parent, its lineage's lessons,
@@ -13,63 +13,58 @@ The paper uses its proposer "purely as a mutation function". :class:`EditPropose
    (:func:`~embedding_ttc.search.editing.blocks.apply_blocks`) and pre-checks the result when
    given a pre-check, after the drafting proposer's mechanical repairs (a helper used
    without its import is imported, a constant read but not defined takes the parent's
-   value: :func:`~embedding_ttc.search.drafting.repairs.repair_source`). A reply with no
+   value: :func:`~embedding_ttc.search.precheck.repairs.repair_source`). A reply with no
    block that applies but with a whole program (small
    models often rewrite rather than edit) is taken as that program, as code-editing agents
    accept a whole-file reply; the program's docstring says which it was (``Edit:``);
 4. when the edit cannot be applied or the result fails the pre-check, continues the
    conversation with up to ``repair_rounds`` repair turns naming what went wrong, with the
    drafting proposer's one-line fix when the failure is a common one
-   (:func:`~embedding_ttc.search.drafting.hints.repair_hint`: a helper's import, an undefined
+   (:func:`~embedding_ttc.search.precheck.hints.repair_hint`: a helper's import, an undefined
    name, a near-duplicate); an edit that applied is kept: the repair's blocks apply to the
    edited program, shown again.
 
 The program's module docstring is rewritten to the reply's ``Novelty:``, ``Hypothesis:``,
 ``Parent:`` and ``Edit:`` lines, so the archived file says what it is. Every failed call becomes an
-:class:`~embedding_ttc.search.state.Attempt` (the ledger keeps every reply); accounting is the
-drafting proposer's (the proposal's usage is its own call's, the attempts carry the rest, and
-``cost_usd`` sums all calls). When nothing passes, the last edited program (else the parent
-unchanged is not proposed: ``source=None``) goes to the loop, which records the rejection.
+:class:`~embedding_ttc.search.state.Attempt` (the ledger keeps every reply); accounting is
+every strategy's (:mod:`embedding_ttc.search.conversation`: the proposal's usage is its own
+call's, the attempts carry the rest, and ``cost_usd`` sums all calls). When nothing passes,
+the last edited program (else the parent unchanged is not proposed: ``source=None``) goes to
+the loop, which records the rejection.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.parse import parse_reply
-from embedding_ttc.search.drafting.hints import repair_hint
-from embedding_ttc.search.drafting.precheck import PrecheckResult
-from embedding_ttc.search.drafting.repairs import repair_source
+from embedding_ttc.search.backends.base import ChatBackend, ChatReply
+from embedding_ttc.search.conversation import (
+    REASON_CHARS,
+    Call,
+    attempts,
+    call_seed,
+    clip,
+    converse,
+    proposal_usage,
+    require_an_answer,
+)
 from embedding_ttc.search.editing.blocks import EditError, apply_blocks, parse_blocks
-from embedding_ttc.search.editing.parents import EXPLORE, Parent, choose_parent
 from embedding_ttc.search.editing.prompt import render_edit_prompt
 from embedding_ttc.search.editing.suggest import suggest_idea
+from embedding_ttc.search.population import EXPLORE, Parent, choose_parent
+from embedding_ttc.search.precheck.check import PrecheckResult
+from embedding_ttc.search.precheck.hints import repair_hint
+from embedding_ttc.search.precheck.repairs import repair_source
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import TokenCounter, fenced
-from embedding_ttc.search.prompts.directives import Inspiration
-from embedding_ttc.search.proposers.base import ChatBackend, ChatReply, ProposerError, base_seed
-from embedding_ttc.search.state import Attempt, Proposal, SearchState, Usage
+from embedding_ttc.search.prompts.inspirations import Inspiration
+from embedding_ttc.search.proposer import base_seed
+from embedding_ttc.search.state import Proposal, SearchState
 
 Precheck = Callable[[str], PrecheckResult]
-
-SEED_STRIDE = 100_003
-"""Seed offset between the calls of one generation (as the drafting proposer's)."""
-
-REASON_CHARS = 600
-"""Longest failure reason sent back in a repair turn and kept in an attempt."""
-
-
-@dataclass(frozen=True)
-class _Call:
-    reply: ChatReply
-    ok: bool
-    status: Status
-    reason: str
-    source: str | None = None
-    hint: str = ""
 
 
 class EditProposer:
@@ -77,7 +72,8 @@ class EditProposer:
 
     Args:
         inner: the chat backend.
-        explore: probability of a parent off the frontier (:data:`~.parents.EXPLORE`).
+        explore: probability of a parent off the frontier
+            (:data:`~embedding_ttc.search.population.EXPLORE`).
         repair_rounds: repair turns after a failed application or pre-check, ``>= 0``.
         precheck: ``source -> PrecheckResult``; ``None`` accepts any edit that parses.
         context_tokens: the prompt's budget.
@@ -89,6 +85,7 @@ class EditProposer:
             (:func:`~embedding_ttc.search.editing.seeds.seeds_for`).
         suggest: name one idea the parent lacks in each prompt (:mod:`.suggest`); ``False``:
             leave the choice of the change to the model.
+        name: what the ledger records as the proposer (default ``edit:<backend>``).
 
     """
 
@@ -104,13 +101,14 @@ class EditProposer:
         seed: int | None = None,
         seeds: Sequence[tuple[str, str]] = (),
         suggest: bool = True,
+        name: str = "",
     ) -> None:
         if repair_rounds < 0:
             raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
         if not 0.0 <= explore <= 1.0:
             raise ValueError(f"explore is a probability, got {explore}")
         self.inner = inner
-        self.name = f"{inner.name}-edit"
+        self.name = name or f"edit:{inner.name}"
         self.explore = explore
         self.repair_rounds = repair_rounds
         self.precheck = precheck
@@ -135,51 +133,40 @@ class EditProposer:
             count_tokens=self.count_tokens,
             idea=idea,
         )
-        messages = [{"role": "user", "content": prompt}]
         current = parent.source
-        calls: list[_Call] = []
-        for r in range(self.repair_rounds + 1):
-            seed = base_seed + state.generation + SEED_STRIDE * r
-            try:
-                reply = self.inner.chat(messages, seed=seed)
-            except ProposerError as exc:
-                calls.append(
-                    _Call(ChatReply("", exc.usage or Usage(model="")), False,
-                          Status.PROPOSER_ERROR, str(exc))
-                )  # fmt: skip
-                break
-            call = self._judge(reply, current, parent, idea)
-            calls.append(call)
-            if call.ok:
-                return self._proposal(call, calls, parent)
+
+        def follow_up(call: Call) -> str:
+            nonlocal current
             if call.source is not None:
                 current = call.source  # the edit applied; the repair edits what it made
-            messages = [
-                *messages,
-                {"role": "assistant", "content": reply.text},
-                {"role": "user", "content": _repair_message(call, current)},
-            ]
-        answered = [c for c in calls if c.status is not Status.PROPOSER_ERROR]
-        if not answered:
-            detail = "; ".join(c.reason for c in calls)
-            raise ProposerError(
-                f"every call failed ({detail})"[:2000], Usage.total([c.reply.usage for c in calls])
-            )
+            return _repair_message(call, current)
+
+        calls = converse(
+            lambda messages, seed: self.inner.chat(messages, seed=seed),
+            prompt,
+            rounds=self.repair_rounds,
+            seed=lambda r: call_seed(base_seed, state.generation, r),
+            judge=lambda reply, r: self._judge(reply, current, parent, idea),
+            follow_up=follow_up,
+        )
+        if calls[-1].ok:
+            return self._proposal(calls[-1], calls, parent)
+        answered = require_an_answer(calls)
         edited = [c for c in answered if c.source is not None]
         return self._proposal((edited or answered)[-1], calls, parent)
 
     def _judge(
         self, reply: ChatReply, current: str, parent: Parent, idea: Inspiration | None = None
-    ) -> _Call:
+    ) -> Call:
         if not reply.text.strip():
-            return _Call(reply, False, Status.PROPOSER_ERROR, "the model returned an empty reply")
+            return Call(reply, False, Status.PROPOSER_ERROR, "the model returned an empty reply")
         meta = parse_reply(reply.text)
         try:
             applied = apply_blocks(current, parse_blocks(reply.text))
         except EditError as exc:
             whole = _whole_program(meta.source)
             if whole is None:
-                return _Call(reply, False, Status.REJECTED, f"edit: {exc}")
+                return Call(reply, False, Status.REJECTED, f"edit: {exc}")
             edited, how = whole, "the reply's whole program (no block applied)"
         else:
             edited = applied.source
@@ -188,38 +175,19 @@ class EditProposer:
         novelty = meta.novelty or (f"adds {idea.title} (the suggested idea)" if idea else "")
         source = _with_docstring(edited, novelty, meta.hypothesis, parent.name, how)
         check = self.precheck(source) if self.precheck is not None else _parses(source)
-        return _Call(reply, check.ok, check.status, check.reason, source, repair_hint(check))
+        return Call(reply, check.ok, check.status, check.reason, source, repair_hint(check))
 
-    def _proposal(self, chosen: _Call, calls: list[_Call], parent: Parent) -> Proposal:
+    def _proposal(self, chosen: Call, calls: list[Call], parent: Parent) -> Proposal:
         meta = parse_reply(chosen.reply.text)
-        attempts = tuple(
-            Attempt(
-                status=c.status,
-                reason=c.reason[:REASON_CHARS],
-                tokens_in=c.reply.usage.tokens_in,
-                tokens_out=c.reply.usage.tokens_out,
-                seconds=c.reply.usage.seconds,
-                reply=c.reply.text,
-            )
-            for c in calls
-            if c is not chosen
-        )
-        own = chosen.reply.usage
         return Proposal(
             source=chosen.source,
             novelty=meta.novelty,
             hypothesis=meta.hypothesis,
-            usage=Usage(
-                model=own.model,
-                tokens_in=own.tokens_in,
-                tokens_out=own.tokens_out,
-                seconds=own.seconds,
-                cost_usd=sum(c.reply.usage.cost_usd for c in calls),
-            ),
+            usage=proposal_usage(chosen.reply.usage, calls),
             proposer=self.name,
             parent_id=parent.name,
             raw_reply=chosen.reply.text,
-            attempts=attempts,
+            attempts=attempts(calls, chosen),
             reason="" if chosen.source is not None else chosen.reason[:REASON_CHARS],
         )
 
@@ -233,10 +201,8 @@ def _parses(source: str) -> PrecheckResult:
     return PrecheckResult(True, Status.OK)
 
 
-def _repair_message(call: _Call, current: str) -> str:
-    reason = (
-        call.reason if len(call.reason) <= REASON_CHARS else call.reason[: REASON_CHARS - 1] + "…"
-    )
+def _repair_message(call: Call, current: str) -> str:
+    reason = clip(call.reason, REASON_CHARS)
     if call.source is None:
         what = "Your edit could not be applied"
     else:

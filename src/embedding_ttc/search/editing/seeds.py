@@ -9,7 +9,7 @@ programs a run may name as its reference, each rewritten as a search program fil
 does (a contract test compares them task by task).
 
 The edit proposer starts from a seed while the frontier shows no program but the root
-(:func:`~embedding_ttc.search.editing.parents.choose_parent`); the seed's children are ledger
+(:func:`~embedding_ttc.search.population.choose_parent`); the seed's children are ledger
 records like any other, with the seed's name as their parent. A run with a reference
 registers its seed's structure with the library's (:func:`seed_structures`), so a copy of the
 seed (a comment changed) is a near-duplicate, not a new program.

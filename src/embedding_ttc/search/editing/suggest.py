@@ -5,7 +5,7 @@ reordered the seed's two channels: 11 of 20 generations were near-duplicates
 (``results/proposers/edit``). Asked to build a named idea, it writes out what it is told (the
 drafting proposer's directives). So each edit prompt names one idea to add to the parent as a
 new channel of its fusion: an inspiration of
-:data:`~embedding_ttc.search.prompts.directives.COMPACT_INSPIRATIONS` whose distinctive helpers
+:data:`~embedding_ttc.search.prompts.inspirations.INSPIRATIONS` whose distinctive helpers
 the parent does not call (the parent's other channels stay, so the child is the parent plus
 one idea, a mutation rather than a rewrite).
 
@@ -19,12 +19,9 @@ from __future__ import annotations
 
 import re
 
-from embedding_ttc.search.prompts.directives import (
-    COMPACT_INSPIRATIONS,
-    VIEW_IDEAS,
-    Inspiration,
-)
+from embedding_ttc.search.prompts.directives import VIEW_IDEAS
 from embedding_ttc.search.prompts.helper_list import PRIMITIVE_PRIORITY
+from embedding_ttc.search.prompts.inspirations import INSPIRATIONS, Inspiration
 from embedding_ttc.search.state import SearchState
 
 GENERIC_HELPERS = frozenset({"fuse", "rrf", "candidate_mask", "mask_for", "zscore_rows"})
@@ -46,7 +43,7 @@ def suggest_idea(state: SearchState, parent_name: str, parent_source: str) -> In
     """The idea to add to the parent this generation; ``None`` when it realises all of them."""
     ideas = [
         i
-        for i in COMPACT_INSPIRATIONS
+        for i in INSPIRATIONS
         if not (state.views_collapsed and i.key in VIEW_IDEAS) and not realised(i, parent_source)
     ]
     if not ideas:

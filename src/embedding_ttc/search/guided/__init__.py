@@ -2,5 +2,5 @@
 
 :mod:`.prompt` renders what the model reads (the parent genome, its results and lessons, the
 parts it may add), :mod:`.proposer` asks for one edit under a JSON schema
-(:mod:`embedding_ttc.search.proposers.structural.edits`) and renders the program.
+(:mod:`embedding_ttc.search.structural.edits`) and renders the program.
 """

@@ -5,7 +5,7 @@ their normalisations, fusion, feedback rounds), its per-task results against its
 and its lineage's lessons (:mod:`~embedding_ttc.search.prompts.lineage`), the catalogue of
 parts (channels it lacks with why each might help, normalisations, fusions, refinements), and
 the reply's JSON shape. The reply is decoded under the schema of
-:func:`~embedding_ttc.search.proposers.structural.edits.edit_schema`, so the prompt explains
+:func:`~embedding_ttc.search.structural.edits.edit_schema`, so the prompt explains
 the choice and the grammar enforces its form.
 """
 
@@ -16,11 +16,12 @@ import random
 from collections.abc import Sequence
 
 from embedding_ttc.runs.records import LedgerRecord
-from embedding_ttc.search.prompts.common import section, task_list
+from embedding_ttc.search.prompts.common import section, task_introduction
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.edits import Edit
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.state import SearchState
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.edits import Edit
+from embedding_ttc.search.structural.genome import (
     FUSION_LABELS,
     MAX_CHANNELS,
     MAX_ROUNDS,
@@ -30,7 +31,6 @@ from embedding_ttc.search.proposers.structural.genome import (
     Genome,
     fusion_label,
 )
-from embedding_ttc.search.state import SearchState
 
 REPLY = """\
 {"edit": {"op": "<op>", ...the op's fields},
@@ -79,7 +79,13 @@ def render_guided_prompt(
     else:
         spent = ""
     parts = [
-        _task(state),
+        task_introduction(
+            state,
+            "Choose the next change of one retrieval program",
+            "a program fuses score channels (the cosine matrix S and others) so that nDCG@10 "
+            "rises on every task. You choose one structural change; the program is written "
+            "from it.",
+        ),
         _genome_section(record, genome),
         results_section(state, record),
         lessons_section(state, record.program_id),
@@ -103,16 +109,6 @@ def _share_note(genome: Genome) -> str:
         "`share` in all and the first weighs 1 - share. It sets the share of the program your "
         f"edit makes when that program fuses by a convex combination ({now}), and is ignored "
         "otherwise."
-    )
-
-
-def _task(state: SearchState) -> str:
-    return (
-        "# Choose the next change of one retrieval program\n"
-        "A frozen text encoder embedded the queries and documents of several retrieval tasks; "
-        "a program fuses score channels (the cosine matrix S and others) so that nDCG@10 rises "
-        "on every task. You choose one structural change; the program is written from it.\n"
-        f"Tasks: {task_list(state)}."
     )
 
 

@@ -1,32 +1,33 @@
 """The guided structural proposer: the model chooses the edit, the structural renderer writes it.
 
 :class:`GuidedStructuralProposer` wraps a
-:class:`~embedding_ttc.search.proposers.base.JsonChatBackend`. Per generation it
+:class:`~embedding_ttc.search.backends.base.JsonChatBackend`. Per generation it
 
 1. chooses a parent among the programs that carry a genome
-   (:func:`~embedding_ttc.search.editing.parents.choose_parent` over them; the base genome,
+   (:func:`~embedding_ttc.search.population.choose_parent` over them; the base genome,
    under P0, when none does, and generation 1 proposes the base genome itself, as the
    structural proposer does);
 2. asks the model for one edit and a one-sentence hypothesis as JSON under the schema of
-   the parent's edits (:func:`~embedding_ttc.search.proposers.structural.edits.edit_schema`:
+   the parent's edits (:func:`~embedding_ttc.search.structural.edits.edit_schema`:
    a grammar on llama.cpp, ``response_format`` on OpenAI-compatible servers), with the
    parent's per-task results and its lineage's lessons in the prompt (:mod:`.prompt`); with
    ``share``, the reply also sets the convex fusion's share of the edited program. Only
    the edits whose result is new are offered (a genome not tried and structurally distinct
-   from the known programs, :func:`~embedding_ttc.search.proposers.structural.known.is_new`),
+   from the known programs, :func:`~embedding_ttc.search.structural.known.is_new`),
    so the model's choice is never spent on a repeat; when the encoder's views collapse, the
    channels scored under another view are not offered either (they would equal S). With
    ``offers`` set, a seeded sample of that many open edits is offered, one of each kind of
    change first (:func:`sample_offers`), and the prompt lists them; otherwise every open edit
    is. The catalogue's channels are listed in a seeded order of their own each generation;
-3. applies the edit (:func:`~embedding_ttc.search.proposers.structural.edits.apply_edit`);
+3. applies the edit (:func:`~embedding_ttc.search.structural.edits.apply_edit`);
    when the result is not new (a server that does not enforce the schema), stacks the
    structural proposer's random mutations until one is
-   (:func:`~embedding_ttc.search.proposers.structural.known.first_new`), and says so. A parent
+   (:func:`~embedding_ttc.search.structural.known.first_new`), and says so. A parent
    whose every single edit was tried is passed over for the best program that still has an
-   open edit (:func:`_open_parent`), and the claim says so; only when no program has one are
-   random mutations stacked on the parent without a call;
-4. renders the program (:func:`~embedding_ttc.search.proposers.structural.render.render_program`).
+   open edit (:func:`~embedding_ttc.search.population.open_genome_parent`), and the claim
+   says so; only when no program has one are random mutations stacked on the parent without a
+   call;
+4. renders the program (:func:`~embedding_ttc.search.structural.render.render_program`).
 
 A reply that is not a usable edit (only possible where the server does not enforce the schema)
 gets ``repair_rounds`` repair turns; then the structural proposer's random change is used, and
@@ -45,46 +46,41 @@ from collections.abc import Sequence
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
-from embedding_ttc.search.editing.parents import EXPLORE, SEED_MIX, choose_parent
+from embedding_ttc.search.backends.base import ChatReply, JsonChatBackend
+from embedding_ttc.search.conversation import (
+    Call,
+    attempts,
+    call_seed,
+    converse,
+    proposal_usage,
+    require_an_answer,
+)
 from embedding_ttc.search.guided.prompt import render_guided_prompt
-from embedding_ttc.search.proposers.base import ChatReply, JsonChatBackend, ProposerError, base_seed
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.edits import (
+from embedding_ttc.search.population import EXPLORE, SEED_MIX, genome_parent, open_genome_parent
+from embedding_ttc.search.proposer import ProposerError, base_seed
+from embedding_ttc.search.state import Proposal, SearchState, Usage
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.edits import (
     Edit,
     GenomeEditError,
     apply_edit,
     apply_share,
     edit_schema,
     offered_channels,
-    possible_edits,
 )
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     Genome,
-    genome_from_source,
 )
-from embedding_ttc.search.proposers.structural.known import (
-    GENOME_TAG,
+from embedding_ttc.search.structural.known import (
     Known,
     first_new,
     is_new,
     known_programs,
+    new_edits,
 )
-from embedding_ttc.search.proposers.structural.proposer import claims
-from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.state import Attempt, FrontierProgram, Proposal, SearchState, Usage
-
-SEED_STRIDE = 100_003
-"""Seed offset between the calls of one generation."""
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class _Call:
-    """One chat call: the reply, why it was not used (``""`` when it was), and its status."""
-
-    reply: ChatReply
-    reason: str
-    status: Status
+from embedding_ttc.search.structural.proposer import claims
+from embedding_ttc.search.structural.render import render_program
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,8 +104,9 @@ class GuidedStructuralProposer:
         keep: channels no edit drops or swaps out (``("dense",)`` anchors every program on
             the cosine ``S``); the prompt says so.
         share: the reply also sets the convex fusion's share of the edited program
-            (:func:`~embedding_ttc.search.proposers.structural.edits.apply_share`); without
+            (:func:`~embedding_ttc.search.structural.edits.apply_share`); without
             it a convex fusion keeps the middle share it starts at.
+        name: what the ledger records as the proposer (default ``guided:<backend>``).
 
     Raises:
         ValueError: ``repair_rounds < 0`` or ``offers < 0``, a channel of ``keep`` that is
@@ -128,6 +125,7 @@ class GuidedStructuralProposer:
         offers: int = 0,
         keep: Sequence[str] = (),
         share: bool = False,
+        name: str = "",
     ) -> None:
         if repair_rounds < 0:
             raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
@@ -145,7 +143,7 @@ class GuidedStructuralProposer:
                 "guided proposer needs llama-cpp or an OpenAI-compatible server"
             )
         self.inner = inner
-        self.name = f"{inner.name}-guided"
+        self.name = name or f"guided:{inner.name}"
         self.explore = explore
         self.repair_rounds = repair_rounds
         self.seed = seed
@@ -166,7 +164,7 @@ class GuidedStructuralProposer:
         seed = self._seed(state)
         rng = random.Random(seed * SEED_MIX + state.generation)
         known = self._known(state)
-        parent = _parent(state, seed, self.explore)
+        parent = genome_parent(state, seed=seed, explore=self.explore)
         if parent is None:
             root = next((r.program_id for r in state.history if r.generation == 0), None)
             if state.generation <= 1 and is_new(BASE_GENOME, known):
@@ -180,7 +178,7 @@ class GuidedStructuralProposer:
         edits = new_edits(genome, offered, known, self.keep)
         spent = ""
         if not edits:
-            opened = _open_parent(state, record, offered, known, self.keep)
+            opened = open_genome_parent(state, record, offered, known, self.keep)
             if opened is None:
                 stacked, changes = first_new(genome, known, rng, self.keep)
                 changes = [*changes, f"(no single edit of {record.program_id} is new)"]
@@ -205,11 +203,7 @@ class GuidedStructuralProposer:
                 changes += [*more, "(the chosen change alone repeats a known program)"]
         if spent:
             changes.append(spent)
-        answered = [c for c in calls if c.status is not Status.PROPOSER_ERROR]
-        if not answered:
-            usage = Usage.total([c.reply.usage for c in calls])
-            detail = "; ".join(c.reason for c in calls)
-            raise ProposerError(f"every call failed ({detail})"[:2000], usage)
+        require_an_answer(calls)
         return self._proposal(
             stacked, changes, hypothesis, record.program_id, calls, choice, started
         )
@@ -223,37 +217,33 @@ class GuidedStructuralProposer:
         edits: Sequence[Edit],
         seed: int,
         menu: Sequence[tuple[Edit, str]] | None,
-    ) -> tuple[_Choice | None, list[_Call]]:
+    ) -> tuple[_Choice | None, list[Call]]:
         schema = edit_schema(genome, offered, edits=edits, share=self.share)
         prompt = render_guided_prompt(
             state, record, genome, offered, len(edits), order_seed=seed + state.generation,
             menu=menu, keep=self.keep, share=self.share,
         )  # fmt: skip
-        messages = [{"role": "user", "content": prompt}]
-        calls: list[_Call] = []
-        for r in range(self.repair_rounds + 1):
+        chosen: list[_Choice] = []
+
+        def judge(reply: ChatReply, r: int) -> Call:
             try:
-                reply = self.inner.chat(
-                    messages, seed=seed + state.generation + SEED_STRIDE * r, schema=schema
-                )
-            except ProposerError as exc:
-                failed = ChatReply("", exc.usage or Usage(model=""))
-                calls.append(_Call(failed, str(exc), Status.PROPOSER_ERROR))
-                break
-            try:
-                choice = _read(reply.text, genome, self.keep, share=self.share)
+                chosen.append(_read(reply.text, genome, self.keep, share=self.share))
             except GenomeEditError as exc:
-                calls.append(_Call(reply, f"choice: {exc}", Status.REJECTED))
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply.text},
-                    {"role": "user", "content": f"That is not a usable edit: {exc}. Reply "
-                     "with JSON only, in the shape asked for, using the names listed."},
-                ]  # fmt: skip
-                continue
-            calls.append(_Call(reply, "", Status.OK))
-            return choice, calls
-        return None, calls
+                return Call(reply, False, Status.REJECTED, f"choice: {exc}")
+            return Call(reply, True, Status.OK)
+
+        calls = converse(
+            lambda messages, seed: self.inner.chat(messages, seed=seed, schema=schema),
+            prompt,
+            rounds=self.repair_rounds,
+            seed=lambda r: call_seed(seed, state.generation, r),
+            judge=judge,
+            follow_up=lambda call: (
+                f"That is not a usable edit: {call.reason.removeprefix('choice: ')}. Reply "
+                "with JSON only, in the shape asked for, using the names listed."
+            ),
+        )
+        return (chosen[0] if chosen else None), calls
 
     def _proposal(
         self,
@@ -261,7 +251,7 @@ class GuidedStructuralProposer:
         changes: list[str],
         hypothesis: str,
         parent_id: str | None,
-        calls: Sequence[_Call],
+        calls: Sequence[Call],
         choice: _Choice | None,
         started: float,
     ) -> Proposal:
@@ -269,23 +259,14 @@ class GuidedStructuralProposer:
         hypothesis = hypothesis.strip() or default_hypothesis
         source = render_program(genome, novelty=novelty, hypothesis=hypothesis, parent_id=parent_id)
         chosen = calls[-1] if choice is not None else None
-        attempts = tuple(
-            Attempt(status=c.status, reason=c.reason, tokens_in=c.reply.usage.tokens_in,
-                    tokens_out=c.reply.usage.tokens_out, seconds=c.reply.usage.seconds,
-                    reply=c.reply.text)
-            for c in calls
-            if c is not chosen
-        )  # fmt: skip
         if chosen is not None:
             own = chosen.reply.usage
         else:
             own = Usage(model=str(getattr(self.inner, "model", self.inner.name)))
-        usage = Usage(
+        usage = dataclasses.replace(
+            proposal_usage(own, calls),
             model=own.model or self.name,
-            tokens_in=own.tokens_in,
-            tokens_out=own.tokens_out,
             seconds=own.seconds if calls else time.perf_counter() - started,
-            cost_usd=sum(c.reply.usage.cost_usd for c in calls),
         )
         return Proposal(
             source=source,
@@ -295,53 +276,8 @@ class GuidedStructuralProposer:
             proposer=self.name,
             parent_id=parent_id,
             raw_reply=chosen.reply.text if chosen is not None else source,
-            attempts=attempts,
+            attempts=attempts(calls, chosen, limit=None),
         )
-
-
-def new_edits(
-    genome: Genome, offered: Sequence[str], known: Known, keep: Sequence[str] = ()
-) -> list[Edit]:
-    """The edits of ``genome`` whose result is new (:func:`is_new`), in the schema's order.
-
-    ``keep``: channels no edit drops or swaps out.
-    """
-    return [
-        e for e in possible_edits(genome, offered, keep) if is_new(apply_edit(genome, e)[0], known)
-    ]
-
-
-def _open_parent(
-    state: SearchState,
-    spent: LedgerRecord,
-    offered: Sequence[str],
-    known: Known,
-    keep: Sequence[str],
-) -> tuple[LedgerRecord, Genome, list[Edit]] | None:
-    """The best program after ``spent`` that still has a new single edit, with those edits.
-
-    The programs that carry a genome, by their mean Δ on the search part (best first, the
-    earlier of a tie first): a parent whose every single edit was tried is passed over, so the
-    model keeps choosing instead of the structural proposer's random mutations.
-    ``None`` when no program has an open edit.
-    """
-    if state.read_source is None:
-        return None
-    ranked = sorted(
-        (r for r in state.history
-         if r.status is Status.OK and r.mean_delta is not None and r.program_id != spent.program_id
-         and GENOME_TAG.search(r.novelty)),
-        key=lambda r: (-float(r.mean_delta or 0.0), r.generation),
-    )  # fmt: skip
-    for record in ranked:
-        source = state.read_source(record)
-        genome = genome_from_source(source) if source is not None else None
-        if genome is None or not set(keep) <= set(genome.names):
-            continue
-        edits = new_edits(genome, offered, known, keep)
-        if edits:
-            return record, genome, edits
-    return None
 
 
 def sample_offers(edits: Sequence[Edit], k: int, rng: random.Random) -> list[Edit]:
@@ -367,27 +303,6 @@ def sample_offers(edits: Sequence[Edit], k: int, rng: random.Random) -> list[Edi
             if pools[kind] and len(chosen) < k:
                 chosen.append(pools[kind].pop())
     return [edits[i] for i in sorted(chosen)]
-
-
-def _parent(state: SearchState, seed: int, explore: float) -> tuple[LedgerRecord, Genome] | None:
-    """A parent that carries a genome (the edit proposer's policy over those), or ``None``."""
-    frontier = tuple(
-        FrontierProgram(p.record, p.source)
-        for p in state.frontier
-        if genome_from_source(p.source) is not None
-    )
-    if not frontier:
-        return None
-    tagged = tuple(r for r in state.history if GENOME_TAG.search(r.novelty))
-    chosen = choose_parent(
-        dataclasses.replace(state, frontier=frontier, history=tagged), seed=seed, explore=explore
-    )
-    assert chosen.record is not None  # no seeds: every parent is a ledger record
-    genome = genome_from_source(chosen.source)
-    if genome is None:  # an explored program whose file lost its header
-        best = frontier[0]
-        return best.record, genome_from_source(best.source) or BASE_GENOME
-    return chosen.record, genome
 
 
 def _read(text: str, genome: Genome, keep: Sequence[str] = (), *, share: bool = False) -> _Choice:

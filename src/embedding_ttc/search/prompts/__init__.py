@@ -3,10 +3,11 @@
 * ``common``: what both prompts share (sections, fences, clipped notes, the constraints);
 * ``primitives``: the allowed imports and the primitives, listed from the code;
 * ``full``: the paper's full prompt (:func:`~embedding_ttc.search.prompts.full.render_prompt`);
-* ``compact``: the compact prompt within a token budget
-  (:func:`~embedding_ttc.search.prompts.compact.render_compact_prompt`);
+* ``small_model``: the compact prompt (style ``compact``) within a token budget
+  (:func:`~embedding_ttc.search.prompts.small_model.render_compact_prompt`);
 * ``helper_list``: the compact prompt's list of helpers with their shapes;
 * ``examples``: the compact prompt's two worked example programs;
+* ``inspirations``: the one list of research ideas every prompt points at;
 * ``directives``: the one concrete thing each generation is asked to build.
 """
 

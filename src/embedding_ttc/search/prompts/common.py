@@ -36,6 +36,24 @@ def task_list(state: SearchState) -> str:
     return ", ".join(state.tasks) if state.tasks else "(none)"
 
 
+FROZEN_ENCODER = (
+    "A frozen text encoder embedded the queries and documents of several retrieval tasks; "
+)
+"""How every short prompt begins to state the problem (the full prompt states it at length)."""
+
+
+def task_introduction(state: SearchState, heading: str, problem: str) -> str:
+    """A short prompt's first section: its heading, the problem, what to do, and the tasks.
+
+    Args:
+        state: the search state (for the tasks' names).
+        heading: the section's heading (what the model is asked for).
+        problem: the rest of the problem's statement after :data:`FROZEN_ENCODER`.
+
+    """
+    return f"# {heading}\n{FROZEN_ENCODER}{problem}\nTasks: {task_list(state)}."
+
+
 def numbered_constraints(statements: Mapping[str, str] | None = None) -> str:
     """The six constraints, numbered, one a line; ``statements`` rewords them by name."""
     return "\n".join(

@@ -1,8 +1,9 @@
 """The directive of a generation: ONE concrete thing a small model is asked to build.
 
 :func:`choose_directive` picks, from the seed, the generation and the history, either an
-inspiration not yet realised (:data:`COMPACT_INSPIRATIONS`), a pair of realised ones, or the
-combination of two frontier programs (every :data:`COMBINE_EVERY` generations).
+inspiration not yet realised (:data:`~embedding_ttc.search.prompts.inspirations.INSPIRATIONS`),
+a pair of realised ones, or the combination of two frontier programs (every
+:data:`COMBINE_EVERY` generations).
 """
 
 from __future__ import annotations
@@ -13,96 +14,11 @@ from dataclasses import dataclass
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.prompts.common import is_p0
+from embedding_ttc.search.prompts.inspirations import INSPIRATIONS, Inspiration
 from embedding_ttc.search.state import SearchState
 
 COMBINE_EVERY = 3
 """Every this many generations, when two frontier programs exist, the directive combines them."""
-
-
-@dataclass(frozen=True)
-class Inspiration:
-    """A research idea a directive can point at.
-
-    Attributes:
-        key: short identifier.
-        title: the idea's name.
-        instruction: what to build, concretely, naming the helpers to use.
-        keywords: lower-case words whose presence in a novelty claim means the idea was tried.
-
-    """
-
-    key: str
-    title: str
-    instruction: str
-    keywords: tuple[str, ...]
-
-
-COMPACT_INSPIRATIONS: tuple[Inspiration, ...] = (
-    Inspiration(
-        "rocchio",
-        "Rocchio pseudo-relevance feedback",
-        "Move each query toward its top-ranked documents: P = prf_scores(Q, D, S, k=K, "
-        "alpha=ALPHA, mask=mask) is the moved query's cosine matrix. Add a second round fed "
-        "by the first one's ranking, P2 = prf_scores(Q, D, P, k=K2, alpha=ALPHA2, mask=mask), "
-        "and fuse the channels with S: fuse([S, P, P2], [weights], mask).",
-        ("rocchio", "feedback", "prf", "centroid"),
-    ),
-    Inspiration(
-        "maxsim",
-        "ColBERT MaxSim over sentences",
-        "Score each document by its best sentence: M = chunk_scores(Q, ctx, "
-        '"sentence", "max", mask). Fuse M with S and with a second granularity '
-        '(chunk_scores(Q, ctx, "paragraph", "topmean", mask)): fuse([S, M, M2], '
-        "[weights], mask).",
-        ("maxsim", "sentence", "colbert", "chunk"),
-    ),
-    Inspiration(
-        "views",
-        "Cross-view voting",
-        'Score the documents under other views: view_scores(Q, ctx, "text-matching"), '
-        'view_scores(Q, ctx, "classification"), and the queries under another view: '
-        'query_view_scores(D, ctx, "text-matching"). Let S and these views vote by rank: '
-        'fuse([S, V1, V2, V3], None, mask, "rrf").',
-        ("view", "voting", "vote", "adapter", "text-matching", "classification"),
-    ),
-    Inspiration(
-        "matryoshka",
-        "Matryoshka cascading (dimension truncation)",
-        "Score with prefixes of the dimensions as coarse channels, P1 = prefix_scores(Q, D, "
-        "Q.shape[1] // 4) and P2 = prefix_scores(Q, D, Q.shape[1] // 2); keep S as the fine "
-        "channel, and fuse them: fuse([S, P2, P1], [weights], mask), the coarser the "
-        "smaller the weight.",
-        ("matryoshka", "truncat", "prefix", "dimension", "cascad"),
-    ),
-    Inspiration(
-        "substructure",
-        "Document substructure decomposition",
-        "Score documents by their pieces at two granularities: chunk_scores(Q, ctx, "
-        '"paragraph", "max", mask) and chunk_scores(Q, ctx, "sentence_pair", "topmean", '
-        "mask); mix the best piece and the mean piece and fuse with S: fuse([S, A, B], "
-        "[weights], mask).",
-        ("paragraph", "substructure", "granularit", "decompos", "pair"),
-    ),
-    Inspiration(
-        "distribution",
-        "Score-distribution analysis",
-        "Read each query's score distribution: zscore_rows(S, mask) and zscore_cols(S, mask) "
-        "(which removes hub documents close to every query); measure how peaked each row is "
-        "(gap between its best and 10th best score, with np.sort), and mix the two channels "
-        "with per-query weights that depend on that gap.",
-        ("distribution", "gap", "spread", "hub", "column", "zscore_cols", "peaked"),
-    ),
-    Inspiration(
-        "lexical",
-        "Lexical channels with reciprocal rank fusion",
-        "Add lexical evidence: B = bm25_scores(ctx) and C = query_term_coverage("
-        "ctx.query_texts, ctx.doc_texts); fuse them with S by rank: fuse([S, B, C], None, "
-        'mask, "rrf") (Cormack et al. 2009), or by z-scores with weights.',
-        ("bm25", "lexical", "term", "rrf", "reciprocal", "keyword"),
-    ),
-)
-"""The ideas directives cycle through: the paper's six inspirations (§3.2, Matryoshka
-cascading read as dimension truncation) and lexical channels fused by RRF."""
 
 
 VIEW_IDEAS = frozenset({"views"})
@@ -163,7 +79,7 @@ def choose_directive(state: SearchState) -> Directive:
         )
     tried_ok = _tried(r for r in state.history if r.status == Status.OK and not is_p0(r))
     tried_any = _tried(r for r in state.history if not is_p0(r))
-    ideas = [i for i in COMPACT_INSPIRATIONS if not (state.views_collapsed and i.key in VIEW_IDEAS)]
+    ideas = [i for i in INSPIRATIONS if not (state.views_collapsed and i.key in VIEW_IDEAS)]
     attempts = {i.key: tried_any.count(i.key) for i in ideas}
     pool = [i for i in ideas if i.key not in tried_ok] or ideas
     start = (state.seed + state.generation) % len(pool)
@@ -207,5 +123,5 @@ def _tried(records: Iterable[LedgerRecord]) -> list[str]:
     keys: list[str] = []
     for record in records:
         text = f"{record.novelty} {record.hypothesis}".lower()
-        keys.extend(i.key for i in COMPACT_INSPIRATIONS if any(w in text for w in i.keywords))
+        keys.extend(i.key for i in INSPIRATIONS if any(w in text for w in i.keywords))
     return keys

@@ -31,51 +31,12 @@ from embedding_ttc.search.prompts.common import (
     status_counts,
     task_list,
 )
+from embedding_ttc.search.prompts.inspirations import PAPER_INSPIRATIONS
 from embedding_ttc.search.prompts.primitives import primitive_reference
 from embedding_ttc.search.state import FrontierProgram, SearchState
 
 NOTE_CHARS = 160
 """Longest novelty claim or rejection reason shown in the history table (then ``…``)."""
-
-INSPIRATIONS: tuple[tuple[str, str], ...] = (
-    (
-        "Rocchio pseudo-relevance feedback",
-        "Move the query toward the centroid of its top-ranked documents and away from the "
-        "bottom-ranked ones (Rocchio 1971), then rescore; in embedding space this is a vector "
-        "update, and several rounds can refine it further.",
-    ),
-    (
-        "ColBERT-style MaxSim",
-        "Score a document by its best-matching piece rather than by one pooled vector "
-        "(Khattab & Zaharia 2020): split documents into chunks, encode them once at index time, "
-        "and take the maximum (or a robust mean) of the query-chunk similarities.",
-    ),
-    (
-        "Cross-adapter voting",
-        "Encode the same texts under different views (query, passage, text-matching, "
-        "classification) or swap perspectives (documents encoded as queries), and let the "
-        "views vote, e.g. by reciprocal rank fusion, so that no single view's bias decides.",
-    ),
-    (
-        "Matryoshka cascading",
-        "Truncated embeddings (`dim=`) are cheap coarse rankers: rank with a prefix of the "
-        "dimensions first and spend full-dimension or extra encodes only where the coarse "
-        "ranking is uncertain.",
-    ),
-    (
-        "Document substructure decomposition",
-        "Long documents mix topics; sentences, sentence pairs and paragraphs expose the part "
-        "that answers the query, and combining granularities covers both short and long "
-        "evidence.",
-    ),
-    (
-        "Score-distribution analysis",
-        "Standardise scores per query (rows) or per document (columns) to remove hubness and "
-        "query difficulty, read the shape of a query's score distribution (gap, spread, "
-        "agreement between channels) and act on it.",
-    ),
-)
-"""The research inspirations of the paper's proposer (§3.2), one or two sentences each."""
 
 
 def render_prompt(state: SearchState, *, top_k: int = 5) -> str:
@@ -127,7 +88,7 @@ def _task(state: SearchState) -> str:
 
 
 def _inspirations() -> str:
-    return "\n".join(f"- {title}: {text}" for title, text in INSPIRATIONS)
+    return "\n".join(f"- {title}: {text}" for title, text in PAPER_INSPIRATIONS)
 
 
 # ---------------------------------------------------------------------------------------------

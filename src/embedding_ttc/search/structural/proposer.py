@@ -6,21 +6,21 @@ import hashlib
 import random
 import time
 
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.population import best_genome
+from embedding_ttc.search.state import Proposal, SearchState, Usage
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     Genome,
     fusion_label,
-    genome_from_source,
 )
-from embedding_ttc.search.proposers.structural.known import (
+from embedding_ttc.search.structural.known import (
     Known,
     first_new,
     is_new,
     known_programs,
 )
-from embedding_ttc.search.proposers.structural.render import render_program
-from embedding_ttc.search.state import Proposal, SearchState, Usage
+from embedding_ttc.search.structural.render import render_program
 
 
 class StructuralProposer:
@@ -45,7 +45,7 @@ class StructuralProposer:
         started = time.perf_counter()
         rng = random.Random(self._seed_for(state))
         known = self._known(state)
-        parent_genome, parent_id = self._parent(state)
+        parent_genome, parent_id = best_genome(state)
         genome, changes = self._search(parent_genome, state.generation, known, rng)
         mutated_from = parent_id if parent_genome is not None else None
         novelty, hypothesis = claims(genome, changes, mutated_from)
@@ -67,15 +67,6 @@ class StructuralProposer:
             fields = (record.program_id, record.status.value, record.fingerprint, record.novelty)
             digest.update("|".join(str(f) for f in fields).encode())
         return int.from_bytes(digest.digest(), "big")
-
-    def _parent(self, state: SearchState) -> tuple[Genome | None, str | None]:
-        """The best frontier program that carries a genome, else none (and P0 as parent)."""
-        for program in state.frontier:
-            genome = genome_from_source(program.source)
-            if genome is not None:
-                return genome, program.record.program_id
-        roots = [r.program_id for r in state.history if r.generation == 0]
-        return None, roots[0] if roots else None
 
     def _known(self, state: SearchState) -> Known:
         return known_programs(state, library=self.check_library)

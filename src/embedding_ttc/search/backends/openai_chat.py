@@ -1,8 +1,8 @@
-"""A proposer over any OpenAI-compatible chat-completions endpoint.
+"""A chat backend over any OpenAI-compatible chat-completions endpoint.
 
 The ``openai`` client (extra ``llm``) talks to OpenAI itself and to local servers that speak
 the same API: vLLM (``vllm serve``), Ollama (``http://localhost:11434/v1``) and llama.cpp's
-``llama-server`` (``http://localhost:8080/v1``). One call per generation::
+``llama-server`` (``http://localhost:8080/v1``). One call per chat request::
 
     OpenAI(base_url=..., api_key=..., timeout=..., max_retries=...)
         .chat.completions.create(model=..., messages=[{"role": "user", "content": prompt}], ...)
@@ -11,7 +11,7 @@ The reply is ``response.choices[0].message.content``; tokens come from ``respons
 (``prompt_tokens``, ``completion_tokens``), or are estimated when a server omits it. Retries
 (HTTP 408/409/429/5xx, connection errors, timeouts) are the client's own, with its
 exponential backoff and ``Retry-After`` handling; what still fails becomes a
-:class:`~embedding_ttc.search.proposers.base.ProposerError`.
+:class:`~embedding_ttc.search.proposer.ProposerError`.
 
 Options fall back to environment variables: the base URL to ``EMBEDDING_TTC_OPENAI_BASE_URL``
 then ``OPENAI_BASE_URL`` (else OpenAI's API); the key to ``OPENAI_API_KEY`` (a local server
@@ -28,15 +28,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.search.proposers.base import (
-    ChatReply,
-    ProposerConfigError,
-    ProposerError,
-    estimate_tokens,
-    price_usd,
-    propose_with_full_prompt,
-)
-from embedding_ttc.search.state import Proposal, SearchState, Usage
+from embedding_ttc.search.backends.base import ChatReply, estimate_tokens, price_usd
+from embedding_ttc.search.proposer import ProposerConfigError, ProposerError
+from embedding_ttc.search.state import Usage
 
 LOCAL_API_KEY = "not-needed"
 """The key sent to a local server that checks none (the client refuses to run without one)."""
@@ -45,8 +39,8 @@ DEFAULT_MAX_TOKENS = 16_384
 """Completion budget: a program file with its header and some reasoning fits comfortably."""
 
 
-class OpenAIProposer:
-    """Asks a chat model behind an OpenAI-compatible API for one program per generation.
+class OpenAIBackend:
+    """Answers a conversation with a chat model behind an OpenAI-compatible API.
 
     Args:
         model: the model name (``gpt-4.1``, ``Qwen/Qwen2.5-Coder-32B-Instruct``, ``llama3.1``);
@@ -61,8 +55,6 @@ class OpenAIProposer:
             ``max_tokens`` to other servers (what vLLM, Ollama and llama.cpp read).
         timeout: seconds per HTTP attempt.
         max_retries: retries of a failed attempt by the client.
-        top_k: frontier programs shown with their source in the prompt; ``None`` shows
-            every program of ``state.frontier`` (the loop already chose how many).
         seed: base sampling seed; a local server receives ``seed + generation`` (vLLM, Ollama
             and llama.cpp honour it), OpenAI's API none (its ``seed`` is deprecated there).
 
@@ -83,7 +75,6 @@ class OpenAIProposer:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         timeout: float = 600.0,
         max_retries: int = 3,
-        top_k: int | None = None,
         seed: int = 0,
     ) -> None:
         try:
@@ -115,7 +106,6 @@ class OpenAIProposer:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.timeout = timeout
-        self.top_k = top_k
         self.seed = seed
         self._errors: tuple[type[BaseException], ...] = (openai.OpenAIError, ValueError)
         self._client = openai.OpenAI(
@@ -125,10 +115,6 @@ class OpenAIProposer:
     @property
     def _official_api(self) -> bool:
         return self.base_url is None or "api.openai.com" in self.base_url
-
-    def propose(self, state: SearchState) -> Proposal:
-        """Render the prompt, ask the model once, and parse its reply."""
-        return propose_with_full_prompt(self, state, top_k=self.top_k, seed=self.seed)
 
     constrains_json = True
 

@@ -11,9 +11,9 @@ import random
 from collections.abc import Callable
 from dataclasses import replace
 
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.edits import apply_share
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.edits import apply_share
+from embedding_ttc.search.structural.genome import (
     FUSIONS,
     MAX_CHANNELS,
     MAX_ROUNDS,

@@ -26,10 +26,11 @@ from embedding_ttc.search.novelty import (
     library_structures,
     structure,
 )
-from embedding_ttc.search.proposers.structural.genome import Genome, genome_from_source
-from embedding_ttc.search.proposers.structural.mutate import mutate
-from embedding_ttc.search.proposers.structural.render import render_program
 from embedding_ttc.search.state import SearchState
+from embedding_ttc.search.structural.edits import Edit, apply_edit, possible_edits
+from embedding_ttc.search.structural.genome import Genome, genome_from_source
+from embedding_ttc.search.structural.mutate import mutate
+from embedding_ttc.search.structural.render import render_program
 
 MAX_STEPS = 6
 """Mutations stacked on one candidate before starting over."""
@@ -144,3 +145,15 @@ def _similarity_below(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
         or matcher.quick_ratio() < NOVELTY_THRESHOLD
         or matcher.ratio() < NOVELTY_THRESHOLD
     )
+
+
+def new_edits(
+    genome: Genome, offered: Sequence[str], known: Known, keep: Sequence[str] = ()
+) -> list[Edit]:
+    """The edits of ``genome`` whose result is new (:func:`is_new`), in the schema's order.
+
+    ``keep``: channels no edit drops or swaps out.
+    """
+    return [
+        e for e in possible_edits(genome, offered, keep) if is_new(apply_edit(genome, e)[0], known)
+    ]

@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.genome import (
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.genome import (
     DEFAULT_SHARE,
     FUSIONS,
     MAX_CHANNELS,
@@ -124,7 +124,7 @@ def edit_schema(
     """The JSON schema of a reply choosing one of ``edits`` (module docstring).
 
     With ``share``, the reply also gives the convex fusion's ``share``, one of
-    :data:`~embedding_ttc.search.proposers.structural.genome.SHARES`, between the edit and the
+    :data:`~embedding_ttc.search.structural.genome.SHARES`, between the edit and the
     hypothesis (:func:`apply_share`).
 
     ``edits`` defaults to every edit ``genome`` allows (:func:`possible_edits` with
@@ -168,7 +168,7 @@ def apply_share(genome: Genome, share: Any) -> tuple[Genome, str]:
 
     Raises:
         GenomeEditError: ``share`` is not on the grid
-            :data:`~embedding_ttc.search.proposers.structural.genome.SHARES`.
+            :data:`~embedding_ttc.search.structural.genome.SHARES`.
 
     """
     if isinstance(share, bool) or not isinstance(share, int | float) or share not in SHARES:

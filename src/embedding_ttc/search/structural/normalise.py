@@ -17,7 +17,7 @@ mask, ``ZSCORE_EPS`` for "no spread", ``top_k_indices``'s ranking order):
 
 from __future__ import annotations
 
-from embedding_ttc.search.proposers.structural.builder import ProgramBuilder
+from embedding_ttc.search.structural.builder import ProgramBuilder
 
 MINMAX_HELPER = '''\
 def _minmax_rows(scores, mask):

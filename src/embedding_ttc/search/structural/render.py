@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from embedding_ttc.search.proposers.structural.builder import ProgramBuilder, use_rocchio
-from embedding_ttc.search.proposers.structural.channels import CHANNELS
-from embedding_ttc.search.proposers.structural.genome import Genome, fusion_label
-from embedding_ttc.search.proposers.structural.normalise import normalised
+from embedding_ttc.search.structural.builder import ProgramBuilder, use_rocchio
+from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.genome import Genome, fusion_label
+from embedding_ttc.search.structural.normalise import normalised
 
 AUX_WEIGHT = 0.5
 """Weight of every channel after the first in the weighted-sum fusion."""

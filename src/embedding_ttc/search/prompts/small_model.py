@@ -25,7 +25,7 @@ the frontier, the history and the directive are read again each generation.
 
 Tokens are counted with ``count_tokens`` when given (the llama-cpp proposer passes its
 tokenizer), else estimated at four characters a token
-(:func:`~embedding_ttc.search.proposers.base.estimate_tokens`).
+(:func:`~embedding_ttc.search.backends.base.estimate_tokens`).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from collections.abc import Mapping
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
+from embedding_ttc.search.backends.base import estimate_tokens
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import (
     TokenCounter,
@@ -47,12 +48,11 @@ from embedding_ttc.search.prompts.common import (
     numbered_constraints,
     section,
     status_counts,
-    task_list,
+    task_introduction,
 )
 from embedding_ttc.search.prompts.directives import Directive
 from embedding_ttc.search.prompts.examples import EXAMPLES
 from embedding_ttc.search.prompts.helper_list import MIN_HELPERS, fit_helpers, helper_section
-from embedding_ttc.search.proposers.base import estimate_tokens
 from embedding_ttc.search.state import FrontierProgram, SearchState
 
 NOTE_CHARS = 60
@@ -124,7 +124,12 @@ def render_compact_prompt(
     """
     count = count_tokens or estimate_tokens
     fixed_head = [
-        _task(state),
+        task_introduction(
+            state,
+            "Write one retrieval program",
+            "the baseline ranks documents by the cosine matrix S. Write a Python program that "
+            "rescores S so that nDCG@10 rises on every task, using few extra encoder calls.",
+        ),
         section("Interface", fenced(INTERFACE, "text"), spaced=False),
         _constraints(),
     ]
@@ -158,17 +163,6 @@ def render_compact_prompt(
 
 def _join(parts: list[str]) -> str:
     return "\n\n".join(p for p in parts if p)
-
-
-def _task(state: SearchState) -> str:
-    tasks = task_list(state)
-    return (
-        "# Write one retrieval program\n"
-        "A frozen text encoder embedded the queries and documents of several retrieval tasks; "
-        "the baseline ranks documents by the cosine matrix S. Write a Python program that "
-        "rescores S so that nDCG@10 rises on every task, using few extra encoder calls.\n"
-        f"Tasks: {tasks}."
-    )
 
 
 def _constraints() -> str:

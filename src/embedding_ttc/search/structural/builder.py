@@ -1,7 +1,7 @@
 """The text of a generated program as it is built: imports, constants, helpers, body lines.
 
 Channels, fusions and feedback rounds each add what they need to a :class:`ProgramBuilder`;
-:func:`~embedding_ttc.search.proposers.structural.render.render_program` assembles the file.
+:func:`~embedding_ttc.search.structural.render.render_program` assembles the file.
 """
 
 from __future__ import annotations

@@ -1,4 +1,11 @@
-"""Choosing the program an edit starts from: mostly the frontier, now and then off it.
+"""Choosing the program a generation starts from: the one owner of parent choice.
+
+Every strategy that starts from a parent asks here: the structural proposer mutates the best
+frontier program that carries a genome (:func:`best_genome`); the edit proposer edits a parent
+drawn by :func:`choose_parent`; the guided proposer draws the same way among the programs
+that carry a genome (:func:`genome_parent`), passing over a parent whose every single edit
+was tried (:func:`open_genome_parent`).
+
 
 :func:`choose_parent` draws from a generator seeded by the run's seed and the generation, so a
 run (and its resumption) chooses the same parents. With probability :data:`EXPLORE` the parent
@@ -15,13 +22,17 @@ from one of them instead, and its children carry the seed's name as their parent
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
-from embedding_ttc.search.state import SearchState
+from embedding_ttc.search.state import FrontierProgram, SearchState
+from embedding_ttc.search.structural.edits import Edit
+from embedding_ttc.search.structural.genome import BASE_GENOME, Genome, genome_from_source
+from embedding_ttc.search.structural.known import GENOME_TAG, Known, new_edits
 
 EXPLORE = 0.2
 """Share of generations whose parent is drawn from the evaluated programs off the frontier."""
@@ -103,3 +114,69 @@ def choose_parent(
     weights = [1.0 / (rank + 1) for rank in range(len(state.frontier))]
     chosen = rng.choices(state.frontier, weights=weights)[0]
     return Parent(chosen.record, chosen.source, on_frontier=True)
+
+
+def best_genome(state: SearchState) -> tuple[Genome | None, str | None]:
+    """The best frontier program that carries a genome, else none (and P0 as parent)."""
+    for program in state.frontier:
+        genome = genome_from_source(program.source)
+        if genome is not None:
+            return genome, program.record.program_id
+    roots = [r.program_id for r in state.history if r.generation == 0]
+    return None, roots[0] if roots else None
+
+
+def genome_parent(
+    state: SearchState, *, seed: int, explore: float = EXPLORE
+) -> tuple[LedgerRecord, Genome] | None:
+    """A parent that carries a genome (the edit proposer's policy over those), or ``None``."""
+    frontier = tuple(
+        FrontierProgram(p.record, p.source)
+        for p in state.frontier
+        if genome_from_source(p.source) is not None
+    )
+    if not frontier:
+        return None
+    tagged = tuple(r for r in state.history if GENOME_TAG.search(r.novelty))
+    chosen = choose_parent(
+        dataclasses.replace(state, frontier=frontier, history=tagged), seed=seed, explore=explore
+    )
+    assert chosen.record is not None  # no seeds: every parent is a ledger record
+    genome = genome_from_source(chosen.source)
+    if genome is None:  # an explored program whose file lost its header
+        best = frontier[0]
+        return best.record, genome_from_source(best.source) or BASE_GENOME
+    return chosen.record, genome
+
+
+def open_genome_parent(
+    state: SearchState,
+    spent: LedgerRecord,
+    offered: Sequence[str],
+    known: Known,
+    keep: Sequence[str],
+) -> tuple[LedgerRecord, Genome, list[Edit]] | None:
+    """The best program after ``spent`` that still has a new single edit, with those edits.
+
+    The programs that carry a genome, by their mean Δ on the search part (best first, the
+    earlier of a tie first): a parent whose every single edit was tried is passed over, so the
+    model keeps choosing instead of the structural proposer's random mutations.
+    ``None`` when no program has an open edit.
+    """
+    if state.read_source is None:
+        return None
+    ranked = sorted(
+        (r for r in state.history
+         if r.status is Status.OK and r.mean_delta is not None and r.program_id != spent.program_id
+         and GENOME_TAG.search(r.novelty)),
+        key=lambda r: (-float(r.mean_delta or 0.0), r.generation),
+    )  # fmt: skip
+    for record in ranked:
+        source = state.read_source(record)
+        genome = genome_from_source(source) if source is not None else None
+        if genome is None or not set(keep) <= set(genome.names):
+            continue
+        edits = new_edits(genome, offered, known, keep)
+        if edits:
+            return record, genome, edits
+    return None

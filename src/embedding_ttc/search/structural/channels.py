@@ -1,7 +1,7 @@
 """The channel catalogue: every score matrix a structural program can fuse, and its code.
 
 Each :class:`Channel` writes its matrix into a
-:class:`~embedding_ttc.search.proposers.structural.builder.ProgramBuilder` and names the
+:class:`~embedding_ttc.search.structural.builder.ProgramBuilder` and names the
 variable that holds it; documents are split and encoded once per granularity, at index time.
 
 The ``local`` family are candidate-local statistics: computed from each query's candidates and
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from embedding_ttc.search.proposers.structural.builder import ProgramBuilder, use_rocchio
+from embedding_ttc.search.structural.builder import ProgramBuilder, use_rocchio
 
 _PAIRS_HELPER = '''\
 def _sentence_pairs(text):

@@ -11,7 +11,7 @@ about a second, so a drafting proposer can send the error back to the model and 
 3. novelty (constraint 5): :func:`~embedding_ttc.search.novelty.closest` against the
    registered structures, at :data:`~embedding_ttc.search.novelty.NOVELTY_THRESHOLD`;
 4. the sandbox on the synthetic task
-   (:func:`~embedding_ttc.search.drafting.synthetic.synthetic_task`) twice without
+   (:func:`~embedding_ttc.search.precheck.synthetic.synthetic_task`) twice without
    candidates, which must give bit-identical scores (constraint 3), then once on its pool
    variant, where each query ranks only its own candidates (``ctx.candidates`` is set). Each
    run goes through :func:`~embedding_ttc.evaluation.evaluate.run_programs`, the path of the
@@ -39,8 +39,8 @@ from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.base import Program
 from embedding_ttc.runs.ledger import Ledger
-from embedding_ttc.search.drafting.synthetic import synthetic_task
 from embedding_ttc.search.novelty import closest, registered_structures, structure
+from embedding_ttc.search.precheck.synthetic import synthetic_task
 from embedding_ttc.search.prompts.examples import example_structures
 from embedding_ttc.search.seams import Checker, SandboxFactory
 

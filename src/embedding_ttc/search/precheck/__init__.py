@@ -1,0 +1,11 @@
+"""The pre-check of a model's program and what a repair turn is told, shared by the strategies.
+
+* ``check``: the cheap check of a program before its evaluation (parse, static checks,
+  novelty, a sandboxed run on the tiny task of ``synthetic``), and the run's own pre-check;
+* ``synthetic``: the tiny task the pre-check runs a program on;
+* ``repairs``: mechanical repairs of common small-model slips, without a model call;
+* ``hints``: one concrete fix for each common failure, sent back in a repair turn.
+
+The draft and edit strategies both use them (:mod:`embedding_ttc.search.drafting`,
+:mod:`embedding_ttc.search.editing`).
+"""
