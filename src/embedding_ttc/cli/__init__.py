@@ -1,9 +1,10 @@
 """The ``embedding-ttc`` command line: thin commands over library calls.
 
 One module per command group (:mod:`.evaluate`, with :mod:`.catalogs` and :mod:`.bench`;
-:mod:`.programs`, :mod:`.search`, :mod:`.analysis`, with :mod:`.report`; :mod:`.deploy`,
-:mod:`.data`, :mod:`.cache`), each adding its subcommands to the root parser built here; what
-they share (running a command, consoles and progress, building an encoder) is in :mod:`.common`.
+:mod:`.programs`, :mod:`.search` and :mod:`.frontier`, :mod:`.analysis`, with :mod:`.report`;
+:mod:`.deploy`, :mod:`.data`, :mod:`.cache`), each adding its subcommands to the root parser
+built here; what they share (running a command, consoles and progress, building an encoder) is
+in :mod:`.common`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     from embedding_ttc.cli.data import add_data_commands
     from embedding_ttc.cli.deploy import add_deploy_commands
     from embedding_ttc.cli.evaluate import add_evaluate_commands
+    from embedding_ttc.cli.frontier import add_frontier_command
     from embedding_ttc.cli.programs import add_program_commands
     from embedding_ttc.cli.search import add_search_commands
 
@@ -38,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_evaluate_commands(sub)
     add_program_commands(sub)
     add_search_commands(sub)
+    add_frontier_command(sub)
     add_analysis_commands(sub)
     add_deploy_commands(sub)
     add_data_commands(sub)

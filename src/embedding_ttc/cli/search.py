@@ -1,9 +1,8 @@
-"""The ``search`` and ``frontier`` commands: thin wiring of the search's collaborators."""
+"""The ``search`` command: thin wiring of the search's collaborators."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +19,6 @@ from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM
 from embedding_ttc.ray_runtime import EXECUTORS
 from embedding_ttc.runs.config import ProposerSpec, RunConfig
-from embedding_ttc.runs.frontier import RULES
 from embedding_ttc.runs.records import OBJECTIVES
 from embedding_ttc.runs.split import VALIDATION_SHARE, SplitSettings
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
@@ -281,27 +279,8 @@ def open_search_loop(
         )
 
 
-def cmd_frontier(args: argparse.Namespace) -> int:
-    """Print the frontier of a run directory under a rule, derived from its ledger."""
-    from embedding_ttc.runs.config import read_run_config
-    from embedding_ttc.runs.frontier import frontier, frontier_json, render_frontier
-    from embedding_ttc.runs.ledger import LEDGER_FILE, Ledger
-
-    if not (Path(args.run_dir) / LEDGER_FILE).exists():
-        raise EmbeddingTTCError(f"no {LEDGER_FILE} in {args.run_dir}: not a search run directory")
-    ledger = Ledger(args.run_dir)
-    config = read_run_config(ledger.run_dir)
-    objective = args.objective or (config.objective if config is not None else "p0")
-    front = frontier(ledger.records, args.rule, objective)
-    if args.json:
-        print(json.dumps(frontier_json(front), indent=2))
-    else:
-        print(render_frontier(front, len(ledger.records)))
-    return 0
-
-
 def add_search_commands(sub: Any) -> None:
-    """Add ``search`` and ``frontier`` to the subcommand parser."""
+    """Add ``search`` to the subcommand parser."""
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
 
     se = sub.add_parser("search", help="agentic program search (propose, check, evaluate, record)")
@@ -453,21 +432,3 @@ def add_search_commands(sub: Any) -> None:
     add_cache_options(se)
     add_device(se)
     se.set_defaults(func=cmd_search)
-
-    fr = sub.add_parser("frontier", help="the frontier of a search run, from its ledger")
-    fr.add_argument(
-        "run_dir", type=Path, help="a search run directory (the folder of ledger.jsonl)"
-    )
-    fr.add_argument(
-        "--rule",
-        choices=tuple(RULES),
-        default="compute",
-        help="; ".join(f"{name}: {what}" for name, what in RULES.items()),
-    )
-    fr.add_argument(
-        "--objective",
-        choices=OBJECTIVES,
-        help="Δ against P0 or the run's reference (default: the run's objective)",
-    )
-    fr.add_argument("--json", action="store_true", help="print the frontier as JSON only")
-    fr.set_defaults(func=cmd_frontier)

@@ -194,4 +194,3 @@ def open_executor(
         return
     with ray_session(PURPOSE, address=address, num_cpus=num_cpus, init_options=init_options) as ray:
         yield RayTaskExecutor(ray, named)
-
