@@ -37,13 +37,14 @@ pytestmark = [
 
 def test_a_real_small_model_proposes_with_tokens_counted():
     from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
+    from embedding_ttc.search.drafting.single import SingleDraftProposer
 
-    proposer = LlamaCppBackend(MODEL, n_ctx=8192, max_tokens=MAX_TOKENS, seed=0)
-    assert proposer.model_path.name == f"{MODEL}.gguf"
+    backend = LlamaCppBackend(MODEL, n_ctx=8192, max_tokens=MAX_TOKENS, seed=0)
+    assert backend.model_path.name == f"{MODEL}.gguf"
     state = small_state()
-    proposal = proposer.propose(state)
+    proposal = SingleDraftProposer(backend).propose(state)
     assert isinstance(proposal, Proposal)
-    assert proposal.proposer == "llama-cpp" and proposal.raw_reply.strip()
+    assert proposal.proposer == "draft:llama-cpp" and proposal.raw_reply.strip()
     usage = proposal.usage
     assert usage.model == f"{MODEL}.gguf" and usage.cost_usd == 0.0
     assert usage.tokens_in > 1000  # the rendered prompt of small_state is about 4k tokens
