@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
+from math import comb
 
 import numpy as np
 from numpy.typing import NDArray
@@ -159,9 +161,6 @@ def task_cuts(
     """
     if not 0 < held_aside < n_tasks:
         raise ValueError(f"hold aside between 1 and {n_tasks - 1} tasks, not {held_aside}")
-    from itertools import combinations
-    from math import comb
-
     everything = np.arange(n_tasks, dtype=np.intp)
     if comb(n_tasks, held_aside) <= cuts:
         chosen = [np.asarray(c, dtype=np.intp) for c in combinations(range(n_tasks), held_aside)]
