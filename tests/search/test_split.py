@@ -112,8 +112,9 @@ def test_evaluator_records_each_part_against_p0_and_the_reference(shared_dataset
 
 
 # Validation numbers no proposer may see: Δ +0.4321 (nDCG@10 0.9321) on every task's
-# validation part, which also moves every whole-task mean to (search + 0.4321) / 2.
-SECRET = ("0.432", "0.932")
+# validation part, which also moves every whole-task mean to (search + 0.4321) / 2; and a
+# whole validation task, "gammatask", of Δ +0.3789 (nDCG@10 0.8789), not even its name.
+SECRET = ("0.432", "0.932", "gammatask", "0.378", "0.878", "0.328", "0.828")
 
 
 def _ledger_with_secrets(run_dir: Path) -> Ledger:
@@ -127,6 +128,7 @@ def _ledger_with_secrets(run_dir: Path) -> Ledger:
             pid,
             dict.fromkeys(tasks, search),
             dict.fromkeys(tasks, validation),
+            held_aside={"gammatask": 0.0 if i == 0 else 0.3789},
             source_path=f"programs/{pid}.py",
             novelty=f"program {i}",
         )
@@ -144,11 +146,14 @@ def test_proposer_inputs_hold_no_validation_number(tmp_path: Path, objective):
         proposer=FakeProposer([]),
         checker=FakeChecker(),
         sandbox=FakeSandbox(),
-        evaluator=FakeEvaluator({}),
+        evaluator=FakeEvaluator(
+            {}, task_names=("alpha", "beta", "gammatask"), held_aside=("gammatask",)
+        ),
         ledger=ledger,
         objective=objective,
     )
     state = loop.state(3)
+    assert state.tasks == ("alpha", "beta")
     texts = {
         "full prompt": render_prompt(state),
         "compact prompt": render_compact_prompt(state, directive=choose_directive(state)),
