@@ -203,7 +203,8 @@ def test_encodes_are_served_and_metered_by_the_parent(tiny_task: RetrievalTask, 
     assert meter2.snapshot().texts == meter.snapshot().texts
 
 
-def test_encoder_time_is_not_charged_to_the_program(tiny_task: RetrievalTask, token: str) -> None:
+def _slow_encodes(tiny_task: RetrievalTask) -> tuple[Any, ...]:
+    """A call whose encoder sleeps 0.5 s per request."""
     Q, D, S, ctx, _ = direct_call(tiny_task, HashingEncoder())
     inner = ctx.encode_fn
 
@@ -211,10 +212,31 @@ def test_encoder_time_is_not_charged_to_the_program(tiny_task: RetrievalTask, to
         time.sleep(0.5)
         return inner(texts, *args, **kwargs)
 
-    slow_ctx = dataclasses.replace(ctx, encode_fn=slow)
+    return Q, D, S, dataclasses.replace(ctx, encode_fn=slow)
+
+
+SLOW_ENCODES = "def program(Q, D, S, ctx):\n" + "    ctx.encode_fn(['a'])\n" * 4 + "    return S\n"
+
+
+def test_encoder_time_served_is_charged_to_the_call(tiny_task: RetrievalTask, token: str) -> None:
+    # Behaviour changed on purpose: --timeout bounds the whole call, the encodes the parent
+    # serves included, so four requests of 0.5 s do not fit in 1.5 s any more.
+    Q, D, S, ctx = _slow_encodes(tiny_task)
     limits = SandboxLimits(wall_seconds=1.5, memory_bytes=2 * 2**30)
-    source = "def program(Q, D, S, ctx):\n" + "    ctx.encode_fn(['a'])\n" * 4 + "    return S\n"
-    out = SandboxedProgram(source, f"slow-{token}", limits)(Q, D, S, slow_ctx)
+    with pytest.raises(SandboxFailure) as info:
+        SandboxedProgram(SLOW_ENCODES, f"slow-{token}", limits)(Q, D, S, ctx)
+    assert info.value.status is Status.TIMEOUT
+    assert "s in the program, " in info.value.reason
+    assert " s serving " in info.value.reason and " encodes in " in info.value.reason
+    assert "limit 1.5 s for the program and the encodes served for it" in info.value.reason
+
+
+def test_a_call_under_the_older_rule_does_not_count_encodes_served(
+    tiny_task: RetrievalTask, token: str
+) -> None:
+    Q, D, S, ctx = _slow_encodes(tiny_task)
+    limits = SandboxLimits(wall_seconds=1.5, memory_bytes=2 * 2**30, timeout_covers="program")
+    out = SandboxedProgram(SLOW_ENCODES, f"slow-{token}", limits)(Q, D, S, ctx)
     np.testing.assert_array_equal(out, S)
 
 
@@ -544,10 +566,17 @@ def test_load_program_file_reports_unreadable_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"wall_seconds": 0}, {"memory_bytes": -1}, {"threads": 0}, {"cpu_seconds": 0.0}]
+    "kwargs",
+    [
+        {"wall_seconds": 0},
+        {"memory_bytes": -1},
+        {"threads": 0},
+        {"cpu_seconds": 0.0},
+        {"timeout_covers": "encodes"},
+    ],
 )
 def test_limits_are_validated(kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="must be positive"):
+    with pytest.raises(ValueError, match=r"must be positive|must be one of run, program"):
         SandboxLimits(**kwargs)
 
 

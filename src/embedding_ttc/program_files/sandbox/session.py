@@ -2,8 +2,9 @@
 
 The parent sends the ``run`` message, serves the child's encoder requests with its own
 (metered) ``encode_fn`` and ``index_time`` scopes, keeps the child's output, enforces the wall
-time (encoder calls served by the parent do not count: they are charged to an encoder budget
-of their own, in texts and in seconds) and the size of every message, then kills the child's
+time of the whole call (the program's own compute and the encodes the parent serves for it:
+a program that floods the encoder with small requests is held to the same clock as one that
+loops), the encoder budget in texts and the size of every message, then kills the child's
 process group and reaps it. What happened is recorded in a
 :class:`~embedding_ttc.program_files.sandbox.verdict.Verdict`, which judges the outcome.
 """
@@ -25,7 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from embedding_ttc.program_files.sandbox.limits import SandboxLimits, child_env, cpu_limit
+from embedding_ttc.program_files.sandbox.limits import (
+    SERVE_CHUNK,
+    SandboxLimits,
+    child_env,
+    cpu_limit,
+)
 from embedding_ttc.program_files.sandbox.verdict import Verdict
 from embedding_ttc.program_files.sandbox.wire import (
     MAX_HEADER_BYTES,
@@ -116,12 +122,12 @@ class Session:
         self.verdict = Verdict(name, limits)
         self.outbox = _Outbox()
         self.scopes: list[AbstractContextManager[None]] = []
-        self.serving = 0.0  # seconds spent in the parent's encoder (not charged to the child)
-        self.encoded = 0  # texts the parent encoded for the child (charged to its budget)
+        self.spent = self.verdict.spent  # the clock and the encodes served, for the reason
         self.text_budget = limits.encode_text_budget(len(ctx.query_texts), len(ctx.doc_texts))
 
     def run(self, Q: Matrix, D: Matrix, S: Matrix) -> Matrix:
         """Run the program on these inputs in a fresh child; its matrix, or a failure."""
+        self.spent.start = time.monotonic()
         self.verdict.shape = (int(S.shape[0]), int(S.shape[1]))
         with tempfile.TemporaryDirectory(prefix="ettc-sandbox-") as workdir:
             settings = {
@@ -193,7 +199,6 @@ class Session:
         for fd in (to_child, from_child, out):
             os.set_blocking(fd, False)
         reader = FrameReader(max_header=MAX_HEADER_BYTES, payload_limit=self._payload_limit)
-        start = time.monotonic()
         with selectors.DefaultSelector() as sel:
             sel.register(from_child, selectors.EVENT_READ, "protocol")
             sel.register(out, selectors.EVENT_READ, "output")
@@ -202,9 +207,9 @@ class Session:
                 if self.outbox.chunks and not writing:
                     sel.register(to_child, selectors.EVENT_WRITE, "input")
                     writing = True
-                remaining = self.limits.wall_seconds - (time.monotonic() - start - self.serving)
+                remaining = self._remaining()
                 if remaining <= 0:
-                    self.verdict.timed_out = True
+                    self._time_out()
                     break
                 for key, _ in sel.select(timeout=min(remaining, WAKE_SECONDS)):
                     if key.data == "protocol":
@@ -296,37 +301,70 @@ class Session:
             raise ProtocolError("an encode request is malformed")
         if self._over_budget(len(texts)):
             return
-        t0 = time.monotonic()
+        self.spent.calls += 1
         try:
-            emb = np.ascontiguousarray(self.ctx.encode_fn(texts, **options))
+            emb = self._encode_in_pieces(texts, options)
         except Exception as exc:
             message = str(exc)[:2000]
             self.verdict.encode_failures.append(f"{type(exc).__name__}: {message}")
             reply = {"kind": "encode_error", "type": type(exc).__name__, "message": message}
             self.outbox.put([frame_prefix(reply)])
             return
-        finally:
-            self.serving += time.monotonic() - t0
+        if emb is None:  # the deadline passed between two pieces
+            return
         spec, chunk = array_chunk(emb, "embeddings")
         reply = {"kind": "embeddings", "shape": spec["shape"], "dtype": spec["dtype"]}
         self.outbox.put([frame_prefix(reply, chunk.nbytes), chunk])
 
+    def _encode_in_pieces(self, texts: list[str], options: dict[str, Any]) -> Any:
+        """The embeddings of ``texts``, or ``None`` when the deadline passed before the end.
+
+        A request of more than :data:`SERVE_CHUNK` texts is encoded in pieces, the deadline
+        checked before each: one request of a million texts cannot hold the parent past the
+        call's limit by more than one piece. The pieces go through the same metered encoder,
+        which counts texts, not calls, so the cost recorded is the same.
+        """
+        pieces = []
+        for start in range(0, max(len(texts), 1), SERVE_CHUNK):
+            if self._remaining() <= 0:
+                self._time_out()
+                return None
+            t0 = time.monotonic()
+            try:
+                piece = texts[start : start + SERVE_CHUNK]
+                pieces.append(np.ascontiguousarray(self.ctx.encode_fn(piece, **options)))
+            finally:
+                self.spent.serving += time.monotonic() - t0
+            self.spent.encoded += len(piece)
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def _remaining(self) -> float:
+        """Seconds left before the call's wall-time limit (see ``timeout_covers``)."""
+        elapsed = time.monotonic() - self.spent.start
+        if self.limits.timeout_covers == "program":  # older runs: encodes served not counted
+            elapsed -= self.spent.serving
+        return self.limits.wall_seconds - elapsed
+
+    def _time_out(self) -> None:
+        self.spent.elapsed = time.monotonic() - self.spent.start
+        self.verdict.timed_out = True
+
     def _over_budget(self, n_texts: int) -> bool:
         """Charge ``n_texts`` to the encoder budget; a request beyond it ends the run."""
-        limits = self.limits
-        if self.encoded + n_texts > self.text_budget:
+        limits, spent = self.limits, self.spent
+        if spent.charged + n_texts > self.text_budget:
             self.verdict.over_budget = (
                 f"the program asked the encoder for more than {self.text_budget} texts "
                 f"({limits.encode_texts_per_item:g} per query and document; "
-                f"{self.encoded} encoded, {n_texts} more requested)"
+                f"{spent.charged} encoded, {n_texts} more requested)"
             )
-        elif self.serving > limits.encode_seconds:
+        elif spent.serving > limits.encode_seconds:
             self.verdict.over_budget = (
                 f"the program's encoder calls took more than {limits.encode_seconds:g} s "
-                f"({self.serving:.0f} s for {self.encoded} texts)"
+                f"({spent.serving:.0f} s for {spent.charged} texts)"
             )
         else:
-            self.encoded += n_texts
+            spent.charged += n_texts
         return self.verdict.over_budget is not None
 
     def _reap(self, proc: subprocess.Popen[bytes], grace: float) -> None:
