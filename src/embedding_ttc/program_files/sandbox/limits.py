@@ -29,8 +29,14 @@ allowed before the budget was measured.
 LEGACY_ENCODE_TEXTS_PER_ITEM = 256.0
 """The encoder budget before it was sized from the library (what older search runs ran under)."""
 
-SERVE_CHUNK = 512
-"""The most texts the parent encodes for the child between two looks at the deadline."""
+PIECE_SECONDS = 0.5
+"""The encoding time the parent aims each piece of a request at (see :data:`SERVE_PIECE`)."""
+
+SERVE_PIECE = (16, 4096)
+"""The fewest and the most texts the parent encodes for the child between two looks at the
+deadline: the first piece of a call has the fewest, each later one as many as take about
+:data:`PIECE_SECONDS` at the rate of the last (a warm cache serves thousands a second, a
+busy CPU encodes tens)."""
 
 
 @dataclass(frozen=True)
@@ -42,8 +48,8 @@ class SandboxLimits:
             the time the parent spends serving its encoder requests included (``--timeout``).
             Exceeded: the group is killed, ``timeout``, with a reason that splits the time
             between the program and the encodes served for it. The parent checks it before
-            every encoder request and between pieces of :data:`SERVE_CHUNK` texts, so a call
-            ends at most one piece's encoding after its limit.
+            every encoder request and between pieces of a request sized to take about
+            :data:`PIECE_SECONDS`, so a call ends about one piece's encoding after its limit.
         timeout_covers: what ``wall_seconds`` counts: ``"run"`` (the program and the encodes
             served for it), or ``"program"``, the rule before encodes were counted (the
             child's wall time minus the parent's serving), kept so that a search recorded

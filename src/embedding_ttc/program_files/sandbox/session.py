@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from embedding_ttc.program_files.sandbox.limits import (
-    SERVE_CHUNK,
+    PIECE_SECONDS,
+    SERVE_PIECE,
     SandboxLimits,
     child_env,
     cpu_limit,
@@ -123,6 +124,7 @@ class Session:
         self.outbox = _Outbox()
         self.scopes: list[AbstractContextManager[None]] = []
         self.spent = self.verdict.spent  # the clock and the encodes served, for the reason
+        self.seconds_per_text: float | None = None  # the encoder's rate at the last piece
         self.text_budget = limits.encode_text_budget(len(ctx.query_texts), len(ctx.doc_texts))
 
     def run(self, Q: Matrix, D: Matrix, S: Matrix) -> Matrix:
@@ -319,24 +321,37 @@ class Session:
     def _encode_in_pieces(self, texts: list[str], options: dict[str, Any]) -> Any:
         """The embeddings of ``texts``, or ``None`` when the deadline passed before the end.
 
-        A request of more than :data:`SERVE_CHUNK` texts is encoded in pieces, the deadline
-        checked before each: one request of a million texts cannot hold the parent past the
-        call's limit by more than one piece. The pieces go through the same metered encoder,
-        which counts texts, not calls, so the cost recorded is the same.
+        A request is encoded in pieces sized to take about :data:`PIECE_SECONDS` at the
+        rate of the last piece (:data:`SERVE_PIECE`), the deadline checked before each: one
+        request of a million texts cannot hold the parent past the call's limit by much more
+        than a piece. The pieces go through the same metered encoder, which counts texts,
+        not calls, so the cost recorded is the same.
         """
-        pieces = []
-        for start in range(0, max(len(texts), 1), SERVE_CHUNK):
+        pieces: list[Any] = []
+        start = 0
+        while start < len(texts) or not pieces:
             if self._remaining() <= 0:
                 self._time_out()
                 return None
+            piece = texts[start : start + self._piece_size()]
             t0 = time.monotonic()
             try:
-                piece = texts[start : start + SERVE_CHUNK]
                 pieces.append(np.ascontiguousarray(self.ctx.encode_fn(piece, **options)))
             finally:
-                self.spent.serving += time.monotonic() - t0
+                seconds = time.monotonic() - t0
+                self.spent.serving += seconds
+            if piece:
+                self.seconds_per_text = seconds / len(piece)
             self.spent.encoded += len(piece)
+            start += len(piece)
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def _piece_size(self) -> int:
+        """Texts in the next piece: about :data:`PIECE_SECONDS` at the last piece's rate."""
+        fewest, most = SERVE_PIECE
+        if self.seconds_per_text is None:
+            return fewest
+        return max(fewest, min(most, int(PIECE_SECONDS / max(self.seconds_per_text, 1e-9))))
 
     def _remaining(self) -> float:
         """Seconds left before the call's wall-time limit (see ``timeout_covers``)."""

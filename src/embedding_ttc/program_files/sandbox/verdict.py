@@ -106,12 +106,13 @@ class Spent:
             return (
                 f"the program ran longer than {limits.wall_seconds:g} s (wall time, not "
                 f"counting encoder calls: {self.serving:.1f} s serving {self.encoded:,} "
-                f"encodes in {self.calls:,} calls) and was killed"
+                f"encodes in {self.calls:,} requests) and was killed"
             )
         own = max(self.elapsed - self.serving, 0.0)
+        calls = f"{self.calls:,} call{'' if self.calls == 1 else 's'}"
         return (
             f"timed out after {self.elapsed:.1f} s: {own:.1f} s in the program, "
-            f"{self.serving:.1f} s serving {self.encoded:,} encodes in {self.calls:,} calls "
+            f"{self.serving:.1f} s serving {self.encoded:,} encodes in {calls} "
             f"(limit {limits.wall_seconds:g} s for the program and the encodes served for it; "
             "the program was killed)"
         )
