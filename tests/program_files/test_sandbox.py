@@ -24,6 +24,7 @@ import pytest
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
 from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.evaluation.run_scope import program_run
 from embedding_ttc.program_files.checks.rules import ProgramRejected
 from embedding_ttc.program_files.sandbox.limits import KERNEL_ENV, SandboxLimits, child_env
 from embedding_ttc.program_files.sandbox.program import (
@@ -31,7 +32,7 @@ from embedding_ttc.program_files.sandbox.program import (
     load_program_file,
     run_source,
 )
-from embedding_ttc.program_files.sandbox.verdict import SandboxFailure
+from embedding_ttc.program_files.sandbox.verdict import SandboxFailure, Spent
 from embedding_ttc.program_files.sandbox.wire import (
     MAGIC,
     PREFIX,
@@ -638,3 +639,24 @@ def test_the_child_inherits_the_kernel_choice_and_nothing_else(
     assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["NPY_DISABLE_CPU_FEATURES"] == "AVX512F"
     assert "SECRET_TOKEN" not in env and "MKL_CBWR" not in env
     assert set(env) - set(KERNEL_ENV) >= {"PATH", "HOME", "OPENBLAS_NUM_THREADS"}
+
+
+def test_the_calls_of_one_run_share_its_clock(tiny_task: RetrievalTask, token: str) -> None:
+    # Shortlist batches: the evaluator calls a program once per batch, inside one run, and
+    # the limit per program per task counts every call.
+    Q, D, S, ctx, _ = direct_call(tiny_task, HashingEncoder())
+    program = SandboxedProgram(program_source("valid_encode"), f"batches-{token}", FAST)
+    with program_run() as slots:
+        program(Q, D, S, ctx)
+        program(Q, D, S, ctx)
+        clock = slots[id(program)]
+        assert isinstance(clock, Spent)
+        assert (clock.calls, clock.encoded) == (4, 16)  # two calls' requests, on one clock
+    with program_run() as slots:
+        # The run's earlier batches used its time up: this call ends at once, timed out.
+        slots[id(program)] = Spent(start=time.monotonic() - FAST.wall_seconds)
+        with pytest.raises(SandboxFailure) as info:
+            program(Q, D, S, ctx)
+        assert info.value.status is Status.TIMEOUT
+        assert info.value.reason.startswith("timed out after 20.")
+    np.testing.assert_array_equal(program(Q, D, S, ctx), program(Q, D, S, ctx))  # no run

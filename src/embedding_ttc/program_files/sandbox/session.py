@@ -33,7 +33,7 @@ from embedding_ttc.program_files.sandbox.limits import (
     child_env,
     cpu_limit,
 )
-from embedding_ttc.program_files.sandbox.verdict import Verdict
+from embedding_ttc.program_files.sandbox.verdict import Spent, Verdict
 from embedding_ttc.program_files.sandbox.wire import (
     MAX_HEADER_BYTES,
     Frame,
@@ -115,21 +115,32 @@ class _Outbox:
 class Session:
     """One call: start the child, serve its messages, kill it, judge the outcome."""
 
-    def __init__(self, source: str, name: str, limits: SandboxLimits, ctx: Context) -> None:
+    def __init__(
+        self,
+        source: str,
+        name: str,
+        limits: SandboxLimits,
+        ctx: Context,
+        spent: Spent | None = None,
+    ) -> None:
         self.source = source
         self.name = name
         self.limits = limits
         self.ctx = ctx
-        self.verdict = Verdict(name, limits)
+        # The run's clock and the encodes served so far: this call's alone, or those of the
+        # run it belongs to (shortlist batches share one, started by the first call).
+        self.spent = spent if spent is not None else Spent()
+        self.verdict = Verdict(name, limits, spent=self.spent)
         self.outbox = _Outbox()
         self.scopes: list[AbstractContextManager[None]] = []
-        self.spent = self.verdict.spent  # the clock and the encodes served, for the reason
+        self.charged = 0  # texts charged to this call's encoder budget
         self.seconds_per_text: float | None = None  # the encoder's rate at the last piece
         self.text_budget = limits.encode_text_budget(len(ctx.query_texts), len(ctx.doc_texts))
 
     def run(self, Q: Matrix, D: Matrix, S: Matrix) -> Matrix:
         """Run the program on these inputs in a fresh child; its matrix, or a failure."""
-        self.spent.start = time.monotonic()
+        if not self.spent.start:
+            self.spent.start = time.monotonic()
         self.verdict.shape = (int(S.shape[0]), int(S.shape[1]))
         with tempfile.TemporaryDirectory(prefix="ettc-sandbox-") as workdir:
             settings = {
@@ -367,19 +378,19 @@ class Session:
     def _over_budget(self, n_texts: int) -> bool:
         """Charge ``n_texts`` to the encoder budget; a request beyond it ends the run."""
         limits, spent = self.limits, self.spent
-        if spent.charged + n_texts > self.text_budget:
+        if self.charged + n_texts > self.text_budget:
             self.verdict.over_budget = (
                 f"the program asked the encoder for more than {self.text_budget} texts "
                 f"({limits.encode_texts_per_item:g} per query and document; "
-                f"{spent.charged} encoded, {n_texts} more requested)"
+                f"{self.charged} encoded, {n_texts} more requested)"
             )
         elif spent.serving > limits.encode_seconds:
             self.verdict.over_budget = (
                 f"the program's encoder calls took more than {limits.encode_seconds:g} s "
-                f"({spent.serving:.0f} s for {spent.charged} texts)"
+                f"({spent.serving:.0f} s for {spent.encoded} texts)"
             )
         else:
-            spent.charged += n_texts
+            self.charged += n_texts
         return self.verdict.over_budget is not None
 
     def _reap(self, proc: subprocess.Popen[bytes], grace: float) -> None:

@@ -76,15 +76,16 @@ class ChildOutput:
 
 @dataclass
 class Spent:
-    """Where one call's time went: the program's own compute and the encodes served for it.
+    """Where a run's time went: the program's own compute and the encodes served for it.
+
+    A run is one call, or the calls of a program on a task in shortlist batches, which share
+    one (see :func:`~embedding_ttc.evaluation.run_scope.program_run`).
 
     Attributes:
-        start: the parent's clock (``time.monotonic``) when the call began.
-        elapsed: seconds from ``start`` to the moment the call was found over its limit.
+        start: the parent's clock (``time.monotonic``) when the run began (0: not yet).
+        elapsed: seconds from ``start`` to the moment the run was found over its limit.
         serving: seconds the parent spent in its encoder for the child.
         encoded: texts the parent encoded for the child.
-        charged: texts charged to the encoder budget (a request is charged whole, before
-            it is served).
         calls: encoder requests served (or begun).
 
     """
@@ -93,7 +94,6 @@ class Spent:
     elapsed: float = 0.0
     serving: float = 0.0
     encoded: int = 0
-    charged: int = 0
     calls: int = 0
 
     def timeout_reason(self, limits: SandboxLimits) -> str:
