@@ -290,7 +290,7 @@ def test_a_new_run_records_the_default_limits():
 
     config = _config(_search_args(), ["scifact"])
     assert config.limits == RunLimits(
-        timeout_seconds=600.0, timeout_covers="run", encode_texts_per_item=112.0, memory_gb=8
+        timeout_seconds=3600.0, timeout_covers="run", encode_texts_per_item=112.0, memory_gb=8
     )
     assert sandbox_limits(config.limits) == SandboxLimits()
     asked = _config(_search_args("--timeout", "60", "--encode-budget", "20"), ["scifact"])

@@ -118,6 +118,26 @@ def print_listing(
     rich_console(stderr=False).print(table)
 
 
+def add_timeout(parser: argparse.ArgumentParser, *, resumed: bool = False) -> None:
+    """``--timeout S``: the sandbox's wall time of a program on a task, encodes served included.
+
+    With ``resumed`` (``search``) the option defaults to ``None``: a resumed run keeps the
+    limit it recorded, a new one takes the default.
+    """
+    from embedding_ttc.program_files.sandbox.limits import DEFAULT_WALL_SECONDS
+
+    default = DEFAULT_WALL_SECONDS
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None if resumed else default,
+        metavar="S",
+        help="wall-time limit in seconds of a program file on one task: its own compute and "
+        f"the encodes it has served (default {default:g}"
+        f"{'; a resumed run: as recorded' if resumed else ''}; beyond, status timeout)",
+    )
+
+
 def add_encode_budget(parser: argparse.ArgumentParser, *, resumed: bool = False) -> None:
     """``--encode-budget N``: the sandbox's encoder budget of a program, for every command.
 

@@ -21,6 +21,7 @@ from embedding_ttc.cli.common import (
     add_data_dir,
     add_device,
     add_encode_budget,
+    add_timeout,
     add_tokenizer,
     build_encoder,
     command_line,
@@ -340,12 +341,7 @@ def add_evaluate_commands(sub: Any) -> None:
         help="a program file (def program(Q, D, S, ctx)): checked, then run in the sandbox; "
         "repeatable",
     )
-    ev.add_argument(
-        "--timeout",
-        type=float,
-        default=600.0,
-        help="wall-time limit in seconds of a program file on one task (default 600)",
-    )
+    add_timeout(ev)
     add_encode_budget(ev)
     add_data_dir(ev)
     add_tokenizer(ev)

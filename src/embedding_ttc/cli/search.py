@@ -13,6 +13,7 @@ from embedding_ttc.cli.common import (
     add_data_dir,
     add_device,
     add_encode_budget,
+    add_timeout,
     rich_console,
 )
 from embedding_ttc.errors import EmbeddingTTCError
@@ -52,6 +53,7 @@ def _limits(args: argparse.Namespace, recorded: RunConfig | None) -> RunLimits:
         DEFAULT_ENCODE_TEXTS_PER_ITEM,
         DEFAULT_WALL_SECONDS,
         LEGACY_ENCODE_TEXTS_PER_ITEM,
+        LEGACY_WALL_SECONDS,
     )
 
     base = RunLimits(
@@ -62,6 +64,7 @@ def _limits(args: argparse.Namespace, recorded: RunConfig | None) -> RunLimits:
     if recorded is not None:
         base = recorded.limits or base.model_copy(
             update={
+                "timeout_seconds": LEGACY_WALL_SECONDS,
                 "timeout_covers": "program",
                 "encode_texts_per_item": LEGACY_ENCODE_TEXTS_PER_ITEM,
             }
@@ -470,12 +473,7 @@ def add_search_commands(sub: Any) -> None:
         help="seed of the proposer, the parent choice and the validation split (default 0)",
     )
     se.add_argument("--top-k", type=int, default=5, help="frontier programs shown with source")
-    se.add_argument(
-        "--timeout",
-        type=float,
-        help="wall-time limit in seconds of a program on one task, the encodes it has "
-        "served included (default 600; a resumed run: as recorded)",
-    )
+    add_timeout(se, resumed=True)
     add_encode_budget(se, resumed=True)
     se.add_argument(
         "--memory-gb",
