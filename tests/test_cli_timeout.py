@@ -67,6 +67,7 @@ def evaluate(
         *("--data-dir", str(data), "--program-file", str(program), "--timeout", str(timeout)),
         # The encoder budget is set out of reach: the wall time is what must stop these.
         *("--encode-budget", "1000000000", "--no-cache", "--no-progress", "--json"),
+        *("--out", str(tmp_path / "out")),
     ]
     start = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
@@ -94,6 +95,12 @@ def test_a_program_that_floods_the_encoder_ends_at_its_timeout(tmp_path: Path, n
     assert serving > 0 and encodes > 0 and calls > 0
     assert encodes < 1_000_000  # the flood was cut short, not served
     assert seconds < TIMEOUT + GRACE + COMMAND_GRACE
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["sandbox_limits"] == {
+        "timeout_seconds": TIMEOUT,
+        "timeout_covers": "run",
+        "encode_texts_per_item": 1e9,
+    }
 
 
 def test_a_normal_program_is_unaffected(tmp_path: Path) -> None:
