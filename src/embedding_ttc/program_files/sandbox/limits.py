@@ -53,8 +53,10 @@ class SandboxLimits:
     """What one sandboxed call may use.
 
     Attributes:
-        wall_seconds: wall time of the whole call, from the child's start to its result,
+        wall_seconds: wall time of the whole run, from the child's start to its result,
             the time the parent spends serving its encoder requests included (``--timeout``).
+            A run is one call, or every call of a program on a task in an evaluator's
+            shortlist batches (:mod:`~embedding_ttc.evaluation.run_scope`).
             Exceeded: the group is killed, ``timeout``, with a reason that splits the time
             between the program and the encodes served for it. The parent checks it before
             every encoder request and between pieces of a request sized to take about
