@@ -9,7 +9,9 @@ default that the margin (:data:`MARGIN`) derives from it.
 
 On the packaged tasks (the default) the largest is 9.3 (LexicalHybridRRF and CrossRoundRRF on
 aila_statutes, measured 2026-11-28); the default budget is sized from the long AILA case
-documents of a data root, where the same programs ask for 52.7 (``results/transfer``):
+documents of a data root, where the same programs ask for 52.7 (measured again here on
+2026-11-28: ``max_texts_per_item=52.66 program=LexicalHybridRRF task=aila_casedocs margin=2
+default=112``):
 
     .venv/bin/python benchmarks/encode_budget.py
     .venv/bin/python benchmarks/encode_budget.py --tasks aila_casedocs --data-dir DATA
