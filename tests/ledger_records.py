@@ -58,11 +58,15 @@ def evaluated(
     )
 
 
-def versus(delta: float, worst: float | None = None, *, baseline: float = 0.5) -> Versus:
-    """One part's outcome with Δ ``delta`` (its worst query ``worst``, default ``delta``)."""
+def versus(
+    delta: float, worst: float | None = None, *, baseline: float = 0.5, deep: int | None = None
+) -> Versus:
+    """One part's outcome with Δ ``delta`` (its worst query ``worst``, default ``delta``;
+    ``deep`` queries below the deep-loss line)."""
     return Versus(
         comparison=comparison(delta, baseline=baseline),
         worst_query_delta=delta if worst is None else worst,
+        deep_losses=deep,
     )
 
 
@@ -75,17 +79,27 @@ def split_evaluated(
     reference_gap: float = 0.05,
     cost_ratio: float = 1.0,
     worst: float | None = None,
+    held_aside: Mapping[str, float] | None = None,
+    deep: int | None = None,
     **fields: Any,
 ) -> LedgerRecord:
     """An ``ok`` record of a run with a split and a reference.
 
     Each task's Δ against P0 is ``search[t]`` on its search part and ``validation[t]`` on its
-    validation part (the whole task: their mean); the reference is ``reference_gap`` above
-    P0 everywhere, so each Δ against it is ``reference_gap`` lower. ``worst`` is every
-    part's worst query (default: its Δ).
+    validation part (the whole task: their mean); a task of ``held_aside`` (a validation
+    task) has only its validation part, of Δ ``held_aside[t]``. The reference is
+    ``reference_gap`` above P0 everywhere, so each Δ against it is ``reference_gap`` lower.
+    ``worst`` is every part's worst query (default: its Δ); ``deep`` is every part's count of
+    deep losses against P0 (default: not counted).
     """
     fields.setdefault("proposer", "test")
     per_task = {}
+
+    def part(delta: float) -> PartOutcome:
+        return PartOutcome(
+            p0=versus(delta, worst, deep=deep), reference=versus(delta - reference_gap, worst)
+        )
+
     for t in search:
         s, v = search[t], validation[t]
         whole = (s + v) / 2
@@ -97,14 +111,18 @@ def split_evaluated(
             query_time_cost_ratio=cost_ratio,
             worst_query_delta=whole if worst is None else worst,
             reference=versus(whole - reference_gap, worst),
-            parts={
-                "search": PartOutcome(
-                    p0=versus(s, worst), reference=versus(s - reference_gap, worst)
-                ),
-                "validation": PartOutcome(
-                    p0=versus(v, worst), reference=versus(v - reference_gap, worst)
-                ),
-            },
+            parts={"search": part(s), "validation": part(v)},
+        )
+    for t, v in (held_aside or {}).items():
+        per_task[t] = TaskDelta(
+            comparison=versus(v).comparison,
+            cost_ratio=cost_ratio,
+            index_calls=0,
+            query_calls=0,
+            query_time_cost_ratio=cost_ratio,
+            worst_query_delta=v if worst is None else worst,
+            reference=versus(v - reference_gap, worst),
+            parts={"validation": part(v)},
         )
     deltas = [d.comparison.delta_ndcg_at_10 for d in per_task.values()]
     return LedgerRecord(

@@ -83,3 +83,21 @@ def test_task_deltas_reads_a_ledger() -> None:
     table = task_deltas(records, "p0", "all")
     assert table.tasks == ("t1", "t2")
     np.testing.assert_allclose(table.deltas, [[0.1, -0.2], [0.3, 0.0]])
+
+
+def test_the_selection_command_prints_each_signal(tmp_path, capsys) -> None:
+    from embedding_ttc.cli import main
+    from embedding_ttc.runs.ledger import Ledger
+    from ledger_records import split_evaluated
+
+    ledger = Ledger(tmp_path)
+    # Program i is better on every task the larger i: every signal orders them the same.
+    for i in range(5):
+        deltas = {t: i * 0.01 * (k + 1) for k, t in enumerate("abcde")}
+        ledger.append(split_evaluated(i, f"g{i:04d}", deltas, deltas))
+    assert main(["selection", str(tmp_path), "--held-aside", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "5 programs, 5 tasks; 10 cuts holding 2 tasks aside" in out
+    assert "| trimmed-mean | 1.00 | 0.000 |" in out
+    assert main(["selection", str(tmp_path), "--held-aside", "5"]) != 0
+    assert "hold aside between 1 and 4 tasks" in capsys.readouterr().err

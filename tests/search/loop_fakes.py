@@ -130,6 +130,12 @@ class FakeEvaluator:
     task_names: tuple[str, ...] = FAKE_TASKS
     views_collapsed: bool = False
     evaluated: list[str] = field(default_factory=list)
+    held_aside: tuple[str, ...] = ()
+
+    @property
+    def seen_task_names(self) -> tuple[str, ...]:
+        """The tasks but the ones held aside."""
+        return tuple(t for t in self.task_names if t not in self.held_aside)
 
     def baseline_per_task(self) -> dict[str, TaskDelta]:
         """P0 on every fake task: nDCG@10 0.5, Δ 0, cost ratio 1."""

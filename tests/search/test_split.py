@@ -20,7 +20,7 @@ from embedding_ttc.runs.split import (
     split_queries,
     split_task,
 )
-from embedding_ttc.search.evaluator import SuiteEvaluator
+from embedding_ttc.search.evaluator import SuiteEvaluator, versus
 from embedding_ttc.search.loop import SearchLoop
 from embedding_ttc.search.prompts.directives import choose_directive
 from embedding_ttc.search.prompts.full import render_prompt
@@ -112,8 +112,9 @@ def test_evaluator_records_each_part_against_p0_and_the_reference(shared_dataset
 
 
 # Validation numbers no proposer may see: Δ +0.4321 (nDCG@10 0.9321) on every task's
-# validation part, which also moves every whole-task mean to (search + 0.4321) / 2.
-SECRET = ("0.432", "0.932")
+# validation part, which also moves every whole-task mean to (search + 0.4321) / 2; and a
+# whole validation task, "gammatask", of Δ +0.3789 (nDCG@10 0.8789), not even its name.
+SECRET = ("0.432", "0.932", "gammatask", "0.378", "0.878", "0.328", "0.828")
 
 
 def _ledger_with_secrets(run_dir: Path) -> Ledger:
@@ -127,6 +128,7 @@ def _ledger_with_secrets(run_dir: Path) -> Ledger:
             pid,
             dict.fromkeys(tasks, search),
             dict.fromkeys(tasks, validation),
+            held_aside={"gammatask": 0.0 if i == 0 else 0.3789},
             source_path=f"programs/{pid}.py",
             novelty=f"program {i}",
         )
@@ -144,11 +146,14 @@ def test_proposer_inputs_hold_no_validation_number(tmp_path: Path, objective):
         proposer=FakeProposer([]),
         checker=FakeChecker(),
         sandbox=FakeSandbox(),
-        evaluator=FakeEvaluator({}),
+        evaluator=FakeEvaluator(
+            {}, task_names=("alpha", "beta", "gammatask"), held_aside=("gammatask",)
+        ),
         ledger=ledger,
         objective=objective,
     )
     state = loop.state(3)
+    assert state.tasks == ("alpha", "beta")
     texts = {
         "full prompt": render_prompt(state),
         "compact prompt": render_compact_prompt(state, directive=choose_directive(state)),
@@ -169,3 +174,50 @@ def test_proposer_inputs_hold_no_validation_number(tmp_path: Path, objective):
     )
     # The frontier is ranked by the search part: g0001 first.
     assert state.frontier[0].record.program_id == "g0001"
+
+
+def test_validation_tasks_are_held_aside_whole_deterministically_and_recorded(tmp_path: Path):
+    tasks = [load_task(name, None) for name in ("aila_statutes", "limit-small")]
+    settings = SplitSettings(validation_tasks=["limit-small"])
+    split = split_queries(tasks, seed=0, settings=settings)
+    held = split.of("limit-small")
+    assert held.search == [] and held.validation == sorted(tasks[1].query_ids)
+    assert split.search_tasks == ["aila_statutes"]
+    assert split.of("aila_statutes") == split_task(tasks[0].query_ids, "aila_statutes", 0, settings)
+    assert split_queries(tasks, seed=0, settings=settings) == split  # deterministic
+    record_split(tmp_path, split)
+    recorded = read_split(tmp_path)
+    assert recorded is not None and recorded.settings.validation_tasks == ["limit-small"]
+    # Another choice of validation tasks is another split: a resume refuses it.
+    with pytest.raises(SplitError, match="never changes"):
+        record_split(tmp_path, split_queries(tasks, seed=0, settings=SplitSettings()))
+    with pytest.raises(SplitError, match="not among the run's tasks"):
+        split_queries(tasks, 0, SplitSettings(validation_tasks=["scifact"]))
+    with pytest.raises(SplitError, match="every task is a validation task"):
+        split_queries(tasks, 0, SplitSettings(validation_tasks=["aila_statutes", "limit-small"]))
+
+
+def test_a_validation_task_has_only_its_validation_part_and_its_deep_losses_counted():
+    tasks = [load_task(name, None) for name in ("aila_statutes", "limit-small")]
+    split = split_queries(tasks, 0, SplitSettings(validation_tasks=["limit-small"]))
+    evaluator = SuiteEvaluator(
+        tasks, load_encoder(FAST_ENCODER), split=split, reference=get_program("BM25DenseRRF")
+    )
+    assert evaluator.seen_task_names == ("aila_statutes",)
+    program = get_program("BM25")
+    score = evaluator.evaluate(program)
+    held = score.per_task["limit-small"]
+    assert set(held.parts) == {"validation"}
+    result = evaluator._run(program, tasks[1]).result
+    base = evaluator.baseline(tasks[1])
+    whole = held.versus("p0", "validation")
+    assert whole is not None and whole.comparison == compare(
+        result, base, split.of("limit-small").validation
+    )
+    deep = sum(result.per_query[q] - base.per_query[q] < -0.5 for q in base.per_query)
+    assert whole.deep_losses == deep
+    # The other way round (P0 against BM25 on LIMIT) many queries lose deeply.
+    reverse = versus(base, result)
+    losses = sum(base.per_query[q] - result.per_query[q] < -0.5 for q in base.per_query)
+    assert reverse.deep_losses == losses and losses > 100
+    assert set(score.per_task["aila_statutes"].parts) == {"search", "validation"}

@@ -133,29 +133,24 @@ class ReportPage:
     runs: tuple[TransferRun, ...] = field(default=())
 
 
-def build_page(
-    out: Path,
-    *,
-    search_run: Path | None = None,
-    program: str | None = None,
-    prf_task: str = DEFAULT_PRF_TASK,
-    seed: int = 0,
-) -> ReportPage:
-    """Read the matrix in ``out`` and compute the report and every figure's data.
+@dataclass(frozen=True)
+class Matrix:
+    """A matrix directory read: its cells, manifest, layout, search run and report."""
 
-    Args:
-        out: the matrix directory (``transfer --out``).
-        search_run: the search run of the Pareto and trajectory figures (default: the one the
-            manifest records).
-        program: the program of the per-encoder bars (default LexicalHybridRRF when present).
-        prf_task: the task of the Rocchio-against-SoftCentroid bars.
-        seed: the seed of the trajectory's UMAP layout.
+    cells: tuple[Cell, ...]
+    manifest: TransferManifest | None
+    layout: Layout
+    search: SearchRun | None
+    report: TransferReport
+
+
+def read_matrix(out: Path, search_run: Path | None = None) -> Matrix:
+    """Read the matrix in ``out`` and compute its report (the tables' data, no figure).
 
     Raises:
         ReportError: when there is no cell, or an input is malformed.
 
     """
-    out = Path(out)
     cells = scan_cells(out)
     if not cells:
         raise ReportError(f"no cells under {out / 'cells'}: run `embedding-ttc transfer` first")
@@ -180,6 +175,35 @@ def build_page(
         oracle_programs=default_oracle(layout.programs),
         validation=validation_means(search.records) if search is not None else None,
     )
+    return Matrix(tuple(cells), manifest, layout, search, report)
+
+
+def build_page(
+    out: Path,
+    *,
+    search_run: Path | None = None,
+    program: str | None = None,
+    prf_task: str = DEFAULT_PRF_TASK,
+    seed: int = 0,
+) -> ReportPage:
+    """Read the matrix in ``out`` and compute the report and every figure's data.
+
+    Args:
+        out: the matrix directory (``transfer --out``).
+        search_run: the search run of the Pareto and trajectory figures (default: the one the
+            manifest records).
+        program: the program of the per-encoder bars (default LexicalHybridRRF when present).
+        prf_task: the task of the Rocchio-against-SoftCentroid bars.
+        seed: the seed of the trajectory's UMAP layout.
+
+    Raises:
+        ReportError: when there is no cell, or an input is malformed.
+
+    """
+    out = Path(out)
+    matrix = read_matrix(out, search_run)
+    cells, manifest, layout = matrix.cells, matrix.manifest, matrix.layout
+    search, report = matrix.search, matrix.report
     used = {c.key for c in report.cells}
     outside = tuple(c.key for c in cells if c.key not in used)
     heads, heads_note = load_heads(out)

@@ -213,3 +213,38 @@ def agreement(
             regrets.append(float(truth.max() - truth[int(np.argmax(score))]))
         out.append(SignalAgreement(name, tuple(rhos), tuple(regrets)))
     return out
+
+
+def agreement_json(
+    table: TaskDeltas, rows: Sequence[SignalAgreement], held_aside: int
+) -> dict[str, object]:
+    """A JSON-ready description of :func:`agreement`'s result."""
+    return {
+        "programs": len(table.programs),
+        "tasks": list(table.tasks),
+        "held_aside": held_aside,
+        "cuts": len(rows[0].spearman) if rows else 0,
+        "signals": [
+            {
+                "signal": r.signal,
+                "mean_spearman": r.mean_spearman,
+                "mean_regret": r.mean_regret,
+            }
+            for r in rows
+        ],
+    }
+
+
+def render_agreement(table: TaskDeltas, rows: Sequence[SignalAgreement], held_aside: int) -> str:
+    """A Markdown table of each signal's mean ρ and pick regret (for the terminal and docs)."""
+    cuts = len(rows[0].spearman) if rows else 0
+    lines = [
+        f"{len(table.programs)} programs, {len(table.tasks)} tasks; {cuts} cuts holding "
+        f"{held_aside} tasks aside (target: median Δ over the held-aside tasks)",
+        "",
+        "| signal on the seen tasks | mean Spearman ρ | mean regret of the pick |",
+        "|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r.signal} | {r.mean_spearman:.2f} | {r.mean_regret:.3f} |")
+    return "\n".join(lines)

@@ -33,6 +33,7 @@ from pathlib import Path
 from embedding_ttc.analysis.cells import CellKey
 from embedding_ttc.analysis.comparisons import FusionComparison, PRFComparison
 from embedding_ttc.analysis.grid import Grid, Value
+from embedding_ttc.analysis.headline import headline_grid
 from embedding_ttc.analysis.transfer_report import DEEP_LOSS, TransferReport
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.evaluation.comparison import Comparison
@@ -44,6 +45,9 @@ def sections(report: TransferReport) -> dict[str, Grid]:
     out = {
         "heldout": _heldout_grid(report),
     }
+    headline = headline_grid(report)
+    if headline is not None:
+        out = {"headline": headline, **out}
     if report.discovery_encoder is not None:
         out["discovery"] = _discovery_grid(report)
     out |= {

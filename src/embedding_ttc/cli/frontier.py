@@ -9,6 +9,7 @@ from typing import Any
 
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.runs.frontier import RULES
+from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.records import OBJECTIVES
 
 
@@ -16,11 +17,13 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     """Print the frontier of a run directory under a rule, derived from its ledger."""
     from embedding_ttc.runs.config import read_run_config
     from embedding_ttc.runs.frontier import frontier, frontier_json, render_frontier
-    from embedding_ttc.runs.ledger import LEDGER_FILE, Ledger
+    from embedding_ttc.runs.ledger import LEDGER_FILE
 
     if not (Path(args.run_dir) / LEDGER_FILE).exists():
         raise EmbeddingTTCError(f"no {LEDGER_FILE} in {args.run_dir}: not a search run directory")
     ledger = Ledger(args.run_dir)
+    if args.pick:
+        return _print_pick(ledger, as_json=args.json)
     config = read_run_config(ledger.run_dir)
     objective = args.objective or (config.objective if config is not None else "p0")
     front = frontier(ledger.records, args.rule, objective)
@@ -28,6 +31,37 @@ def cmd_frontier(args: argparse.Namespace) -> int:
         print(json.dumps(frontier_json(front), indent=2))
     else:
         print(render_frontier(front, len(ledger.records)))
+    return 0
+
+
+def _print_pick(ledger: Ledger, *, as_json: bool) -> int:
+    """Print the program the run's registered rule names (``--pick``)."""
+    from embedding_ttc.runs.pick import (
+        PICK_RULE_FILE,
+        PickError,
+        digest,
+        pick,
+        pick_json,
+        read_reference,
+        read_rule,
+        render_pick,
+    )
+
+    path = ledger.run_dir / PICK_RULE_FILE
+    if not path.is_file():
+        raise PickError(
+            f"{ledger.run_dir} has no {PICK_RULE_FILE}: the run was made without a pick rule "
+            "(a search with a split and a reference registers one when it starts)"
+        )
+    rule, now = read_rule(path), digest(path)
+    recorded = {r.pick_rule for r in ledger.records if r.pick_rule is not None}
+    if recorded - {now}:
+        raise PickError(
+            f"{path} is not the rule the ledger recorded (sha256 {now[:12]}… on disk): "
+            "the pick is read under the registered rule only"
+        )
+    result = pick(ledger.records, rule, now, read_reference(ledger.run_dir))
+    print(json.dumps(pick_json(result), indent=2) if as_json else render_pick(result))
     return 0
 
 
@@ -47,6 +81,11 @@ def add_frontier_command(sub: Any) -> None:
         "--objective",
         choices=OBJECTIVES,
         help="Δ against P0 or the run's reference (default: the run's objective)",
+    )
+    fr.add_argument(
+        "--pick",
+        action="store_true",
+        help="print the one program the run's registered pick rule names (pick-rule.json)",
     )
     fr.add_argument("--json", action="store_true", help="print the frontier as JSON only")
     fr.set_defaults(func=cmd_frontier)

@@ -30,7 +30,9 @@ from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
 if TYPE_CHECKING:  # the proposer imports the evaluator and every program: not at parse time
     from rich.console import Console
 
+    from embedding_ttc.runs.ledger import Ledger
     from embedding_ttc.search.drafting.proposer import Precheck
+    from embedding_ttc.search.evaluator import SuiteEvaluator
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.proposer import Proposer
 
@@ -102,7 +104,14 @@ def _config(
 
     ``recorded`` is the run directory's configuration, if it has one: the limits not asked
     are taken from it (:func:`_limits`).
+
+    Raises:
+        ValueError: an objective against no reference, or validation tasks without a split.
+
     """
+    validation_tasks = _validation_tasks(args)
+    if validation_tasks and args.validation_share <= 0:
+        raise ValueError("validation tasks need a split: --validation-share above 0")
     return RunConfig(
         suite=args.suite,
         tasks=tasks,
@@ -112,7 +121,7 @@ def _config(
         seed=args.seed,
         shortlist=args.shortlist,
         split=(
-            SplitSettings(validation_share=args.validation_share)
+            SplitSettings(validation_share=args.validation_share, validation_tasks=validation_tasks)
             if args.validation_share > 0
             else None
         ),
@@ -120,6 +129,15 @@ def _config(
         objective=args.objective,
         limits=_limits(args, recorded),
     )
+
+
+def _validation_tasks(args: argparse.Namespace) -> list[str]:
+    """``--validation-task``, else the suite's validation tasks when the suite gives the tasks."""
+    from embedding_ttc.tasks.catalog import suite_validation_tasks
+
+    if args.validation_task:
+        return list(args.validation_task)
+    return [] if args.task else suite_validation_tasks(args.suite)
 
 
 def _reference(args: argparse.Namespace) -> str | None:
@@ -320,25 +338,61 @@ def open_search_loop(
         args.encoder, cache_dir=args.cache_dir, use_cache=not args.no_cache, device=args.device
     )
     with open_executor(args.executor, encoder, named, address=args.ray_address) as executor:
+        evaluator = SuiteEvaluator(
+            tasks,
+            encoder,
+            lock=lock,
+            shortlist=args.shortlist,
+            split=split,
+            reference=reference,
+            executor=executor,
+        )
         yield SearchLoop(
             proposer=proposer,
             checker=checker,
             sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
-            evaluator=SuiteEvaluator(
-                tasks,
-                encoder,
-                lock=lock,
-                shortlist=args.shortlist,
-                split=split,
-                reference=reference,
-                executor=executor,
-            ),
+            evaluator=evaluator,
             ledger=ledger,
             seed=args.seed,
             top_k=args.top_k,
             registered=library,
             objective=config.objective,
+            pick_rule=_register_pick(args, config, ledger, evaluator),
         )
+
+
+def _register_pick(
+    args: argparse.Namespace, config: RunConfig, ledger: Ledger, evaluator: SuiteEvaluator
+) -> str | None:
+    """Register the run's pick rule and its reference's numbers; the rule's digest.
+
+    A run with a split and a reference gets a pick rule (``--pick-rule``, else the library's)
+    and ``reference.json``; any other run, and a run started before rules were registered,
+    has none.
+    """
+    from embedding_ttc.runs.pick import (
+        DEFAULT_RULE,
+        read_rule,
+        reference_record,
+        register_rule,
+        write_reference,
+    )
+
+    if config.split is None or config.reference is None:
+        if args.pick_rule is not None:
+            raise EmbeddingTTCError(
+                "search: --pick-rule needs a split (--validation-share) and a --reference"
+            )
+        return None
+    rule = read_rule(args.pick_rule) if args.pick_rule is not None else DEFAULT_RULE
+    digest = register_rule(
+        ledger.run_dir, ledger.records, rule, explicit=args.pick_rule is not None
+    )
+    if digest is not None:
+        score = evaluator.reference_score()
+        assert score is not None  # the run has a reference
+        write_reference(ledger.run_dir, reference_record(config.reference, score))
+    return digest
 
 
 def add_search_commands(sub: Any) -> None:
@@ -452,6 +506,20 @@ def add_search_commands(sub: Any) -> None:
         metavar="F",
         help="share of each task's queries held out of the proposer's view, read by the "
         f"transfer admission rule (default {VALIDATION_SHARE}; 0: no split)",
+    )
+    se.add_argument(
+        "--validation-task",
+        action="append",
+        metavar="NAME",
+        help="a whole task held aside: evaluated, never shown to the proposer; repeatable "
+        "(default: the suite's validation tasks, e.g. discovery-wide's four)",
+    )
+    se.add_argument(
+        "--pick-rule",
+        type=Path,
+        metavar="FILE",
+        help="the rule naming the run's one program (a pick-rule JSON; default: the library's "
+        "rule), written into the run directory when the run starts and fixed after",
     )
     se.add_argument(
         "--reference",

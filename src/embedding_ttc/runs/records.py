@@ -34,6 +34,10 @@ from embedding_ttc.runs.split import Part
 
 LEDGER_SCHEMA_VERSION: Literal[3] = 3
 
+DEEP_LOSS = -0.5
+"""A query whose nDCG@10 falls by more than this against a baseline is a **deep loss**: a
+result list a user would call broken, counted apart from the mean (:attr:`Versus.deep_losses`)."""
+
 Objective = Literal["p0", "reference"]
 """Which baseline a Δ is taken against: P0, or the run's reference program."""
 
@@ -49,6 +53,8 @@ class Versus(BaseModel):
     Attributes:
         comparison: both nDCG@10, the mean Δ and the per-query W/T/L.
         worst_query_delta: the lowest per-query Δ (the tail risk beside the mean).
+        deep_losses: how many queries lose more than :data:`DEEP_LOSS` (``None`` in records
+            written before it was counted).
 
     """
 
@@ -56,6 +62,7 @@ class Versus(BaseModel):
 
     comparison: Comparison
     worst_query_delta: float
+    deep_losses: int | None = None
 
     @property
     def delta(self) -> float:
@@ -112,6 +119,14 @@ class TaskDelta(BaseModel):
             return None
         return part.p0 if objective == "p0" else part.reference
 
+    def held_aside(self, scope: Scope) -> bool:
+        """Whether the run's split keeps this whole task out of ``scope``.
+
+        A **validation task** (:mod:`~embedding_ttc.runs.split`) has a validation part and no
+        search part: it is held aside from the search scope, and counts in the others.
+        """
+        return scope != "all" and bool(self.parts) and scope not in self.parts
+
     def delta(self, objective: Objective = "p0", scope: Scope = "all") -> float | None:
         """The mean Δ against ``objective`` over ``scope`` (``None``: not recorded)."""
         if objective == "p0" and scope == "all":
@@ -150,7 +165,8 @@ class LedgerRecord(BaseModel):
     The metrics (``per_task``, ``mean_delta``, ``wtl`` over tasks, ``cost_ratio``) are there
     when ``status`` is ``ok`` and absent otherwise; the validation refuses any other mix.
     ``reply`` is the model's last reply when it gave no program (a program's reply lives on in
-    its file, a failed draft's in ``attempts``).
+    its file, a failed draft's in ``attempts``). ``pick_rule`` is the sha256 of the run's pick
+    rule file when the record was written (:mod:`~embedding_ttc.runs.pick`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -180,6 +196,7 @@ class LedgerRecord(BaseModel):
     attempts: list[dict[str, object]] = Field(default_factory=list)
     lesson: str = ""
     reply: str = ""
+    pick_rule: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -209,10 +226,18 @@ class LedgerRecord(BaseModel):
         return {t: d.comparison.delta_ndcg_at_10 for t, d in self.per_task.items()}
 
     def deltas(self, objective: Objective = "p0", scope: Scope = "all") -> dict[str, float] | None:
-        """Each task's Δ against ``objective`` over ``scope``; ``None`` unless all recorded."""
+        """Each task's Δ against ``objective`` over ``scope``; ``None`` unless all recorded.
+
+        A task the run's split holds aside from ``scope`` (a validation task, from the search
+        scope) is not in it.
+        """
         if self.status is not Status.OK:
             return None
-        out = {t: d.delta(objective, scope) for t, d in self.per_task.items()}
+        out = {
+            t: d.delta(objective, scope)
+            for t, d in self.per_task.items()
+            if not d.held_aside(scope)
+        }
         if any(v is None for v in out.values()):
             return None
         return {t: float(v) for t, v in out.items() if v is not None}
@@ -224,19 +249,37 @@ class LedgerRecord(BaseModel):
 
     def worst_query(self, objective: Objective = "p0", scope: Scope = "all") -> float | None:
         """The lowest per-query Δ over every task (``None`` when any task lacks it)."""
+        tails = self._tails(objective, scope)
+        return None if tails is None else min(t.worst_query_delta for t in tails)
+
+    def deep_losses(self, objective: Objective = "p0", scope: Scope = "all") -> int | None:
+        """Queries that lose more than :data:`DEEP_LOSS`, over every task of ``scope``.
+
+        ``None`` when any task lacks the count (a record written before it was counted).
+        """
+        tails = self._tails(objective, scope)
+        if tails is None or any(t.deep_losses is None for t in tails):
+            return None
+        return sum(t.deep_losses or 0 for t in tails)
+
+    def _tails(self, objective: Objective, scope: Scope) -> list[Versus] | None:
+        """Each task's outcome in ``scope`` (``None`` when any is missing, or none is there)."""
         if self.status is not Status.OK:
             return None
-        tails = [d.versus(objective, scope) for d in self.per_task.values()]
+        tails = [
+            d.versus(objective, scope) for d in self.per_task.values() if not d.held_aside(scope)
+        ]
         if not tails or any(t is None for t in tails):
             return None
-        return min(t.worst_query_delta for t in tails if t is not None)
+        return [t for t in tails if t is not None]
 
     def seen_by_proposer(self, objective: Objective = "p0") -> LedgerRecord:
         """The record as a proposer may read it: the search part only, against ``objective``.
 
         Each task's comparison becomes its search part's (against ``objective``), the mean
         and the W/T/L over tasks are recomputed from those, and nothing of the validation
-        part, the reference's other numbers or the whole-task comparison is left. A record
+        part, the reference's other numbers or the whole-task comparison is left. A
+        validation task (held aside whole) is not there at all, not even by name. A record
         of a run without a split has no part to hide: it shows its whole tasks.
         """
         if self.status is not Status.OK:
@@ -247,6 +290,8 @@ class LedgerRecord(BaseModel):
             return self
         per_task = {}
         for name, task in self.per_task.items():
+            if task.held_aside(scope):
+                continue
             part = task.versus(objective, scope)
             if part is None:
                 raise ValueError(f"{self.program_id}: task {name} has no {scope} {objective} Δ")

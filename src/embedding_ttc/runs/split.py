@@ -1,17 +1,25 @@
-"""The validation split of a search run: each discovery task's queries, cut once in two.
+"""The validation split of a search run: whole tasks held aside, the others' queries cut in two.
 
 A search that admits programs by the numbers its proposer optimised selects for the discovery
-queries, not for retrieval. The split keeps a part of every task's queries away from the
-proposer: programs run on all queries once, the ledger records each part's comparison
-separately, the proposer sees only the **search** part, and the ``transfer`` admission rule
-(:mod:`~embedding_ttc.runs.frontier`) reads only the **validation** part.
+queries, not for retrieval. The split keeps numbers away from the proposer at two levels:
+
+* **validation tasks** (``SplitSettings.validation_tasks``): whole tasks whose every query is
+  in the validation part. The proposer never sees a number of theirs, nor their names; they
+  tell whether a program carries over to a task it was not fitted on.
+* **search tasks**: each task's queries are cut in a search and a validation part.
+
+Programs run on all queries once, the ledger records each part's comparison separately, the
+proposer sees only the **search** part of the search tasks, and the ``transfer`` admission
+rule and the pick (:mod:`~embedding_ttc.runs.frontier`, :mod:`~embedding_ttc.runs.pick`) read
+only the **validation** part.
 
 The cut is a seeded permutation of each task's query ids, sorted first so that the file order
 does not matter: ``numpy.random.default_rng([seed, crc32(task name)])``. About
 ``validation_share`` of the queries go to validation, but never fewer than ``minimum`` on
 either side (a task with fewer than ``2 * minimum`` queries is halved). The cut is written to
 ``RUN_DIR/split.json`` when the run starts, and a resume recomputes it and refuses to go on if
-it differs (the task's queries changed under the run).
+it differs (the task's queries changed under the run). A validation task's queries all go to
+validation.
 """
 
 from __future__ import annotations
@@ -53,10 +61,18 @@ class SplitSettings(BaseModel):
 
     validation_share: float = Field(default=VALIDATION_SHARE, gt=0.0, lt=1.0)
     minimum: int = Field(default=MINIMUM_PART, ge=1)
+    validation_tasks: list[str] = Field(default_factory=list)
+    """Whole tasks held aside from the proposer (all their queries validate)."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> SplitSettings:
+        if len(set(self.validation_tasks)) != len(self.validation_tasks):
+            raise ValueError("a validation task is named twice")
+        return self
 
 
 class TaskSplit(BaseModel):
-    """One task's two parts (query ids, each part sorted)."""
+    """One task's two parts (query ids, each sorted; a validation task's search part is empty)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -67,6 +83,8 @@ class TaskSplit(BaseModel):
     def _disjoint(self) -> TaskSplit:
         if set(self.search) & set(self.validation):
             raise ValueError("a query is in both parts")
+        if not self.validation:
+            raise ValueError("a task's validation part is empty")
         return self
 
     def part(self, name: Part) -> list[str]:
@@ -96,6 +114,11 @@ class QuerySplit(BaseModel):
         except KeyError:
             raise SplitError(f"the run's split has no task {task!r}") from None
 
+    @property
+    def search_tasks(self) -> list[str]:
+        """The tasks whose search part the proposer sees, in order."""
+        return [name for name, cut in self.tasks.items() if cut.search]
+
 
 def split_task(
     query_ids: Sequence[str], name: str, seed: int, settings: SplitSettings
@@ -120,11 +143,32 @@ def split_task(
 
 
 def split_queries(tasks: Sequence[RetrievalTask], seed: int, settings: SplitSettings) -> QuerySplit:
-    """The split of every task's evaluated queries."""
+    """The split of every task's evaluated queries.
+
+    Raises:
+        SplitError: a validation task is not among ``tasks``, or every task would be one.
+
+    """
+    names = [t.name for t in tasks]
+    missing = [n for n in settings.validation_tasks if n not in names]
+    if missing:
+        raise SplitError(
+            f"validation tasks {', '.join(missing)} are not among the run's tasks "
+            f"({', '.join(names)}): a validation task is evaluated with the others"
+        )
+    if len(settings.validation_tasks) >= len(names):
+        raise SplitError("every task is a validation task: the proposer would see nothing")
     return QuerySplit(
         seed=seed,
         settings=settings,
-        tasks={t.name: split_task(t.query_ids, t.name, seed, settings) for t in tasks},
+        tasks={
+            t.name: (
+                TaskSplit(search=[], validation=sorted(set(t.query_ids)))
+                if t.name in settings.validation_tasks
+                else split_task(t.query_ids, t.name, seed, settings)
+            )
+            for t in tasks
+        },
     )
 
 

@@ -44,7 +44,7 @@ from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
-from embedding_ttc.runs.records import PartOutcome, SuiteScore, TaskDelta, Versus
+from embedding_ttc.runs.records import DEEP_LOSS, PartOutcome, SuiteScore, TaskDelta, Versus
 from embedding_ttc.runs.split import PARTS, Part, QuerySplit
 from embedding_ttc.search.executors import InProcessTaskExecutor
 from embedding_ttc.search.task_runs import TaskExecutor, TaskJob, TaskRun
@@ -144,6 +144,13 @@ class SuiteEvaluator:
         return tuple(t.name for t in self.tasks)
 
     @property
+    def seen_task_names(self) -> tuple[str, ...]:
+        """The tasks a proposer may know of: all but the split's validation tasks."""
+        if self.split is None:
+            return self.task_names
+        return tuple(self.split.search_tasks)
+
+    @property
     def views_collapsed(self) -> bool:
         """Whether the encoder realises every view name the same way (see ``EncoderInfo``)."""
         return self.encoder.info.collapsed
@@ -194,6 +201,8 @@ class SuiteEvaluator:
             cut = self.split.of(task.name)
             for name in PARTS:
                 queries = cut.part(name)
+                if not queries:  # a validation task has no search part
+                    continue
                 parts[name] = PartOutcome(
                     p0=versus(result, base, queries),
                     reference=(
@@ -273,9 +282,10 @@ class SuiteEvaluator:
 def versus(
     result: TaskResult, baseline: TaskResult, queries: Collection[str] | None = None
 ) -> Versus:
-    """``result`` against ``baseline`` over ``queries`` (``None``: all), with its worst query."""
+    """``result`` against ``baseline`` over ``queries`` (``None``: all), with its tail."""
     deltas = query_deltas(result, baseline, queries)
     return Versus(
         comparison=comparison_of(result, baseline, deltas, subset=queries is not None),
         worst_query_delta=min(deltas.values(), default=0.0),
+        deep_losses=sum(d < DEEP_LOSS for d in deltas.values()),
     )

@@ -91,6 +91,8 @@ class SearchLoop:
         registered: structures of programs registered outside the ledger (the library).
         clock: what the loop reads time from (the wall-time budget, a record's seconds).
         objective: the baseline of the Δ a proposer reads (``p0`` or ``reference``).
+        pick_rule: the sha256 of the run's pick rule file, stamped on every record it
+            appends (``None``: the run has no pick rule).
 
     """
 
@@ -104,6 +106,13 @@ class SearchLoop:
     registered: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     clock: Clock = time.monotonic
     objective: Objective = "p0"
+    pick_rule: str | None = None
+
+    def _append(self, record: LedgerRecord) -> None:
+        """Append ``record``, stamped with the run's pick rule digest when it has one."""
+        if self.pick_rule is not None:
+            record = record.model_copy(update={"pick_rule": self.pick_rule})
+        self.ledger.append(record)
 
     def state(self, generation: int) -> SearchState:
         """What the proposer sees before writing ``generation``.
@@ -124,7 +133,7 @@ class SearchLoop:
             generation=generation,
             history=records,
             frontier=tuple(programs),
-            tasks=self.evaluator.task_names,
+            tasks=self.evaluator.seen_task_names,
             seed=self.seed,
             views_collapsed=self.evaluator.views_collapsed,
             read_source=self.ledger.source,
@@ -170,7 +179,7 @@ class SearchLoop:
                 cost_usd=usage.cost_usd,
                 seconds=self.clock() - started,
             )
-            self.ledger.append(record)
+            self._append(record)
             return record
         fields = self._judge(proposal, program_id)
         record = LedgerRecord(
@@ -200,7 +209,7 @@ class SearchLoop:
             **fields,
         )
         record = record.model_copy(update={"lesson": self._lesson(record)})
-        self.ledger.append(record)
+        self._append(record)
         return record
 
     def _lesson(self, record: LedgerRecord) -> str:
@@ -252,7 +261,7 @@ class SearchLoop:
         started = self.clock()
         if not self.ledger.records:
             record = self._p0()
-            self.ledger.append(record)
+            self._append(record)
             if events.on_record:
                 events.on_record(record, frontier(self.ledger.records))
         reason = f"reached generation {budget.generations}"

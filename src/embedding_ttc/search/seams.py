@@ -38,6 +38,11 @@ class Evaluator(Protocol):
         ...
 
     @property
+    def seen_task_names(self) -> tuple[str, ...]:
+        """The tasks a proposer may know of (all but the run's validation tasks)."""
+        ...
+
+    @property
     def views_collapsed(self) -> bool:
         """Whether the encoder realises every view name the same way."""
         ...

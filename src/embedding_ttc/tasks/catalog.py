@@ -123,6 +123,12 @@ def suite_tasks(name: str) -> list[str]:
     return list(suites[name]["tasks"])
 
 
+def suite_validation_tasks(name: str) -> list[str]:
+    """The tasks suite ``name`` holds aside whole to validate a search (empty: none)."""
+    suite_tasks(name)
+    return list(_suites()[name].get("validation_tasks", []))
+
+
 def transfer_only_tasks() -> dict[str, str]:
     """Tasks of the transfer-only suites (``heldout``, ``multilingual``), each with its suite.
 

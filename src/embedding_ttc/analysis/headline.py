@@ -1,0 +1,103 @@
+"""The table a search engineer reads first: each program against every fusion baseline.
+
+For the programs a user weighs when deploying a second stage (P0, BM25, the fusion baselines
+of the library, LexicalHybridRRF, and any other program of the matrix asked for, such as a
+search's pick), over the held-out cells of a transfer matrix:
+
+* **cells won against each fusion baseline**, head to head: the program's nDCG@10 minus the
+  baseline's, per (encoder, task) cell, beyond the tie threshold;
+* the **median Δ** against P0 over the cells, the cells **significantly below P0** (bootstrap
+  95 % CI below 0) and the **deep losses** (queries more than 0.5 below P0);
+* the **cost**: the cost ratio ``c`` over the cells and its query-time part ``c_q`` (the rest
+  is paid once at index time).
+
+P0's row is read from the baseline side of the cells (Δ 0 against itself). Pure computation;
+the grid renders as the report's other tables do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from embedding_ttc.analysis.cells import Cell, CellKey
+from embedding_ttc.analysis.grid import Grid, Value
+from embedding_ttc.analysis.transfer_report import TransferReport
+from embedding_ttc.evaluation.comparison import WTL
+
+FUSION_BASELINES: tuple[str, ...] = (
+    "BM25DenseRRF",
+    "ConvexHybrid",
+    "ConvexHybrid:alpha=0.3,norm=minmax",
+    "WeightedRRF",
+)
+"""The library's fusion baselines, each at its default (the grids' best on discovery)."""
+
+HEADLINE_PROGRAMS: tuple[str, ...] = ("P0", "BM25", *FUSION_BASELINES, "LexicalHybridRRF")
+"""The programs the headline shows first, when the matrix has them."""
+
+P0 = "P0"
+
+
+def _ndcg(cell: Cell, program: str) -> float:
+    """The nDCG@10 of ``program`` in ``cell`` (P0's is the cell's baseline)."""
+    return cell.comparison.baseline_ndcg_at_10 if program == P0 else cell.comparison.ndcg_at_10
+
+
+def head_to_head(report: TransferReport, program: str, other: str) -> WTL | None:
+    """``program`` against ``other`` over the held-out cells both have (``None``: none)."""
+    index = {c.key: c for c in report.cells}
+    gaps = []
+    for e in report.encoders:
+        for t in report.tasks:
+            mine = index.get(CellKey(e, t, program if program != P0 else other))
+            theirs = index.get(CellKey(e, t, other if other != P0 else program))
+            if mine is None or theirs is None:
+                continue
+            gaps.append(_ndcg(mine, program) - _ndcg(theirs, other))
+    return WTL.count(gaps, report.threshold) if gaps else None
+
+
+def headline_grid(report: TransferReport, extra: Sequence[str] = ()) -> Grid | None:
+    """The headline table, or ``None`` when the matrix has fewer than two fusion baselines."""
+    baselines = [b for b in FUSION_BASELINES if b in report.programs]
+    if len(baselines) < 2:
+        return None
+    shown = [p for p in (*HEADLINE_PROGRAMS, *extra) if p == P0 or p in report.programs]
+    lines = {line.program: line for line in report.lines}
+    rows: list[tuple[Value, ...]] = []
+    for program in dict.fromkeys(shown):
+        won: list[Value] = []
+        for b in baselines:
+            wtl = None if b == program else head_to_head(report, program, b)
+            won.append("–" if wtl is None else f"{wtl.wins}/{wtl.total}")
+        if program == P0:
+            rows.append((program, *won, 0.0, 0, 0, 1.0, 1.0))
+            continue
+        line = lines[program]
+        below = sum(line.significant_losses.values())
+        rows.append(
+            (
+                program,
+                *won,
+                line.median_delta,
+                below,
+                line.deep_losses,
+                line.cost_ratio,
+                line.query_time_cost_ratio,
+            )
+        )
+    return Grid(
+        "Against every fusion baseline, held out: cells won head to head, median Δ against P0, "
+        "cells significantly below P0, queries more than 0.5 below P0, cost",
+        (
+            "program",
+            *(f"won vs {b}" for b in baselines),
+            "median Δ",
+            "cells sig. < P0",
+            "queries < −0.5",
+            "c",
+            "c_q",
+        ),
+        tuple(rows),
+        ("", *[""] * len(baselines), "{:+.4f}", "", "", "{:.2f}", "{:.2f}"),
+    )
