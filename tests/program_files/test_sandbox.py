@@ -24,6 +24,7 @@ import pytest
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
 from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.evaluation.run_scope import program_run
 from embedding_ttc.program_files.checks.rules import ProgramRejected
 from embedding_ttc.program_files.sandbox.limits import KERNEL_ENV, SandboxLimits, child_env
 from embedding_ttc.program_files.sandbox.program import (
@@ -31,7 +32,7 @@ from embedding_ttc.program_files.sandbox.program import (
     load_program_file,
     run_source,
 )
-from embedding_ttc.program_files.sandbox.verdict import SandboxFailure
+from embedding_ttc.program_files.sandbox.verdict import SandboxFailure, Spent
 from embedding_ttc.program_files.sandbox.wire import (
     MAGIC,
     PREFIX,
@@ -203,7 +204,8 @@ def test_encodes_are_served_and_metered_by_the_parent(tiny_task: RetrievalTask, 
     assert meter2.snapshot().texts == meter.snapshot().texts
 
 
-def test_encoder_time_is_not_charged_to_the_program(tiny_task: RetrievalTask, token: str) -> None:
+def _slow_encodes(tiny_task: RetrievalTask) -> tuple[Any, ...]:
+    """A call whose encoder sleeps 0.5 s per request."""
     Q, D, S, ctx, _ = direct_call(tiny_task, HashingEncoder())
     inner = ctx.encode_fn
 
@@ -211,10 +213,31 @@ def test_encoder_time_is_not_charged_to_the_program(tiny_task: RetrievalTask, to
         time.sleep(0.5)
         return inner(texts, *args, **kwargs)
 
-    slow_ctx = dataclasses.replace(ctx, encode_fn=slow)
+    return Q, D, S, dataclasses.replace(ctx, encode_fn=slow)
+
+
+SLOW_ENCODES = "def program(Q, D, S, ctx):\n" + "    ctx.encode_fn(['a'])\n" * 4 + "    return S\n"
+
+
+def test_encoder_time_served_is_charged_to_the_call(tiny_task: RetrievalTask, token: str) -> None:
+    # Behaviour changed on purpose: --timeout bounds the whole call, the encodes the parent
+    # serves included, so four requests of 0.5 s do not fit in 1.5 s any more.
+    Q, D, S, ctx = _slow_encodes(tiny_task)
     limits = SandboxLimits(wall_seconds=1.5, memory_bytes=2 * 2**30)
-    source = "def program(Q, D, S, ctx):\n" + "    ctx.encode_fn(['a'])\n" * 4 + "    return S\n"
-    out = SandboxedProgram(source, f"slow-{token}", limits)(Q, D, S, slow_ctx)
+    with pytest.raises(SandboxFailure) as info:
+        SandboxedProgram(SLOW_ENCODES, f"slow-{token}", limits)(Q, D, S, ctx)
+    assert info.value.status is Status.TIMEOUT
+    assert "s in the program, " in info.value.reason
+    assert " s serving " in info.value.reason and " encodes in " in info.value.reason
+    assert "limit 1.5 s for the program and the encodes served for it" in info.value.reason
+
+
+def test_a_call_under_the_older_rule_does_not_count_encodes_served(
+    tiny_task: RetrievalTask, token: str
+) -> None:
+    Q, D, S, ctx = _slow_encodes(tiny_task)
+    limits = SandboxLimits(wall_seconds=1.5, memory_bytes=2 * 2**30, timeout_covers="program")
+    out = SandboxedProgram(SLOW_ENCODES, f"slow-{token}", limits)(Q, D, S, ctx)
     np.testing.assert_array_equal(out, S)
 
 
@@ -544,10 +567,17 @@ def test_load_program_file_reports_unreadable_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"wall_seconds": 0}, {"memory_bytes": -1}, {"threads": 0}, {"cpu_seconds": 0.0}]
+    "kwargs",
+    [
+        {"wall_seconds": 0},
+        {"memory_bytes": -1},
+        {"threads": 0},
+        {"cpu_seconds": 0.0},
+        {"timeout_covers": "encodes"},
+    ],
 )
 def test_limits_are_validated(kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="must be positive"):
+    with pytest.raises(ValueError, match=r"must be positive|must be one of run, program"):
         SandboxLimits(**kwargs)
 
 
@@ -609,3 +639,24 @@ def test_the_child_inherits_the_kernel_choice_and_nothing_else(
     assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["NPY_DISABLE_CPU_FEATURES"] == "AVX512F"
     assert "SECRET_TOKEN" not in env and "MKL_CBWR" not in env
     assert set(env) - set(KERNEL_ENV) >= {"PATH", "HOME", "OPENBLAS_NUM_THREADS"}
+
+
+def test_the_calls_of_one_run_share_its_clock(tiny_task: RetrievalTask, token: str) -> None:
+    # Shortlist batches: the evaluator calls a program once per batch, inside one run, and
+    # the limit per program per task counts every call.
+    Q, D, S, ctx, _ = direct_call(tiny_task, HashingEncoder())
+    program = SandboxedProgram(program_source("valid_encode"), f"batches-{token}", FAST)
+    with program_run() as slots:
+        program(Q, D, S, ctx)
+        program(Q, D, S, ctx)
+        clock = slots[id(program)]
+        assert isinstance(clock, Spent)
+        assert (clock.calls, clock.encoded) == (4, 16)  # two calls' requests, on one clock
+    with program_run() as slots:
+        # The run's earlier batches used its time up: this call ends at once, timed out.
+        slots[id(program)] = Spent(start=time.monotonic() - FAST.wall_seconds)
+        with pytest.raises(SandboxFailure) as info:
+            program(Q, D, S, ctx)
+        assert info.value.status is Status.TIMEOUT
+        assert info.value.reason.startswith("timed out after 20.")
+    np.testing.assert_array_equal(program(Q, D, S, ctx), program(Q, D, S, ctx))  # no run

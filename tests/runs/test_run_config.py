@@ -15,6 +15,7 @@ from embedding_ttc.runs.config import (
     ProposerSpec,
     RunConfig,
     RunConfigError,
+    RunLimits,
     RunMismatchError,
     read_run_config,
     write_run_config,
@@ -67,6 +68,7 @@ def test_the_committed_configuration_of_schema_1_reads_as_a_run_without_split_or
         "split": None,
         "reference": None,
         "objective": "p0",
+        "limits": None,  # recorded before the limits were: the search command derives them
     }
     assert read_run_config(out) == config
 
@@ -269,3 +271,67 @@ def test_the_committed_proposer_runs_resume_under_the_options_that_made_them(mod
     other = parser.parse_args([*argv[argv.index("search") :], "--repair-rounds", "2"])
     with pytest.raises(RunMismatchError, match="proposer"):
         _config(other, recorded.tasks).check_resume(recorded, _default_model(other.proposer))
+
+
+# ---------------------------------------------------------------------------------------------
+# The sandbox's limits a run resumes under
+
+
+def _search_args(*argv: str):
+    import argparse
+
+    from embedding_ttc.cli.search import add_search_commands
+
+    parser = argparse.ArgumentParser()
+    add_search_commands(parser.add_subparsers())
+    return parser.parse_args(["search", "--run-dir", "x", *argv])
+
+
+def test_a_new_run_records_the_default_limits():
+    from embedding_ttc.cli.search import _config, sandbox_limits
+    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+
+    config = _config(_search_args(), ["scifact"])
+    assert config.limits == RunLimits(
+        timeout_seconds=3600.0, timeout_covers="run", encode_texts_per_item=112.0, memory_gb=8
+    )
+    assert sandbox_limits(config.limits) == SandboxLimits()
+    asked = _config(_search_args("--timeout", "60", "--encode-budget", "20"), ["scifact"])
+    assert asked.limits is not None
+    assert (asked.limits.timeout_seconds, asked.limits.encode_texts_per_item) == (60.0, 20.0)
+
+
+def test_a_run_recorded_before_its_limits_resumes_under_the_limits_it_ran_with(tmp_path):
+    from embedding_ttc.cli.search import _config, sandbox_limits
+
+    recorded = committed(tmp_path)  # results/search: recorded without limits
+    assert recorded.limits is None
+    as_made = ("--validation-share", "0", "--reference", "none")
+    asked = _config(_search_args(*as_made), recorded.tasks, recorded=recorded)
+    # The wall time did not count the encodes served, and the budget was 256 texts per item.
+    assert asked.limits == RunLimits(
+        timeout_seconds=600.0, timeout_covers="program", encode_texts_per_item=256.0, memory_gb=8
+    )
+    limits = sandbox_limits(asked.limits)
+    assert (limits.timeout_covers, limits.encode_texts_per_item) == ("program", 256.0)
+    asked.check_resume(recorded)  # the limits were not recorded: those derived resume
+    # Once resumed, the file records them, and a later resume keeps them.
+    write_run_config(tmp_path, asked)
+    again = read_run_config(tmp_path)
+    assert again is not None and again.limits == asked.limits
+    assert _config(_search_args(*as_made), again.tasks, recorded=again).limits == asked.limits
+
+
+def test_a_run_resumes_under_its_recorded_limits_and_refuses_others(tmp_path):
+    from embedding_ttc.cli.search import _config
+
+    made = _config(_search_args("--timeout", "30", "--encode-budget", "64"), ["scifact"])
+    write_run_config(tmp_path, made)
+    recorded = read_run_config(tmp_path)
+    assert recorded is not None and recorded.limits == made.limits
+    resumed = _config(_search_args(), recorded.tasks, recorded=recorded)
+    assert resumed.limits == made.limits  # nothing asked: as recorded, not the defaults
+    resumed.check_resume(recorded)
+    other = _config(_search_args("--timeout", "60"), recorded.tasks, recorded=recorded)
+    with pytest.raises(RunMismatchError, match=r"limits: run has .*'timeout_seconds': 30\.0"):
+        other.check_resume(recorded)

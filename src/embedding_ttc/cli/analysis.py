@@ -33,6 +33,7 @@ from embedding_ttc.cli.common import (
     add_data_dir,
     add_device,
     add_encode_budget,
+    add_timeout,
     add_tokenizer,
     command_line,
 )
@@ -250,12 +251,7 @@ def add_analysis_commands(sub: Any) -> None:
         help="a program file (def program(Q, D, S, ctx)), checked, then run in the sandbox on "
         "every cell under its file's stem; repeatable",
     )
-    tr.add_argument(
-        "--timeout",
-        type=float,
-        default=600.0,
-        help="wall-time limit in seconds of a program file on one cell (default 600)",
-    )
+    add_timeout(tr)
     add_encode_budget(tr)
     tr.add_argument(
         "--discovery-suite",

@@ -118,18 +118,43 @@ def print_listing(
     rich_console(stderr=False).print(table)
 
 
-def add_encode_budget(parser: argparse.ArgumentParser) -> None:
-    """``--encode-budget N``: the sandbox's encoder budget of a program, for every command."""
-    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+def add_timeout(parser: argparse.ArgumentParser, *, resumed: bool = False) -> None:
+    """``--timeout S``: the sandbox's wall time of a program on a task, encodes served included.
 
-    default = SandboxLimits.encode_texts_per_item
+    With ``resumed`` (``search``) the option defaults to ``None``: a resumed run keeps the
+    limit it recorded, a new one takes the default.
+    """
+    from embedding_ttc.program_files.sandbox.limits import DEFAULT_WALL_SECONDS
+
+    default = DEFAULT_WALL_SECONDS
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None if resumed else default,
+        metavar="S",
+        help="wall-time limit in seconds of a program file on one task: its own compute and "
+        f"the encodes it has served (default {default:g}"
+        f"{'; a resumed run: as recorded' if resumed else ''}; beyond, status timeout)",
+    )
+
+
+def add_encode_budget(parser: argparse.ArgumentParser, *, resumed: bool = False) -> None:
+    """``--encode-budget N``: the sandbox's encoder budget of a program, for every command.
+
+    With ``resumed`` (``search``) the option defaults to ``None``: a resumed run keeps the
+    budget it recorded, a new one takes the default.
+    """
+    from embedding_ttc.program_files.sandbox.limits import DEFAULT_ENCODE_TEXTS_PER_ITEM
+
+    default = DEFAULT_ENCODE_TEXTS_PER_ITEM
     parser.add_argument(
         "--encode-budget",
         type=float,
-        default=default,
+        default=None if resumed else default,
         metavar="N",
         help="texts a program may have encoded per query and document of a task "
-        f"(default {default:g}; beyond, it ends with status budget)",
+        f"(default {default:g}{'; a resumed run: as recorded' if resumed else ''}; beyond, "
+        "it ends with status budget)",
     )
 
 

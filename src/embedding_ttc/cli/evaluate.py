@@ -21,6 +21,7 @@ from embedding_ttc.cli.common import (
     add_data_dir,
     add_device,
     add_encode_budget,
+    add_timeout,
     add_tokenizer,
     build_encoder,
     command_line,
@@ -144,7 +145,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from embedding_ttc.evaluation.first_stage_run import first_stage_candidates
     from embedding_ttc.evaluation.measures import parse_measures
     from embedding_ttc.evaluation.outcome import Status
-    from embedding_ttc.evaluation.output import RunDirectory, RunManifest
+    from embedding_ttc.evaluation.output import RunDirectory, RunManifest, SandboxLimitsRecord
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import PROGRAMS, get_program, resolve_program_names
     from embedding_ttc.tasks.catalog import find_data_root, load_task_in, locate_task
@@ -160,6 +161,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     programs = [get_program(n) for n in (["P0"] + [p for p in program_names if p != "P0"])]
     files: list[Any] = []
     failures: list[Any] = []
+    sandbox_limits = None
     if args.program_file:
         from embedding_ttc.program_files.sandbox.limits import SandboxLimits
         from embedding_ttc.program_files.sandbox.program import load_program_files
@@ -167,11 +169,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
         # The task-universal check refuses task names in a program, the ones named here too.
         known = set(available_task_names(root)) | set(tasks)
+        limits = SandboxLimits(wall_seconds=args.timeout, encode_texts_per_item=args.encode_budget)
+        sandbox_limits = SandboxLimitsRecord(
+            timeout_seconds=limits.wall_seconds,
+            timeout_covers=limits.timeout_covers,
+            encode_texts_per_item=limits.encode_texts_per_item,
+        )
         files, rejected = load_program_files(
             args.program_file,
-            limits=SandboxLimits(
-                wall_seconds=args.timeout, encode_texts_per_item=args.encode_budget
-            ),
+            limits=limits,
             task_names=known,
             taken=[*PROGRAMS, *program_names],
         )
@@ -192,6 +198,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 programs=program_names,
                 data_dir=str(root) if args.data_dir else None,
                 embedding_ttc=__version__,
+                sandbox_limits=sandbox_limits,
             )
         )
     console = rich_console()
@@ -340,12 +347,7 @@ def add_evaluate_commands(sub: Any) -> None:
         help="a program file (def program(Q, D, S, ctx)): checked, then run in the sandbox; "
         "repeatable",
     )
-    ev.add_argument(
-        "--timeout",
-        type=float,
-        default=600.0,
-        help="wall-time limit in seconds of a program file on one task (default 600)",
-    )
+    add_timeout(ev)
     add_encode_budget(ev)
     add_data_dir(ev)
     add_tokenizer(ev)

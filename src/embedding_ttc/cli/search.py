@@ -13,12 +13,13 @@ from embedding_ttc.cli.common import (
     add_data_dir,
     add_device,
     add_encode_budget,
+    add_timeout,
     rich_console,
 )
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM
 from embedding_ttc.ray_runtime import EXECUTORS
-from embedding_ttc.runs.config import ProposerSpec, RunConfig
+from embedding_ttc.runs.config import ProposerSpec, RunConfig, RunLimits
 from embedding_ttc.runs.records import OBJECTIVES
 from embedding_ttc.runs.split import VALIDATION_SHARE, SplitSettings
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
@@ -39,8 +40,70 @@ DEFAULT_PROPOSER = "structural"
 DEFAULT_REFERENCE = REFERENCE_PROGRAM
 
 
-def _config(args: argparse.Namespace, tasks: list[str], *, peer: bool = False) -> RunConfig:
+DEFAULT_MEMORY_GB = 8
+"""``--memory-gb``: the address-space limit of a candidate."""
+
+
+def _limits(args: argparse.Namespace, recorded: RunConfig | None) -> RunLimits:
+    """The sandbox's limits of the run: those asked, else those recorded, else the defaults.
+
+    A run recorded before its limits were ran with the wall time not counting the encodes
+    the parent served and an encoder budget of 256 texts per query and document: it resumes
+    under those (with the timeout and memory asked, which were not recorded either).
+    """
+    from embedding_ttc.program_files.sandbox.limits import (
+        DEFAULT_ENCODE_TEXTS_PER_ITEM,
+        DEFAULT_WALL_SECONDS,
+        LEGACY_ENCODE_TEXTS_PER_ITEM,
+        LEGACY_WALL_SECONDS,
+    )
+
+    base = RunLimits(
+        timeout_seconds=DEFAULT_WALL_SECONDS,
+        encode_texts_per_item=DEFAULT_ENCODE_TEXTS_PER_ITEM,
+        memory_gb=DEFAULT_MEMORY_GB,
+    )
+    if recorded is not None:
+        base = recorded.limits or base.model_copy(
+            update={
+                "timeout_seconds": LEGACY_WALL_SECONDS,
+                "timeout_covers": "program",
+                "encode_texts_per_item": LEGACY_ENCODE_TEXTS_PER_ITEM,
+            }
+        )
+    asked = {
+        "timeout_seconds": args.timeout,
+        "encode_texts_per_item": args.encode_budget,
+        "memory_gb": args.memory_gb,
+    }
+    return RunLimits.model_validate(
+        {**base.model_dump(), **{k: v for k, v in asked.items() if v is not None}}
+    )
+
+
+def sandbox_limits(limits: RunLimits) -> Any:
+    """The :class:`~embedding_ttc.program_files.sandbox.limits.SandboxLimits` of a run."""
+    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+
+    return SandboxLimits(
+        wall_seconds=limits.timeout_seconds,
+        memory_bytes=limits.memory_gb * 2**30,
+        encode_texts_per_item=limits.encode_texts_per_item,
+        timeout_covers=limits.timeout_covers,
+    )
+
+
+def _config(
+    args: argparse.Namespace,
+    tasks: list[str],
+    *,
+    peer: bool = False,
+    recorded: RunConfig | None = None,
+) -> RunConfig:
     """The settings a run directory is tied to (a resume must match them).
+
+    ``recorded`` is the run directory's configuration, if it has one: the limits not asked
+    are taken from it (:func:`_limits`).
 
     Raises:
         ValueError: an objective against no reference, or validation tasks without a split.
@@ -64,6 +127,7 @@ def _config(args: argparse.Namespace, tasks: list[str], *, peer: bool = False) -
         ),
         reference=_reference(args),
         objective=args.objective,
+        limits=_limits(args, recorded),
     )
 
 
@@ -208,7 +272,6 @@ def open_search_loop(
     from embedding_ttc.encoders.cache import default_cache_dir
     from embedding_ttc.encoders.named import NamedEncoder
     from embedding_ttc.program_files.checks.source import check_source
-    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
     from embedding_ttc.program_files.sandbox.program import SandboxedProgram
     from embedding_ttc.programs.catalog import get_program
     from embedding_ttc.runs.config import read_run_config, write_run_config
@@ -232,13 +295,14 @@ def open_search_loop(
     data_root = find_data_root(args.data_dir)
     task_names = list(args.task or suite_tasks(args.suite))
     check_choosable(task_names, "a program search")
+    ledger = Ledger(args.run_dir)
+    recorded = read_run_config(ledger.run_dir)
     try:
-        config = _config(args, task_names, peer=make_proposer is not None)
-    except ValueError as exc:  # an objective against no reference
+        config = _config(args, task_names, peer=make_proposer is not None, recorded=recorded)
+    except ValueError as exc:  # an objective against no reference, a limit that is not one
         raise EmbeddingTTCError(f"search: {exc}") from None
     reference = get_program(config.reference) if config.reference else None
-    ledger = Ledger(args.run_dir)
-    config.check_resume(read_run_config(ledger.run_dir), _default_model(args.proposer))
+    config.check_resume(recorded, _default_model(args.proposer))
     write_run_config(ledger.run_dir, config)
     console = console or rich_console(highlight=False)
     if ledger.records:
@@ -258,11 +322,8 @@ def open_search_loop(
         on_wait=lambda p: console.print(f"waiting for another evaluation to finish ({p})"),
     )
     known_tasks = set(available_task_names(data_root)) | set(task_names)
-    limits = SandboxLimits(
-        wall_seconds=args.timeout,
-        memory_bytes=args.memory_gb * 2**30,
-        encode_texts_per_item=args.encode_budget,
-    )
+    assert config.limits is not None  # _config always sets them
+    limits = sandbox_limits(config.limits)
     library = {**library_structures(), **seed_structures(config.reference)}
 
     def checker(source: str) -> object:
@@ -480,9 +541,13 @@ def add_search_commands(sub: Any) -> None:
         help="seed of the proposer, the parent choice and the validation split (default 0)",
     )
     se.add_argument("--top-k", type=int, default=5, help="frontier programs shown with source")
-    se.add_argument("--timeout", type=float, default=600.0, help="seconds per program per task")
-    add_encode_budget(se)
-    se.add_argument("--memory-gb", type=int, default=8, help="memory limit of a program")
+    add_timeout(se, resumed=True)
+    add_encode_budget(se, resumed=True)
+    se.add_argument(
+        "--memory-gb",
+        type=int,
+        help=f"memory limit of a program (default {DEFAULT_MEMORY_GB}; a resumed run: as recorded)",
+    )
     se.add_argument("--max-hours", type=float, help="wall-time budget")
     se.add_argument("--max-usd", type=float, help="LLM spending budget")
     se.add_argument("--shortlist", type=int, metavar="K", help="rerank first-stage top K only")

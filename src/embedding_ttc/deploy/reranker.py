@@ -51,8 +51,14 @@ from embedding_ttc.deploy.text_documents import (
 )
 from embedding_ttc.encoders.base import Embeddings, Encoder
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.recipe import Recipe
+
+REQUEST_LIMITS = SandboxLimits(wall_seconds=600.0)
+"""The sandbox's limits of one request to a served program file: ten minutes, its encodes
+included, as a request had before they were counted (an evaluation's default hour is a
+task's, not a request's); the other limits are the evaluation's."""
 
 DEFAULT_SHORTLIST = 100
 
@@ -76,7 +82,7 @@ class Reranker:
     """
 
     def __init__(self, index: Index, encoder: Encoder) -> None:
-        program = index.load_program()
+        program = index.load_program(REQUEST_LIMITS)
         index.check_encoder(encoder.info)
         self.index = index
         self.recipe: Recipe = index.recipe

@@ -45,6 +45,7 @@ from embedding_ttc.evaluation.records import (
     TaskResult,
     Timings,
 )
+from embedding_ttc.evaluation.run_scope import program_run
 from embedding_ttc.programs.base import Context, Matrix, Program, program_version
 from embedding_ttc.programs.primitives.tokenizers import tokenizer_name
 from embedding_ttc.tasks.task import RetrievalTask
@@ -303,13 +304,14 @@ def run_programs(
         before, fwd_before = meter.snapshot(), _forward_seconds(encoder)
         program_seconds = 0.0
         rows: list[ScoredRow] = [(None, np.zeros(0, np.float32))] * task.n_queries
-        for prep in prepared:
-            t0 = time.perf_counter()
-            with meter.scope(stage="program", side="query"):
-                out = program(prep.Q, prep.D, prep.S, prep.ctx)
-            program_seconds += time.perf_counter() - t0
-            scores = check_output(out, prep.S.shape, program.name)
-            _scatter(rows, prep.batch, scores)
+        with program_run():  # a limit per program per task counts every batch's call
+            for prep in prepared:
+                t0 = time.perf_counter()
+                with meter.scope(stage="program", side="query"):
+                    out = program(prep.Q, prep.D, prep.S, prep.ctx)
+                program_seconds += time.perf_counter() - t0
+                scores = check_output(out, prep.S.shape, program.name)
+                _scatter(rows, prep.batch, scores)
         t1 = time.perf_counter()
         per_query = ranker.ndcg_rows(rows)
         extra = None

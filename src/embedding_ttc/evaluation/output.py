@@ -32,6 +32,24 @@ RUN_DEPTH = 100
 RUN_MANIFEST_SCHEMA_VERSION: Literal[1] = 1
 
 
+class SandboxLimitsRecord(BaseModel):
+    """The sandbox's limits the program files of a run ran under (``--timeout``, ...).
+
+    Attributes:
+        timeout_seconds: the wall time of a program file on a task, the encodes the parent
+            served for it included (``timeout_covers``: ``run``).
+        timeout_covers: what the wall time counted.
+        encode_texts_per_item: the encoder budget in texts per query and document of a call.
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_seconds: float
+    timeout_covers: Literal["run", "program"]
+    encode_texts_per_item: float
+
+
 class RunManifest(BaseModel):
     """``DIR/manifest.json``: how a run directory was made.
 
@@ -42,6 +60,8 @@ class RunManifest(BaseModel):
         programs: the programs, library names then program files' names.
         data_dir: the data root given with ``--data-dir`` (``None``: the default one).
         embedding_ttc: the package version that ran.
+        sandbox_limits: the limits the program files ran under (``None``: no program file,
+            or a manifest written before they were recorded).
 
     """
 
@@ -55,6 +75,7 @@ class RunManifest(BaseModel):
     programs: list[str]
     data_dir: str | None
     embedding_ttc: str
+    sandbox_limits: SandboxLimitsRecord | None = None
 
 
 def safe_name(name: str) -> str:
@@ -72,7 +93,9 @@ class RunDirectory:
     def write_manifest(self, manifest: RunManifest) -> None:
         """Record how the run was made."""
         # json.dumps, as before the record was typed: the same bytes for the same run.
-        body = json.dumps(manifest.model_dump(mode="json"), indent=2)
+        # A run without program files writes no sandbox_limits: its bytes stay as they were.
+        unset = {"sandbox_limits"} if manifest.sandbox_limits is None else None
+        body = json.dumps(manifest.model_dump(mode="json", exclude=unset), indent=2)
         write_atomic(self.root / "manifest.json", body + "\n")
 
     def result_path(self, encoder: str, task: str, program: str, suffix: str) -> Path:

@@ -13,6 +13,12 @@ Schema 3 records that spec. Schema 2 recorded the proposer's name and, apart, it
 spec (:func:`spec_from_schema_2`). Schema 2 added the validation split's settings, the
 reference program and the objective; a file of schema 1 reads as a run without a split or a
 reference, against P0 (what such a run was), and resumes only when asked the same.
+
+``limits`` (added within schema 3) records the sandbox's limits every candidate ran under
+(:class:`RunLimits`). A file without them was written before they were recorded: its run
+resumes under the limits the search command derives for it (the wall time not counting the
+encodes served, 256 texts per query and document: what such runs ran under), which are then
+written into the file.
 """
 
 from __future__ import annotations
@@ -115,6 +121,27 @@ def spec_from_schema_2(
     return {"strategy": "draft", "backend": proposer, "options": dict(drafting or SCHEMA_2_DRAFT)}
 
 
+class RunLimits(BaseModel):
+    """The sandbox's limits of a search run's candidates, per program per task.
+
+    Attributes:
+        timeout_seconds: the wall-time limit (``--timeout``).
+        timeout_covers: what it counts: ``run`` (the program and the encodes the parent
+            serves for it) or ``program`` (the program's own time: runs recorded before).
+        encode_texts_per_item: the encoder budget in texts per query and document
+            (``--encode-budget``).
+        memory_gb: the address-space limit in GiB (``--memory-gb``).
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_seconds: float = Field(gt=0)
+    timeout_covers: Literal["run", "program"] = "run"
+    encode_texts_per_item: float = Field(gt=0)
+    memory_gb: int = Field(gt=0)
+
+
 class RunConfig(BaseModel):
     """What a search run directory is tied to.
 
@@ -130,6 +157,8 @@ class RunConfig(BaseModel):
             (``None``: no split; the cut itself is ``split.json``).
         reference: the library program every candidate is also compared with (``None``: none).
         objective: the baseline of the Δ the proposer is guided by (``p0`` or ``reference``).
+        limits: the sandbox's limits of every candidate (``None``: recorded before they
+            were; see the module docstring).
 
     """
 
@@ -146,6 +175,7 @@ class RunConfig(BaseModel):
     split: SplitSettings | None = None
     reference: str | None = None
     objective: Objective = "p0"
+    limits: RunLimits | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -177,7 +207,9 @@ class RunConfig(BaseModel):
         Every setting asked is compared with the recorded one (a recorded file of an older
         schema as the equivalent settings of this one). A run
         recorded with no model name (local runs made before the local model was recorded)
-        used the proposer's default: it resumes when ``default_model`` is asked.
+        used the proposer's default: it resumes when ``default_model`` is asked. A run
+        recorded without its limits resumes under those asked (the search command derives
+        them for such a run as it ran).
 
         Raises:
             RunMismatchError: naming each setting that differs, as recorded and as asked.
@@ -188,6 +220,8 @@ class RunConfig(BaseModel):
         asked, had = self.to_json(), recorded.model_dump(mode="json")
         if had.get("model") is None and default_model is not None:
             had["model"] = default_model
+        if had.get("limits") is None:
+            had["limits"] = asked.get("limits")
         diff = [k for k in asked if had.get(k) != asked[k]]
         if diff:
             detail = ", ".join(f"{k}: run has {had.get(k)!r}, asked {asked[k]!r}" for k in diff)

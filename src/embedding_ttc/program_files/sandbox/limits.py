@@ -4,8 +4,48 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from embedding_ttc.programs.primitives.tokenizers import TOKENIZER_ENV, tokenizer_name
+
+TimeoutCovers = Literal["run", "program"]
+TIMEOUT_COVERS: tuple[str, ...] = get_args(TimeoutCovers)
+
+DEFAULT_WALL_SECONDS = 3600.0
+"""``--timeout``: an hour per program per task, the whole run (encodes served included).
+
+The slowest library cell recorded (CoverageTriple on scifact, MiniLM, in ``results/transfer``)
+took 2,148 s, 2,143 of them encoding sentences, pairs and paragraphs with a cold cache on one
+loaded core; its algebra took 5 s. An hour leaves 1.7 times that, and is less than the
+600 s + 3,600 s of encoding a run could take before the encodes served were counted.
+"""
+
+LEGACY_WALL_SECONDS = 600.0
+"""The ``--timeout`` default before it counted the encodes served (older search runs)."""
+
+DEFAULT_ENCODE_TEXTS_PER_ITEM = 112.0
+"""``--encode-budget``: texts per query and document, twice the most the library asks.
+
+The most expensive library programs ask for 52.7 texts per query and document
+(LexicalHybridRRF and CrossRoundRRF on AILA case documents, whose long documents split into
+many sentences, pairs and paragraphs: ``results/transfer``); on the packaged tasks the most is
+9.3 (``benchmarks/encode_budget.py``, which measures both). 52.7 × 2, rounded up to a multiple
+of 8, is 112: room for a call whose documents are longer than the task's average (a shortlist
+batch) and for a program twice as thorough as the library's, and less than half the 256
+allowed before the budget was measured.
+"""
+
+LEGACY_ENCODE_TEXTS_PER_ITEM = 256.0
+"""The encoder budget before it was sized from the library (what older search runs ran under)."""
+
+PIECE_SECONDS = 0.5
+"""The encoding time the parent aims each piece of a request at (see :data:`SERVE_PIECE`)."""
+
+SERVE_PIECE = (16, 4096)
+"""The fewest and the most texts the parent encodes for the child between two looks at the
+deadline: the first piece of a call has the fewest, each later one as many as take about
+:data:`PIECE_SECONDS` at the rate of the last (a warm cache serves thousands a second, a
+busy CPU encodes tens)."""
 
 
 @dataclass(frozen=True)
@@ -13,8 +53,18 @@ class SandboxLimits:
     """What one sandboxed call may use.
 
     Attributes:
-        wall_seconds: wall time of the child, from start to result, minus the time the parent
-            spends serving its encoder calls. Exceeded: the group is killed, ``timeout``.
+        wall_seconds: wall time of the whole run, from the child's start to its result,
+            the time the parent spends serving its encoder requests included (``--timeout``).
+            A run is one call, or every call of a program on a task in an evaluator's
+            shortlist batches (:mod:`~embedding_ttc.evaluation.run_scope`).
+            Exceeded: the group is killed, ``timeout``, with a reason that splits the time
+            between the program and the encodes served for it. The parent checks it before
+            every encoder request and between pieces of a request sized to take about
+            :data:`PIECE_SECONDS`, so a call ends about one piece's encoding after its limit.
+        timeout_covers: what ``wall_seconds`` counts: ``"run"`` (the program and the encodes
+            served for it), or ``"program"``, the rule before encodes were counted (the
+            child's wall time minus the parent's serving), kept so that a search recorded
+            under it resumes under it.
         memory_bytes: ``RLIMIT_AS`` of the child: its whole address space, interpreter and
             numpy included (about 150 MB before the program starts; more with scipy or many
             BLAS threads). Exceeded: ``MemoryError`` in the program, ``memory``.
@@ -34,15 +84,16 @@ class SandboxLimits:
             ``encode_texts_per_item * (|Q| + |D|)`` texts. The library's most expensive
             program asks for about 53 (LexicalHybridRRF's sentence, pair, paragraph and topic
             channels on the long AILA case documents, in the discovery cells of
-            ``results/transfer``);
-            the default, 256, leaves room for new programs and stops a flood. Exceeded: the
-            child is killed, ``budget``.
+            ``results/transfer``); the default, :data:`DEFAULT_ENCODE_TEXTS_PER_ITEM`, leaves
+            room for new programs and stops a flood. Exceeded: the child is killed,
+            ``budget``.
         encode_seconds: the encoder budget in seconds the parent spends serving the child's
-            requests (cache hits included). Exceeded: killed, ``budget``.
+            requests (cache hits included). Exceeded: killed, ``budget``. It binds only when
+            it is below ``wall_seconds`` or ``timeout_covers`` is ``"program"``.
 
     """
 
-    wall_seconds: float = 600.0
+    wall_seconds: float = DEFAULT_WALL_SECONDS
     memory_bytes: int = 8 * 2**30
     output_bytes: int = 1 << 20
     cpu_seconds: float | None = None
@@ -51,8 +102,9 @@ class SandboxLimits:
     threads: int | None = None
     isolate_network: bool = True
     drop_privileges: bool = True
-    encode_texts_per_item: float = 256.0
+    encode_texts_per_item: float = DEFAULT_ENCODE_TEXTS_PER_ITEM
     encode_seconds: float = 3600.0
+    timeout_covers: TimeoutCovers = "run"
 
     def encode_text_budget(self, n_queries: int, n_docs: int) -> int:
         """Texts the parent encodes for one call over ``n_queries`` × ``n_docs`` at most."""
@@ -75,6 +127,11 @@ class SandboxLimits:
         for name, value in positive.items():
             if not value > 0:
                 raise ValueError(f"SandboxLimits.{name} must be positive, got {value!r}")
+        if self.timeout_covers not in TIMEOUT_COVERS:
+            raise ValueError(
+                f"SandboxLimits.timeout_covers must be one of {', '.join(TIMEOUT_COVERS)}, "
+                f"got {self.timeout_covers!r}"
+            )
 
 
 DEFAULT_LIMITS = SandboxLimits()

@@ -44,10 +44,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.evaluation.run_scope import current_run
 from embedding_ttc.program_files.checks.rules import ProgramRejected
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.program_files.sandbox.session import Session
+from embedding_ttc.program_files.sandbox.verdict import Spent
 from embedding_ttc.programs.base import Context, Matrix
 
 
@@ -78,8 +80,21 @@ class SandboxedProgram:
         self.source_sha256 = source_sha256(source)
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
-        """Run the program in a child process; raise :class:`SandboxFailure` if it fails."""
-        return Session(self.source, self.name, self.limits, ctx).run(Q, D, S)
+        """Run the program in a child process; raise :class:`SandboxFailure` if it fails.
+
+        Within an evaluator's run of this program on a task (shortlist batches:
+        :func:`~embedding_ttc.evaluation.run_scope.program_run`), every call shares one clock,
+        so the wall-time limit holds for the run; outside one, each call has its own.
+        """
+        return Session(self.source, self.name, self.limits, ctx, self._run_clock()).run(Q, D, S)
+
+    def _run_clock(self) -> Spent:
+        """The clock of the current run (a fresh one outside a run or under the older rule)."""
+        slots = current_run()
+        if slots is None or self.limits.timeout_covers != "run":
+            return Spent()
+        clock = slots.setdefault(id(self), Spent())
+        return clock if isinstance(clock, Spent) else Spent()
 
     def __repr__(self) -> str:
         return f"SandboxedProgram(name={self.name!r}, limits={self.limits!r})"

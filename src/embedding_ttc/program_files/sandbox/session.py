@@ -2,8 +2,9 @@
 
 The parent sends the ``run`` message, serves the child's encoder requests with its own
 (metered) ``encode_fn`` and ``index_time`` scopes, keeps the child's output, enforces the wall
-time (encoder calls served by the parent do not count: they are charged to an encoder budget
-of their own, in texts and in seconds) and the size of every message, then kills the child's
+time of the whole call (the program's own compute and the encodes the parent serves for it:
+a program that floods the encoder with small requests is held to the same clock as one that
+loops), the encoder budget in texts and the size of every message, then kills the child's
 process group and reaps it. What happened is recorded in a
 :class:`~embedding_ttc.program_files.sandbox.verdict.Verdict`, which judges the outcome.
 """
@@ -25,8 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from embedding_ttc.program_files.sandbox.limits import SandboxLimits, child_env, cpu_limit
-from embedding_ttc.program_files.sandbox.verdict import Verdict
+from embedding_ttc.program_files.sandbox.limits import (
+    PIECE_SECONDS,
+    SERVE_PIECE,
+    SandboxLimits,
+    child_env,
+    cpu_limit,
+)
+from embedding_ttc.program_files.sandbox.verdict import Spent, Verdict
 from embedding_ttc.program_files.sandbox.wire import (
     MAX_HEADER_BYTES,
     Frame,
@@ -108,20 +115,32 @@ class _Outbox:
 class Session:
     """One call: start the child, serve its messages, kill it, judge the outcome."""
 
-    def __init__(self, source: str, name: str, limits: SandboxLimits, ctx: Context) -> None:
+    def __init__(
+        self,
+        source: str,
+        name: str,
+        limits: SandboxLimits,
+        ctx: Context,
+        spent: Spent | None = None,
+    ) -> None:
         self.source = source
         self.name = name
         self.limits = limits
         self.ctx = ctx
-        self.verdict = Verdict(name, limits)
+        # The run's clock and the encodes served so far: this call's alone, or those of the
+        # run it belongs to (shortlist batches share one, started by the first call).
+        self.spent = spent if spent is not None else Spent()
+        self.verdict = Verdict(name, limits, spent=self.spent)
         self.outbox = _Outbox()
         self.scopes: list[AbstractContextManager[None]] = []
-        self.serving = 0.0  # seconds spent in the parent's encoder (not charged to the child)
-        self.encoded = 0  # texts the parent encoded for the child (charged to its budget)
+        self.charged = 0  # texts charged to this call's encoder budget
+        self.seconds_per_text: float | None = None  # the encoder's rate at the last piece
         self.text_budget = limits.encode_text_budget(len(ctx.query_texts), len(ctx.doc_texts))
 
     def run(self, Q: Matrix, D: Matrix, S: Matrix) -> Matrix:
         """Run the program on these inputs in a fresh child; its matrix, or a failure."""
+        if not self.spent.start:
+            self.spent.start = time.monotonic()
         self.verdict.shape = (int(S.shape[0]), int(S.shape[1]))
         with tempfile.TemporaryDirectory(prefix="ettc-sandbox-") as workdir:
             settings = {
@@ -193,7 +212,6 @@ class Session:
         for fd in (to_child, from_child, out):
             os.set_blocking(fd, False)
         reader = FrameReader(max_header=MAX_HEADER_BYTES, payload_limit=self._payload_limit)
-        start = time.monotonic()
         with selectors.DefaultSelector() as sel:
             sel.register(from_child, selectors.EVENT_READ, "protocol")
             sel.register(out, selectors.EVENT_READ, "output")
@@ -202,9 +220,9 @@ class Session:
                 if self.outbox.chunks and not writing:
                     sel.register(to_child, selectors.EVENT_WRITE, "input")
                     writing = True
-                remaining = self.limits.wall_seconds - (time.monotonic() - start - self.serving)
+                remaining = self._remaining()
                 if remaining <= 0:
-                    self.verdict.timed_out = True
+                    self._time_out()
                     break
                 for key, _ in sel.select(timeout=min(remaining, WAKE_SECONDS)):
                     if key.data == "protocol":
@@ -296,37 +314,83 @@ class Session:
             raise ProtocolError("an encode request is malformed")
         if self._over_budget(len(texts)):
             return
-        t0 = time.monotonic()
+        self.spent.calls += 1
         try:
-            emb = np.ascontiguousarray(self.ctx.encode_fn(texts, **options))
+            emb = self._encode_in_pieces(texts, options)
         except Exception as exc:
             message = str(exc)[:2000]
             self.verdict.encode_failures.append(f"{type(exc).__name__}: {message}")
             reply = {"kind": "encode_error", "type": type(exc).__name__, "message": message}
             self.outbox.put([frame_prefix(reply)])
             return
-        finally:
-            self.serving += time.monotonic() - t0
+        if emb is None:  # the deadline passed between two pieces
+            return
         spec, chunk = array_chunk(emb, "embeddings")
         reply = {"kind": "embeddings", "shape": spec["shape"], "dtype": spec["dtype"]}
         self.outbox.put([frame_prefix(reply, chunk.nbytes), chunk])
 
+    def _encode_in_pieces(self, texts: list[str], options: dict[str, Any]) -> Any:
+        """The embeddings of ``texts``, or ``None`` when the deadline passed before the end.
+
+        A request is encoded in pieces sized to take about :data:`PIECE_SECONDS` at the
+        rate of the last piece (:data:`SERVE_PIECE`), the deadline checked before each: one
+        request of a million texts cannot hold the parent past the call's limit by much more
+        than a piece. The pieces go through the same metered encoder, which counts texts,
+        not calls, so the cost recorded is the same.
+        """
+        pieces: list[Any] = []
+        start = 0
+        while start < len(texts) or not pieces:
+            if self._remaining() <= 0:
+                self._time_out()
+                return None
+            piece = texts[start : start + self._piece_size()]
+            t0 = time.monotonic()
+            try:
+                pieces.append(np.ascontiguousarray(self.ctx.encode_fn(piece, **options)))
+            finally:
+                seconds = time.monotonic() - t0
+                self.spent.serving += seconds
+            if piece:
+                self.seconds_per_text = seconds / len(piece)
+            self.spent.encoded += len(piece)
+            start += len(piece)
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def _piece_size(self) -> int:
+        """Texts in the next piece: about :data:`PIECE_SECONDS` at the last piece's rate."""
+        fewest, most = SERVE_PIECE
+        if self.seconds_per_text is None:
+            return fewest
+        return max(fewest, min(most, int(PIECE_SECONDS / max(self.seconds_per_text, 1e-9))))
+
+    def _remaining(self) -> float:
+        """Seconds left before the call's wall-time limit (see ``timeout_covers``)."""
+        elapsed = time.monotonic() - self.spent.start
+        if self.limits.timeout_covers == "program":  # older runs: encodes served not counted
+            elapsed -= self.spent.serving
+        return self.limits.wall_seconds - elapsed
+
+    def _time_out(self) -> None:
+        self.spent.elapsed = time.monotonic() - self.spent.start
+        self.verdict.timed_out = True
+
     def _over_budget(self, n_texts: int) -> bool:
         """Charge ``n_texts`` to the encoder budget; a request beyond it ends the run."""
-        limits = self.limits
-        if self.encoded + n_texts > self.text_budget:
+        limits, spent = self.limits, self.spent
+        if self.charged + n_texts > self.text_budget:
             self.verdict.over_budget = (
                 f"the program asked the encoder for more than {self.text_budget} texts "
                 f"({limits.encode_texts_per_item:g} per query and document; "
-                f"{self.encoded} encoded, {n_texts} more requested)"
+                f"{self.charged} encoded, {n_texts} more requested)"
             )
-        elif self.serving > limits.encode_seconds:
+        elif spent.serving > limits.encode_seconds:
             self.verdict.over_budget = (
                 f"the program's encoder calls took more than {limits.encode_seconds:g} s "
-                f"({self.serving:.0f} s for {self.encoded} texts)"
+                f"({spent.serving:.0f} s for {spent.encoded} texts)"
             )
         else:
-            self.encoded += n_texts
+            self.charged += n_texts
         return self.verdict.over_budget is not None
 
     def _reap(self, proc: subprocess.Popen[bytes], grace: float) -> None:

@@ -75,6 +75,50 @@ class ChildOutput:
 
 
 @dataclass
+class Spent:
+    """Where a run's time went: the program's own compute and the encodes served for it.
+
+    A run is one call, or the calls of a program on a task in shortlist batches, which share
+    one (see :func:`~embedding_ttc.evaluation.run_scope.program_run`).
+
+    Attributes:
+        start: the parent's clock (``time.monotonic``) when the run began (0: not yet).
+        elapsed: seconds from ``start`` to the moment the run was found over its limit.
+        serving: seconds the parent spent in its encoder for the child.
+        encoded: texts the parent encoded for the child.
+        calls: encoder requests served (or begun).
+
+    """
+
+    start: float = 0.0
+    elapsed: float = 0.0
+    serving: float = 0.0
+    encoded: int = 0
+    calls: int = 0
+
+    def timeout_reason(self, limits: SandboxLimits) -> str:
+        """Why a call timed out, with its time split between the program and the encoder.
+
+        ``timed out after 5.0 s: 0.4 s in the program, 4.6 s serving 12,000 encodes in
+        3,000 calls (limit 5 s, ...)``.
+        """
+        if limits.timeout_covers == "program":
+            return (
+                f"the program ran longer than {limits.wall_seconds:g} s (wall time, not "
+                f"counting encoder calls: {self.serving:.1f} s serving {self.encoded:,} "
+                f"encodes in {self.calls:,} requests) and was killed"
+            )
+        own = max(self.elapsed - self.serving, 0.0)
+        calls = f"{self.calls:,} call{'' if self.calls == 1 else 's'}"
+        return (
+            f"timed out after {self.elapsed:.1f} s: {own:.1f} s in the program, "
+            f"{self.serving:.1f} s serving {self.encoded:,} encodes in {calls} "
+            f"(limit {limits.wall_seconds:g} s for the program and the encodes served for it; "
+            "the program was killed)"
+        )
+
+
+@dataclass
 class Verdict:
     """What happened in one call (filled in as messages and events arrive, then at exit).
 
@@ -87,6 +131,7 @@ class Verdict:
         killed: the parent killed a child that was still running.
         max_rss: the child's peak resident memory in bytes.
         cpu_seconds: the child's CPU time.
+        spent: where the call's time went (for a timeout's reason).
 
     """
 
@@ -107,6 +152,7 @@ class Verdict:
     killed: bool = False
     max_rss: int = 0
     cpu_seconds: float = 0.0
+    spent: Spent = field(default_factory=Spent)
 
     @property
     def finished(self) -> bool:
@@ -145,11 +191,7 @@ class Verdict:
         if self.over_budget is not None:
             raise self._fail(Status.BUDGET, f"{self.over_budget}; the program was killed")
         if self.timed_out:
-            raise self._fail(
-                Status.TIMEOUT,
-                f"the program ran longer than {limits.wall_seconds:g} s (wall time, not "
-                "counting encoder calls) and was killed",
-            )
+            raise self._fail(Status.TIMEOUT, self.spent.timeout_reason(limits))
         if self.result is not None:
             return self._decode_result(self.result)
         if self.error is not None:
