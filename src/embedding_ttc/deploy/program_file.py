@@ -15,14 +15,15 @@ program passed the static checks, but those checks are not a sandbox
 (:mod:`embedding_ttc.program_files.checks.source` lists ways around them), and the code was written
 by a proposer, not reviewed as library code is. In the server process it would run with the
 server's user, files and network, with callers choosing its inputs; a memory-unsafe numpy
-trick would take the whole service down. In the sandbox each program call is a fresh,
-contained process (:mod:`embedding_ttc.program_files.sandbox.program`), and a failure is an error of
+trick would take the whole service down. In the sandbox the program runs in a contained
+process (:mod:`embedding_ttc.program_files.sandbox.program`), and a failure is an error of
 that request only. The deploy path also promises that deployed scores equal ``evaluate``'s,
 and ``evaluate --program-file`` runs the file in that same sandbox: its child fixes
 ``PYTHONHASHSEED`` and the BLAS threads, which in-process would be the server's (a program
-iterating over a set of strings could rank differently). The price is a process per program
-call: about 0.1 s for a numpy-only program and 0.5 s for one that loads the lexical
-primitives (bm25s), measured on a 2-core machine, against milliseconds in-process, and one
+iterating over a set of strings could rank differently). A served program is loaded once
+into a warm child that each call messages (:mod:`embedding_ttc.program_files.sandbox.warm`;
+a process start per call cost about 0.1 s for a numpy-only program and 0.5 s with the
+lexical primitives on 2 cores), and there is one
 call per query (a program file is never served as ``independent``; see
 :mod:`~embedding_ttc.deploy.probe`). A
 program worth serving at library speed is worth reviewing and adding to the library with a

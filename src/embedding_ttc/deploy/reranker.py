@@ -12,8 +12,10 @@ return: :mod:`~embedding_ttc.deploy.rerank_results`, with their
 :class:`~embedding_ttc.deploy.call_stats.CallStats`.
 
 A program deployed from a program file (``index build --program-file``) runs from the source
-stored in the index, in the search's sandbox, one contained process per program call
-(:mod:`embedding_ttc.deploy.program_file` says why); its batch kind was measured at build time.
+stored in the index, in the search's sandbox (:mod:`embedding_ttc.deploy.program_file` says
+why), loaded once into a warm contained child that each call messages
+(:mod:`~embedding_ttc.program_files.sandbox.warm`; a failed call replaces the child); its batch
+kind was measured at build time.
 A failure of such a call (a crash, a timeout) raises
 :class:`~embedding_ttc.evaluation.outcome.CandidateError` with its status and reason.
 
@@ -52,6 +54,7 @@ from embedding_ttc.deploy.text_documents import (
 from embedding_ttc.encoders.base import Embeddings, Encoder
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.warm import warm
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.recipe import Recipe
 
@@ -82,7 +85,8 @@ class Reranker:
     """
 
     def __init__(self, index: Index, encoder: Encoder) -> None:
-        program = index.load_program(REQUEST_LIMITS)
+        # A program file: one warm child per reranker, each call under the request limits.
+        program = warm(index.load_program(REQUEST_LIMITS))
         index.check_encoder(encoder.info)
         self.index = index
         self.recipe: Recipe = index.recipe

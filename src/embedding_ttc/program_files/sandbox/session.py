@@ -206,6 +206,18 @@ class Session:
             return 1 << 16
         return 0
 
+    def serve(
+        self, proc: subprocess.Popen[bytes], to_child: int, from_child: int, out: int
+    ) -> None:
+        """Serve a child already running (a warm one) until this call ends, on this call's clock.
+
+        The clock starts now unless the run it belongs to started it; the limits, messages and
+        verdict are those of a call in a fresh child.
+        """
+        if not self.spent.start:
+            self.spent.start = time.monotonic()
+        self._serve(proc, to_child, from_child, out)
+
     def _serve(
         self, proc: subprocess.Popen[bytes], to_child: int, from_child: int, out: int
     ) -> None:

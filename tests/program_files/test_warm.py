@@ -1,0 +1,126 @@
+"""The warm sandboxed worker: one contained child per program, replaced after a failed call.
+
+Each failing program fails only its own call: the next call is answered by a new child, with
+the same scores as the per-call sandbox.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import numpy as np
+import pytest
+
+from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+from embedding_ttc.program_files.sandbox.program import SandboxedProgram
+from embedding_ttc.program_files.sandbox.verdict import SandboxFailure
+from embedding_ttc.program_files.sandbox.warm import WarmProgram, warm
+from embedding_ttc.programs.base import Context
+
+# A program whose behaviour the query text chooses: one source, a failing call, then a good one.
+SOURCE = """\
+import numpy as np
+
+
+def program(Q, D, S, ctx):
+    what = ctx.query_texts[0]
+    if what == "crash":
+        raise ValueError("asked to crash")
+    if what == "loop":
+        while True:
+            pass
+    if what == "flood":
+        for _ in range(100):
+            ctx.encode_fn(["more text"] * 10)
+    if what == "exit":
+        raise SystemExit(3)
+    if what == "open":
+        open("/etc/passwd").read()
+    return S + np.float32(0.5) * (Q @ ctx.encode_fn(list(ctx.doc_texts)).T)
+"""
+
+
+def encode(texts, view=None, dim=None, max_length=None):
+    rng = np.random.default_rng(sum(len(t) for t in texts))
+    return rng.standard_normal((len(texts), 4)).astype(np.float32)
+
+
+def inputs(query: str):
+    rng = np.random.default_rng(0)
+    Q = rng.standard_normal((1, 4)).astype(np.float32)
+    D = rng.standard_normal((5, 4)).astype(np.float32)
+    ctx = Context(
+        encode_fn=encode,
+        query_texts=(query,),
+        doc_texts=tuple(f"doc {i}" for i in range(5)),
+        query_ids=("q0",),
+        doc_ids=tuple(f"d{i}" for i in range(5)),
+        candidates=None,
+        views_collapsed=True,
+        index_time=nullcontext,
+    )
+    return Q, D, Q @ D.T, ctx
+
+
+LIMITS = SandboxLimits(wall_seconds=3.0, encode_texts_per_item=20.0)
+
+
+@pytest.fixture
+def program():
+    warm_program = WarmProgram(SOURCE, "chooser", LIMITS)
+    yield warm_program
+    warm_program.close()
+
+
+def test_calls_reuse_one_child_and_score_as_the_per_call_sandbox(program):
+    expected = SandboxedProgram(SOURCE, "chooser", LIMITS)(*inputs("cats"))
+    first = program(*inputs("cats"))
+    pid = program.pid
+    for _ in range(3):
+        np.testing.assert_array_equal(program(*inputs("cats")), expected)
+    np.testing.assert_array_equal(first, expected)
+    assert program.pid == pid and program.started == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "message"),
+    [
+        ("crash", Status.CRASHED, "asked to crash"),
+        ("loop", Status.TIMEOUT, "timed out after 3"),
+        ("flood", Status.BUDGET, "more than 120 texts"),
+        ("exit", Status.CRASHED, "SystemExit"),
+        ("open", Status.REJECTED, "/etc/passwd"),
+    ],
+)
+def test_a_failed_call_replaces_the_child_and_the_next_call_succeeds(
+    program, query, status, message
+):
+    good = program(*inputs("cats"))
+    old = program.pid
+    with pytest.raises(SandboxFailure) as failure:
+        program(*inputs(query))
+    assert failure.value.status == status
+    assert message in failure.value.reason
+    assert program.pid is None  # the failed child is gone, killed and reaped
+    np.testing.assert_array_equal(program(*inputs("cats")), good)
+    assert program.pid not in (None, old) and program.started == 2
+
+
+def test_a_program_that_does_not_compile_fails_at_start_with_its_error():
+    broken = WarmProgram("def program(Q, D, S, ctx)\n    return S\n", "broken", LIMITS)
+    with pytest.raises(SandboxFailure) as failure:
+        broken.start()
+    assert failure.value.status == Status.CRASHED
+    assert "SyntaxError" in failure.value.reason
+    assert broken.pid is None
+
+
+def test_warm_wraps_only_per_call_sandboxed_programs():
+    cold = SandboxedProgram(SOURCE, "chooser", LIMITS)
+    made = warm(cold)
+    assert isinstance(made, WarmProgram)
+    assert (made.source, made.name, made.limits) == (cold.source, cold.name, cold.limits)
+    assert warm(made) is made
+    library = object()
+    assert warm(library) is library  # type: ignore[arg-type]
