@@ -67,9 +67,10 @@ def test_read_corpus_tsv_with_optional_header(tmp_path):
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
-        ("c.jsonl", '{"title": "no id"}\n', "c.jsonl:1: missing or invalid '_id'"),
-        ("c.jsonl", '{"_id": "a"}\n{"_id": "a"}\n', "duplicate document id 'a'"),
-        ("c.tsv", "a\tonly two\n", "c.tsv:1: expected id<TAB>title<TAB>text"),
+        ("c.jsonl", '{"title": "no id"}\n', "c.jsonl:1: missing or invalid id field '_id'"),
+        ("c.jsonl", '{"_id": "a", "text": "x"}\n{"_id": "a", "text": "y"}\n', "duplicate docu"),
+        ("c.jsonl", '{"_id": "a", "text": "x"}\n{"_id": "b"}\n', "c.jsonl:2: no text field 'text'"),
+        ("c.tsv", "a\tb\tc\td\n", "c.tsv:1: expected id<TAB>text or id<TAB>title<TAB>text"),
         ("c.jsonl", "", "no documents"),
     ],
 )
@@ -398,3 +399,49 @@ def test_cli_build_and_add_on_corpus_files(tmp_path, monkeypatch, capsys):
     # Pseudo-queries from the corpus were used for the recording pass (P0 stores none).
     assert deploy_main([*argv, "--out", str(out), "--no-progress"]) == 2
     assert "already exists" in capsys.readouterr().err
+
+
+def test_cli_reads_a_pyserini_corpus_and_refuses_a_textless_one(tmp_path, monkeypatch, capsys):
+    import embedding_ttc.cli.common as cli
+
+    monkeypatch.setattr(cli, "build_encoder", lambda *a, **k: HashingEncoder())
+    pyserini = tmp_path / "p.jsonl"
+    lines = [json.dumps({"id": f"d{i}", "contents": x}) for i, (_, x) in enumerate(TEXTS[:4])]
+    pyserini.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "ix"
+    build = ["index", "build", "--program", "P0", "--out", str(out), "--no-progress"]
+    assert deploy_main([*build, "--corpus", str(pyserini)]) == 0
+    index = Index.load(out, verify=True)
+    assert index.texts(range(4)) == [x for _, x in TEXTS[:4]]  # not empty documents
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+
+    other = tmp_path / "o.jsonl"  # another shape: refused unless its fields are named
+    other.write_text(json.dumps({"_id": "n1", "body": "Owls hunt at night."}) + "\n")
+    capsys.readouterr()
+    assert deploy_main([*build, "--force", "--corpus", str(other)]) == 2
+    assert f"{other}:1: no text field 'text'" in capsys.readouterr().err
+    add = ["index", "add", str(out), "--no-progress", "--corpus", str(other)]
+    assert deploy_main(add) == 2
+    assert f"{other}:1: no text field 'text'" in capsys.readouterr().err
+    # Neither failure touched the index.
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
+    assert Index.load(out, verify=True).manifest.counts.documents == 4
+
+    assert deploy_main([*add, "--text-field", "body"]) == 0
+    assert Index.load(out, verify=True).texts([4]) == ["Owls hunt at night."]
+
+    mixed = tmp_path / "m.jsonl"
+    mixed.write_text(
+        "".join(json.dumps(r) + "\n" for r in ({"_id": "n2", "text": "Glaciers."}, {"_id": "n3"}))
+    )
+    capsys.readouterr()
+    assert deploy_main(["index", "add", str(out), "--no-progress", "--corpus", str(mixed)]) == 2
+    assert (
+        deploy_main(
+            ["index", "add", str(out), "--no-progress", "--corpus", str(mixed), "--skip-invalid"]
+        )
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert "skipped 1 invalid record(s)" in err and "added 1 documents" in err
+    assert Index.load(out, verify=True).doc_ids[-1] == "n2"

@@ -134,6 +134,8 @@ def test_a_repeated_live_document_is_not_re_encoded(tmp_path):
         (["a", {"id": "x", "text": "b"}, {"id": "x", "text": "c"}], "'x' is given twice", 2),
         (["a", {"text": "b", "url": "u"}], "unknown field(s) ['url']", 1),
         ([{"id": "x"}], "'text' must be a string, got missing", 0),
+        ([{"id": "x", "title": "T", "text": " "}], "0 has an empty text (its 'text' field)", 0),
+        ([{"id": "x", "contents": "Pyserini's field"}], "unknown field(s) ['contents']", 0),
         (["a", {"text": "b", "id": 3}], "'id' must be a string, got int", 1),
         (["a", "  "], "document 1 has an empty text", 1),
         (["a", 5], "must be a string or a record with 'text', got int", 1),

@@ -96,6 +96,18 @@ def test_empty_texts(tmp_path: Path):
     assert "q4" not in task.query_ids
 
 
+@pytest.mark.parametrize(
+    "record", [{"_id": "d4", "title": "T"}, {"id": "d4", "contents": "Pyserini's shape"}]
+)
+def test_a_corpus_record_without_text_is_an_error(tmp_path: Path, record):
+    # Not an empty document: a task folder whose corpus is in another shape is refused.
+    if "_id" not in record:
+        record = {"_id": "d4", **record}
+    root = write_task(tmp_path / "t", [*CORPUS, record], QUERIES, QRELS)
+    with pytest.raises(DatasetError, match=r"corpus.jsonl:4: no 'text' field \(fields present"):
+        load_beir_folder(root)
+
+
 def test_missing_pieces(tmp_path: Path):
     with pytest.raises(DatasetError, match="does not exist"):
         load_beir_folder(tmp_path / "nope")

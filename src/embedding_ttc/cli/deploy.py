@@ -14,11 +14,14 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from embedding_ttc.cli.common import add_data_dir, add_device, add_tokenizer, stage_progress
 from embedding_ttc.encoders.threads import set_torch_threads
 from embedding_ttc.errors import EmbeddingTTCError
+
+if TYPE_CHECKING:
+    from embedding_ttc.tasks.corpus_records import Document
 
 
 def set_threads(n: int | None) -> None:
@@ -88,9 +91,41 @@ def _build_encoder(args: argparse.Namespace) -> Iterator[Any]:
         yield encoder
 
 
+def _read_corpus_args(args: argparse.Namespace) -> list[Document]:
+    """``--corpus`` read with its field flags; skipped records are counted on stderr."""
+    from embedding_ttc.deploy.corpus import check_new_documents
+    from embedding_ttc.tasks.corpus_records import read_corpus_file
+
+    read = read_corpus_file(
+        args.corpus,
+        id_field=args.id_field,
+        text_field=args.text_field,
+        title_field=args.title_field,
+        skip_invalid=args.skip_invalid,
+    )
+    if read.skipped:
+        _say(f"skipped {read.skipped} invalid record(s) of {args.corpus} (--skip-invalid)")
+    check_new_documents(read.documents, set(), str(args.corpus))
+    return read.documents
+
+
+def _corpus_flags(p: argparse.ArgumentParser) -> None:
+    """The flags that say how a corpus file's records are read."""
+    p.add_argument("--text-field", help="JSONL text field (default: text, or contents)")
+    p.add_argument("--id-field", help="JSONL id field (default: _id, else id)")
+    p.add_argument(
+        "--title-field", help="JSONL title field (default: title in BEIR's shape, else none)"
+    )
+    p.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="skip (and count) records without text instead of refusing the file",
+    )
+
+
 def cmd_index_build(args: argparse.Namespace) -> int:
     """Build an index of a task's corpus or a corpus file for one program and encoder."""
-    from embedding_ttc.deploy.corpus import Document, read_corpus, read_queries, sample_texts
+    from embedding_ttc.deploy.corpus import Document, read_queries, sample_texts
     from embedding_ttc.deploy.index import Index
     from embedding_ttc.tasks.catalog import load_task
 
@@ -110,7 +145,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
         queries = sample_texts(task.query_texts, size, args.seed)
         origin = f"{len(queries)} of the {task.n_queries} queries of {task.name} (seed {args.seed})"
     else:
-        docs = read_corpus(args.corpus)
+        docs = _read_corpus_args(args)
         source = f"corpus:{args.corpus}"
     if args.reference_queries:
         queries = sample_texts(read_queries(args.reference_queries), size, args.seed)
@@ -148,12 +183,11 @@ def cmd_index_build(args: argparse.Namespace) -> int:
 def cmd_index_add(args: argparse.Namespace) -> int:
     """Append a corpus file's documents to an index."""
     from embedding_ttc.cli.common import build_encoder
-    from embedding_ttc.deploy.corpus import read_corpus
     from embedding_ttc.deploy.index import Index
 
     set_threads(args.threads)
     index = Index.load(args.dir)
-    docs = read_corpus(args.corpus)
+    docs = _read_corpus_args(args)
     encoder = build_encoder(
         index.manifest.encoder.name, args.cache_dir, args.no_cache, device=args.device
     )
@@ -295,8 +329,11 @@ def add_deploy_commands(sub: Any) -> None:
     src = bu.add_mutually_exclusive_group(required=True)
     src.add_argument("--task", help="index this task's corpus (its queries: reference sample)")
     src.add_argument(
-        "--corpus", type=Path, help="JSONL (_id|id, title, text) or TSV (id, title, text)"
+        "--corpus",
+        type=Path,
+        help="JSONL (BEIR: _id, title, text; Pyserini: id, contents) or TSV (id, [title,] text)",
     )
+    _corpus_flags(bu)
     bu.add_argument("--out", type=Path, required=True, help="the index directory")
     bu.add_argument(
         "--reference-queries",
@@ -340,6 +377,7 @@ def add_deploy_commands(sub: Any) -> None:
     ad = ixsub.add_parser("add", help="append documents to an index (no rebuild)")
     ad.add_argument("dir", type=Path, help="the index directory")
     ad.add_argument("--corpus", type=Path, required=True, help="the new documents")
+    _corpus_flags(ad)
     ad.add_argument("--no-progress", action="store_true", help="no progress bars")
     encoder_options(ad)
     ad.set_defaults(func=cmd_index_add)

@@ -1,88 +1,36 @@
 """Documents and queries for a deployed index: corpus files, duplicate checks, query samples.
 
-A corpus is JSONL (``_id`` or ``id``, ``title``, ``text``) or TSV (``id<TAB>title<TAB>text``);
-queries are JSONL (``text``) or one a line. A corpus without queries gets pseudo-queries (the
-first sentence of sampled documents) for the recording pass of a build and, when no real
-queries are given, for the reference sample of batch-statistics programs.
+A corpus file is read by :mod:`embedding_ttc.tasks.corpus_records` (BEIR or Pyserini JSONL,
+explicit fields, or TSV); queries are JSONL (``text``) or one a line. A corpus without queries
+gets pseudo-queries (the first sentence of sampled documents) for the recording pass of a
+build and, when no real queries are given, for the reference sample of batch-statistics
+programs.
 """
 
 from __future__ import annotations
 
-import csv
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from embedding_ttc.errors import DatasetError
 from embedding_ttc.programs.primitives.chunking import split_sentences
 from embedding_ttc.tasks.beir import iter_jsonl
-from embedding_ttc.tasks.task import join_title_text
+from embedding_ttc.tasks.corpus_records import Document as Document  # re-exported
+from embedding_ttc.tasks.corpus_records import read_corpus_file
 
 PSEUDO_QUERY_WORDS = 16
 """Words a pseudo-query keeps of its document's first sentence."""
 
 
-@dataclass(frozen=True)
-class Document:
-    """One corpus document: its id, title (possibly empty) and text."""
-
-    id: str
-    title: str
-    text: str
-
-    @property
-    def joined(self) -> str:
-        """Title and text joined as the encoder sees them (as MTEB joins them)."""
-        return join_title_text(self.title, self.text)
-
-
-def _jsonl_documents(path: Path) -> list[Document]:
-    docs = []
-    for lineno, obj in iter_jsonl(path):
-        rid = obj.get("_id", obj.get("id"))
-        if isinstance(rid, int) and not isinstance(rid, bool):
-            rid = str(rid)
-        if not isinstance(rid, str) or not rid:
-            raise DatasetError(f"{path}:{lineno}: missing or invalid '_id' (or 'id')")
-        fields = []
-        for name in ("title", "text"):
-            value = obj.get(name) or ""
-            if not isinstance(value, str):
-                raise DatasetError(f"{path}:{lineno}: field {name!r} must be a string")
-            fields.append(value)
-        docs.append(Document(rid, fields[0], fields[1]))
-    return docs
-
-
-def _tsv_documents(path: Path) -> list[Document]:
-    docs = []
-    with open(path, encoding="utf-8", newline="") as fh:
-        for lineno, row in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE), 1):
-            if not row or not "".join(row).strip():
-                continue
-            if len(row) != 3 or not row[0]:
-                raise DatasetError(f"{path}:{lineno}: expected id<TAB>title<TAB>text")
-            if lineno == 1 and row == ["id", "title", "text"]:
-                continue
-            docs.append(Document(row[0], row[1], row[2]))
-    return docs
-
-
 def read_corpus(path: Path | str) -> list[Document]:
-    """Read documents from JSONL (``_id`` or ``id``, ``title``, ``text``) or TSV.
-
-    A file whose name ends in ``.tsv`` is ``id<TAB>title<TAB>text`` (an optional header row
-    ``id title text``); anything else (``.jsonl``, ``.jsonl.gz``) is JSONL.
+    """Read a corpus file's documents, refusing any invalid record (see :mod:`corpus_records`).
 
     Raises:
-        DatasetError: naming the file and line of a malformed record, or a duplicate id.
+        DatasetError: naming the file, line and field of a bad record, or a duplicate id.
 
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"corpus file {path} does not exist")
-    docs = _tsv_documents(path) if path.name.endswith(".tsv") else _jsonl_documents(path)
+    docs = read_corpus_file(path).documents
     check_new_documents(docs, set(), str(path))
     return docs
 

@@ -80,6 +80,11 @@ def _text_document(item: object, position: int) -> TextDocument:
                     f"document {position}: '{name}' must be a string, got {kind}",
                     position=position,
                 )
+        if not str(text).strip():
+            # A title alone is not a document: the same rule as a corpus file's records.
+            raise CandidateRequestError(
+                f"document {position} has an empty text (its 'text' field)", position=position
+            )
         if doc_id is not None and not isinstance(doc_id, str):
             raise CandidateRequestError(
                 f"document {position}: 'id' must be a string, got {type(doc_id).__name__}",

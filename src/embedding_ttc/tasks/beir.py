@@ -10,7 +10,8 @@ from that query's ranking (MTEB's rule for ArguAna).
 What counts as an error and what as a counted warning:
 
 * errors (file and line named): a missing file, a line that is not a JSON object, a missing or
-  non-string ``_id``, a duplicate id, a qrels row without three fields or with a non-integer
+  non-string ``_id``, a corpus record without a ``text`` field (a title may be absent), a
+  duplicate id, a qrels row without three fields or with a non-integer
   grade, a query id judged twice for the same document;
 * counted warnings (the data stays usable): qrels rows naming unknown corpus or query ids
   (dropped), documents with empty text (kept: they exist in the source collection), queries with
@@ -65,8 +66,13 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise DatasetError(f"{path}: unreadable ({exc})") from None
 
 
-def _records(path: Path, fields: tuple[str, ...]) -> tuple[list[str], list[list[str]], int]:
-    """Read ids and string fields; return ids, columns, and the number of empty texts."""
+def _records(
+    path: Path, fields: tuple[str, ...], required: str | None
+) -> tuple[list[str], list[list[str]], int]:
+    """Read ids and string fields; return ids, columns, and the number of empty texts.
+
+    The ``required`` field, if any, must be present on every line (its value may be empty: counted).
+    """
     ids: list[str] = []
     cols: list[list[str]] = [[] for _ in fields]
     seen: dict[str, int] = {}
@@ -80,6 +86,12 @@ def _records(path: Path, fields: tuple[str, ...]) -> tuple[list[str], list[list[
         if rid in seen:
             raise DatasetError(f"{path}:{lineno}: duplicate id {rid!r} (first at line {seen[rid]})")
         seen[rid] = lineno
+        if required is not None and required not in obj:
+            present = ", ".join(sorted(map(str, obj))) or "none"
+            raise DatasetError(
+                f"{path}:{lineno}: no {required!r} field (fields present: {present}); "
+                "a BEIR folder's records are _id, title (optional), text"
+            )
         values = []
         for name in fields:
             value = obj.get(name, "")
@@ -146,9 +158,9 @@ def load_beir_folder(folder: Path | str, name: str | None = None) -> RetrievalTa
     pool = bool(stats.get("pool", False))
 
     corpus_path = find_file(folder, "corpus.jsonl")
-    doc_ids, (titles, bodies), empty_docs = _records(corpus_path, ("title", "text"))
+    doc_ids, (titles, bodies), empty_docs = _records(corpus_path, ("title", "text"), "text")
     queries_path = find_file(folder, "queries.jsonl")
-    q_ids, (q_texts,), _ = _records(queries_path, ("text",))
+    q_ids, (q_texts,), _ = _records(queries_path, ("text",), None)
     qrels_path = find_file(folder / "qrels", "test.tsv")
 
     query_text = dict(zip(q_ids, q_texts, strict=True))
