@@ -15,9 +15,9 @@ from pathlib import Path
 
 from embedding_ttc.errors import DatasetError
 from embedding_ttc.programs.primitives.chunking import split_sentences
-from embedding_ttc.tasks.beir import iter_jsonl
 from embedding_ttc.tasks.corpus_records import Document as Document  # re-exported
 from embedding_ttc.tasks.corpus_records import read_corpus_file
+from embedding_ttc.tasks.jsonl import iter_jsonl
 
 PSEUDO_QUERY_WORDS = 16
 """Words a pseudo-query keeps of its document's first sentence."""

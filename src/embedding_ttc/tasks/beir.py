@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from embedding_ttc.errors import DatasetError
+from embedding_ttc.tasks.jsonl import iter_jsonl, open_text
 from embedding_ttc.tasks.judgements import evaluable_queries, join_judgements
 from embedding_ttc.tasks.task import RetrievalTask
 
@@ -40,30 +39,6 @@ def find_file(folder: Path, stem: str) -> Path:
         if path.exists():
             return path
     raise DatasetError(f"task folder {folder} has no {stem} (or {stem}.gz)")
-
-
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, object)`` for each non-blank line of a (gzipped) JSONL file."""
-    with _open_text(path) as fh:
-        try:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise DatasetError(f"{path}:{lineno}: expected a JSON object")
-                yield lineno, obj
-        except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
-            raise DatasetError(f"{path}: unreadable ({exc})") from None
 
 
 def _records(
@@ -117,7 +92,7 @@ def _qrels(path: Path) -> list[tuple[int, str, str, int]]:
 
 def _qrels_rows(path: Path) -> list[tuple[int, str, str, int]]:
     rows: list[tuple[int, str, str, int]] = []
-    with _open_text(path) as fh:
+    with open_text(path) as fh:
         for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
             if not row or not "".join(row).strip():
                 continue

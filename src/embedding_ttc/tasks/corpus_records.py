@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from embedding_ttc.errors import DatasetError
-from embedding_ttc.tasks.beir import iter_jsonl
+from embedding_ttc.tasks.jsonl import iter_jsonl
 from embedding_ttc.tasks.task import join_title_text
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from embedding_ttc.errors import DatasetError, UnknownNameError
 from embedding_ttc.registry import closest
-from embedding_ttc.tasks.beir import find_file, iter_jsonl
+from embedding_ttc.tasks.beir import find_file
 from embedding_ttc.tasks.generated.build import HAYSTACK_TASK, make_needle_task, make_passkey_task
+from embedding_ttc.tasks.jsonl import iter_jsonl
 from embedding_ttc.tasks.task import RetrievalTask
 
 
