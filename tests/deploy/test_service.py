@@ -181,6 +181,8 @@ def test_serve_subprocess_answers_then_exits_cleanly_on_sigterm(tmp_path):
                 assert time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.2)
         assert (status, health["program"]) == (200, "SoftCentroid")
+        # The port opens after the warm-up query: the first answer is already ready.
+        assert _request(f"{base}/ready", timeout=2) == (200, {"status": "ready"})
         status, found = _request(f"{base}/search", {"query": "knight and bishop", "k": 2})
         assert status == 200
         assert len(found["results"]) == 2
@@ -201,6 +203,7 @@ def test_serve_subprocess_answers_then_exits_cleanly_on_sigterm(tmp_path):
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
     assert "Finished server process" in stderr
+    assert "warmed up: one query in" in stderr
     assert f"MB of {tmp_path / 'ix'} into the page cache" in stderr
 
 
@@ -244,3 +247,31 @@ def test_openapi_fuzzing_finds_no_server_error(reranker):
             run(operation, schemathesis.GenerationMode.NEGATIVE)
     assert seen and max(seen) < 500
     assert 422 in seen and 200 in seen
+
+
+def test_ready_is_503_until_a_warm_up_query_went_through_and_health_is_liveness(tmp_path):
+    encoder = HashingEncoder()
+    index = Index.build(tmp_path / "ix", corpus(), encoder=encoder, program="P0")
+    reranker = Reranker(index, encoder)
+    client = TestClient(create_app(reranker, shortlist=5))
+    assert client.get("/health").status_code == 200
+    waiting = client.get("/ready")
+    assert waiting.status_code == 503 and waiting.json() == {"status": "warming up"}
+    seconds = reranker.warm_up(shortlist=5)
+    assert seconds > 0 and reranker.ready
+    assert client.get("/ready").json() == {"status": "ready"}
+
+
+def test_reranker_load_sets_the_threads_asked(tmp_path):
+    import torch
+
+    encoder = HashingEncoder()
+    Index.build(tmp_path / "ix", corpus(), encoder=encoder, program="P0")
+    before = torch.get_num_threads()
+    try:
+        Reranker.load(tmp_path / "ix", encoder=encoder, threads=1)
+        assert torch.get_num_threads() == 1
+        with pytest.raises(ValueError, match="at least 1"):
+            Reranker.load(tmp_path / "ix", encoder=encoder, threads=0)
+    finally:
+        torch.set_num_threads(before)

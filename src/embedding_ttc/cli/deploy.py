@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from embedding_ttc.tasks.corpus_records import Document
 
 
+SERVE_THREADS = 1
+"""``serve``'s default torch intra-op threads per worker: a /v1/rerank over 100 candidates took
+about 1 s with torch's default threads on two busy cores and 0.04 s with one."""
+
+
 def set_threads(n: int | None) -> None:
     """``--threads``: limit torch's intra-op threads (a busy host thrashes with many)."""
     if n is not None and n < 1:
@@ -292,6 +297,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         index.manifest.encoder.name, args.cache_dir, args.no_cache, device=args.device
     )
     reranker = Reranker(index, encoder)
+    warm = reranker.warm_up(args.first_stage, args.shortlist)
+    _say(f"warmed up: one query in {warm * 1000:.0f} ms")
     app = create_app(reranker, first_stage=args.first_stage, shortlist=args.shortlist)
     _say(f"serving {index!r} on http://{args.host}:{args.port}")
     serve(app, args.host, args.port, args.log_level)
@@ -307,10 +314,20 @@ def add_deploy_commands(sub: Any) -> None:
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
     from embedding_ttc.encoders.sharded import DEFAULT_SHARD_SIZE
 
-    def encoder_options(p: argparse.ArgumentParser) -> None:
+    def encoder_options(p: argparse.ArgumentParser, *, serving: bool = False) -> None:
         p.add_argument("--cache-dir", type=Path, help="embedding cache (default: user cache)")
         p.add_argument("--no-cache", action="store_true", help="do not use the embedding cache")
-        p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
+        if serving:
+            p.add_argument(
+                "--threads",
+                type=int,
+                default=SERVE_THREADS,
+                help=f"torch intra-op threads per worker (default {SERVE_THREADS}: a request "
+                "is one query, and more threads per worker thrash on busy cores; raise it "
+                "for a lone worker on idle cores, or add --workers)",
+            )
+        else:
+            p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
         add_device(p)
 
     ix = sub.add_parser("index", help="build or extend a deployed index")
@@ -458,7 +475,7 @@ def add_deploy_commands(sub: Any) -> None:
         "paged in afresh every request; 0: the C library's default)",
     )
     se.add_argument("--log-level", default="info", help="uvicorn log level")
-    encoder_options(se)
+    encoder_options(se, serving=True)
     se.set_defaults(func=cmd_serve)
 
 

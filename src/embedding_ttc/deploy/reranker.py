@@ -52,6 +52,7 @@ from embedding_ttc.deploy.text_documents import (
     text_documents,
 )
 from embedding_ttc.encoders.base import Embeddings, Encoder
+from embedding_ttc.encoders.threads import set_torch_threads
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.warm import warm
@@ -97,6 +98,7 @@ class Reranker:
         self._tiebreak = descending_id_rank(index.doc_ids)
         self._texts = CallerTexts(index, self._row, self._scorer)
         self._lock = threading.RLock()
+        self.ready = False
 
     @property
     def encoder(self) -> Encoder:
@@ -120,8 +122,12 @@ class Reranker:
         encoder: Encoder | None = None,
         verify: bool = False,
         cache_dir: Path | str | None = None,
+        threads: int | None = None,
     ) -> Reranker:
         """Open the index at ``directory`` with ``encoder`` (default: the one it names, cached).
+
+        ``threads`` limits torch's intra-op threads of this process, as ``serve --threads``
+        does (``None``: torch's default; one is what a server of single queries wants).
 
         Raises:
             EncoderMismatchError: ``encoder`` is not the one the index was built with.
@@ -130,8 +136,27 @@ class Reranker:
             DeployError: no index there, or a corrupted one (the message names the file).
 
         """
+        if threads is not None:
+            if threads < 1:
+                raise ValueError(f"threads must be at least 1, got {threads}")
+            set_torch_threads(threads)
         index = Index.load(directory, verify=verify)
         return cls(index, encoder if encoder is not None else index.default_encoder(cache_dir))
+
+    def warm_up(
+        self, first_stage: FirstStage = "dense", shortlist: int = DEFAULT_SHORTLIST
+    ) -> float:
+        """Run one query end to end (model, index pages, program), then mark the reranker ready.
+
+        The query is the start of the first document's text, so every part a real query
+        touches is loaded before the first caller waits on it. Returns the seconds it took.
+        """
+        started = time.perf_counter()
+        with self._lock:
+            first = self.index.texts([0])[0] if len(self.index.doc_ids) else ""
+            self.search(" ".join(first.split()[:16]) or "warm-up", 1, first_stage, shortlist)
+            self.ready = True
+        return time.perf_counter() - started
 
     def __repr__(self) -> str:
         return f"Reranker({self.index!r})"

@@ -7,6 +7,8 @@ Endpoints:
 * both answer ``{"results": [{"id": str, "score": float}]}``, best first;
 * ``POST /v1/rerank``: the rerank API Cohere's, Jina's and compatible clients speak,
   documents given by their texts (:class:`V1RerankRequest`, :class:`V1RerankResponse`);
+* ``GET /ready``: readiness (200 once a warm-up query went through the encoder, the index and
+  the program; 503 before), apart from liveness;
 * ``GET /health``: status, what is served and the answering worker's process id (``serve
   --workers N`` runs several, :mod:`embedding_ttc.deploy.workers`); the OpenAPI schema at
   ``/openapi.json``.
@@ -178,6 +180,12 @@ _UNREADABLE: dict[int | str, dict[str, Any]] = {
 }
 
 
+class Readiness(BaseModel):
+    """``GET /ready``: ``ready``, or ``warming up`` (with status 503)."""
+
+    status: str
+
+
 class Health(BaseModel):
     """``GET /health``."""
 
@@ -322,6 +330,17 @@ def create_app(
             shortlist=shortlist,
             worker=os.getpid(),
         )
+
+    @app.get("/ready", response_model=Readiness, responses={503: {"model": Readiness}})
+    def ready() -> Any:
+        """Readiness: 200 once a warm-up query was answered, 503 before.
+
+        ``serve`` runs the warm-up (encoder, index pages, program) before the port opens;
+        ``/health`` is liveness only.
+        """
+        if reranker.ready:
+            return Readiness(status="ready")
+        return JSONResponse(status_code=503, content={"status": "warming up"})
 
     @app.post("/search", response_model=Results, responses=_UNREADABLE)
     def search(body: SearchRequest) -> Any:

@@ -77,6 +77,7 @@ def build_app(settings: ServeSettings) -> FastAPI:
         device=settings.device,
     )
     reranker = Reranker(index, named.load())
+    reranker.warm_up(settings.first_stage, settings.shortlist)  # before the worker accepts
     return create_app(reranker, first_stage=settings.first_stage, shortlist=settings.shortlist)
 
 
