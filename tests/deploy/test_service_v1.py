@@ -153,3 +153,29 @@ def test_cohere_client_reranks_against_the_service(server, reranker):
         co.rerank(query=QUERIES[0], documents=docs, model="rerank-english-v3.0")
     assert err.value.status_code == 422
     assert "is not served here" in str(err.value.body)
+
+
+def test_cohere_client_v2_reranks_against_the_service(server, reranker):
+    cohere = pytest.importorskip("cohere", reason="cohere's client is optional for this test")
+    co = cohere.ClientV2(api_key="local", base_url=server, timeout=30)
+    docs = [d if isinstance(d, str) else d["text"] for d in documents(reranker)]
+    got = co.rerank(model="SoftCentroid", query=QUERIES[0], documents=docs, top_n=3)
+    expected = reranker.rerank_texts(QUERIES[0], docs, k=3)
+    assert [r.index for r in got.results] == [r.position for r in expected.results]
+    assert [r.relevance_score for r in got.results] == pytest.approx(
+        [r.score for r in expected.results], abs=1e-6
+    )
+    assert got.id  # v2 answers carry an id
+    with pytest.raises(cohere.core.ApiError) as err:
+        co.rerank(model="rerank-v3.5", query=QUERIES[0], documents=docs)
+    assert err.value.status_code == 422
+    assert "is not served here" in str(err.value.body)
+    with pytest.raises(cohere.core.ApiError) as err:  # a field with no use here is refused
+        co.rerank(model="SoftCentroid", query=QUERIES[0], documents=docs, max_tokens_per_doc=64)
+    assert err.value.status_code == 422
+
+
+def test_v2_refuses_a_request_without_model(reranker):
+    client = TestClient(create_app(reranker))
+    response = client.post("/v2/rerank", json={"query": "q", "documents": ["a text"]})
+    assert response.status_code == 422 and "model" in response.json()["error"]

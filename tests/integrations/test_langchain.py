@@ -136,3 +136,25 @@ def test_the_former_name_is_the_same_class_and_warns():
     assert EmbeddingTTCRerank is EmbeddingTTCReranker
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
         adapter.Nope  # noqa: B018
+
+
+def test_the_documented_retriever_route_works(rerankers):
+    """``ContextualCompressionRetriever`` over a base retriever, as docs/deploy.md shows it."""
+    from langchain_classic.retrievers import ContextualCompressionRetriever
+    from langchain_core.retrievers import BaseRetriever
+
+    given = documents(["d3", "d0", "d1", "d6"])
+
+    class Fixed(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager):
+            return list(given)
+
+    reranker = rerankers("P0")
+    retriever = ContextualCompressionRetriever(
+        base_compressor=EmbeddingTTCReranker(reranker=reranker, top_n=2), base_retriever=Fixed()
+    )
+    out = retriever.invoke(QUERIES[0])
+    want = reranker.rerank_texts(
+        QUERIES[0], [{"id": d.id, "text": d.page_content} for d in given], 2
+    )
+    assert [d.id for d in out] == [r.id for r in want.results]

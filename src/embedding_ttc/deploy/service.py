@@ -7,6 +7,8 @@ Endpoints:
 * both answer ``{"results": [{"id": str, "score": float}]}``, best first;
 * ``POST /v1/rerank``: the rerank API Cohere's, Jina's and compatible clients speak,
   documents given by their texts (:class:`V1RerankRequest`, :class:`V1RerankResponse`);
+* ``POST /v2/rerank``: Cohere's current rerank API (``ClientV2``; ``model`` required, texts
+  only, an ``id`` per response: :class:`V2RerankRequest`, :class:`V2RerankResponse`);
 * ``GET /ready``: readiness (200 once a warm-up query went through the encoder, the index and
   the program; 503 before), apart from liveness;
 * ``GET /health``: status, what is served and the answering worker's process id (``serve
@@ -31,6 +33,7 @@ service keeps serving.
 from __future__ import annotations
 
 import os
+import uuid
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
@@ -128,6 +131,29 @@ class V1RerankRequest(_Request):
     model: StrictStr | None = None
 
 
+class V2RerankRequest(_Request):
+    """``POST /v2/rerank``: Cohere's current rerank request (``cohere.ClientV2``).
+
+    As v1, but ``model`` is required and documents are texts only; ``model`` is checked as
+    v1's is, and fields this service has no use for (``max_tokens_per_doc``: the encoder's own
+    length applies) are refused like any unknown field.
+    """
+
+    model: StrictStr
+    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    documents: list[DocumentText] = Field(min_length=1, max_length=MAX_DOCUMENTS)
+    top_n: Count | None = Field(default=None, ge=1, le=MAX_DOCUMENTS)
+
+
+class V2Result(BaseModel):
+    """One ranked document of ``/v2/rerank``: its position in the request and its score."""
+
+    index: int
+    relevance_score: float = Field(
+        description="the program's score (not normalised to [0, 1]; compare within a request)"
+    )
+
+
 class V1Result(BaseModel):
     """One ranked document: its position in the request, its score, its text if asked."""
 
@@ -153,6 +179,14 @@ class V1RerankResponse(BaseModel):
     """The documents ranked, best first (ties: earlier in the request first)."""
 
     results: list[V1Result]
+    meta: V1Meta
+
+
+class V2RerankResponse(BaseModel):
+    """The documents ranked, best first (ties: earlier in the request first), with an id."""
+
+    id: str
+    results: list[V2Result]
     meta: V1Meta
 
 
@@ -234,15 +268,42 @@ def _candidate_problem(field: str, exc: CandidateRequestError) -> Any:
     return _problem(loc, str(exc), "value_error")
 
 
+def _unknown_model(model: str | None, models: tuple[str, str]) -> Any:
+    """A 422 for a model this service does not serve (``None``: the model is served)."""
+    if model is None or model in models:
+        return None
+    return _problem(
+        ["body", "model"],
+        f"model {model!r} is not served here; this service serves program "
+        f"{models[0]!r} with encoder {models[1]!r} (name either, or omit model)",
+        "value_error",
+    )
+
+
+def _rerank_v2(reranker: Reranker, body: V2RerankRequest, models: tuple[str, str]) -> Any:
+    """Answer ``/v2/rerank`` (a 422 for an unknown model or a bad document)."""
+    refused = _unknown_model(body.model, models)
+    if refused is not None:
+        return refused
+    texts: list[TextInput] = list(body.documents)
+    try:
+        ranked = reranker.rerank_texts(body.query, texts, min(body.top_n or len(texts), len(texts)))
+    except CandidateRequestError as exc:
+        return _candidate_problem("documents", exc)
+    return V2RerankResponse(
+        id=str(uuid.uuid4()),
+        results=[V2Result(index=r.position, relevance_score=r.score) for r in ranked.results],
+        meta=V1Meta(
+            program=models[0], encoder=models[1], documents=len(texts), live_documents=ranked.live
+        ),
+    )
+
+
 def _rerank_v1(reranker: Reranker, body: V1RerankRequest, models: tuple[str, str]) -> Any:
     """Answer ``/v1/rerank`` (a 422 for an unknown model or a bad document)."""
-    if body.model is not None and body.model not in models:
-        return _problem(
-            ["body", "model"],
-            f"model {body.model!r} is not served here; this service serves program "
-            f"{models[0]!r} with encoder {models[1]!r} (name either, or omit model)",
-            "value_error",
-        )
+    refused = _unknown_model(body.model, models)
+    if refused is not None:
+        return refused
     texts = [d if isinstance(d, str) else d.text for d in body.documents]
     documents: list[TextInput] = list(texts)
     k = min(body.top_n or len(texts), len(texts))
@@ -372,6 +433,15 @@ def create_app(
         work; any other has it computed for this request.
         """
         return _rerank_v1(reranker, body, models)
+
+    @app.post(
+        "/v2/rerank",
+        response_model=V2RerankResponse,
+        responses=_UNREADABLE,
+    )
+    def rerank_v2(body: V2RerankRequest) -> Any:
+        """Rank the given documents (texts) for the query; Cohere's current rerank API (v2)."""
+        return _rerank_v2(reranker, body, models)
 
     return app
 
