@@ -25,6 +25,7 @@ from embedding_ttc.deploy.ann import (
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.index import Index
+from embedding_ttc.deploy.live_index import LiveIndex
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.deploy.text_documents import text_documents
 from embedding_ttc.evaluation.metrics import descending_id_rank, top_k
@@ -391,6 +392,7 @@ def test_a_killed_add_or_compact_leaves_the_old_version_or_the_new_one(
     ids_before = before.doc_ids
     lists = [list(ids_before)] * 2
     scores_before = Reranker(before, encoder).score(QUERIES[:2], lists).scores
+    live = LiveIndex(Reranker(before, encoder))  # a service answering while the writer dies
     script = KILLER.format(
         tests=str(TESTS), module=module, name=name, when=when, root=str(root), action=action
     )
@@ -405,6 +407,12 @@ def test_a_killed_add_or_compact_leaves_the_old_version_or_the_new_one(
     assert len(after.segments) in expect_segments
     got = Reranker(after, encoder).score(QUERIES[:2], lists).scores
     for x, y in zip(got, scores_before, strict=True):
+        np.testing.assert_allclose(x, y, atol=1e-6)
+    # The service swaps in the version the writer completed, or keeps the one it had.
+    refreshed = live.refresh()
+    assert refreshed.error == "" and len(live.current.index) == len(after)
+    served = live.current.score(QUERIES[:2], lists).scores
+    for x, y in zip(served, scores_before, strict=True):
         np.testing.assert_allclose(x, y, atol=1e-6)
     # The next writer works, and sweeps what the killed one left.
     more = after.add([Document("late", "", "A late document. About cats.")], encoder=encoder)

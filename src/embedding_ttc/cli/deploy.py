@@ -217,6 +217,7 @@ def _serve_workers(args: argparse.Namespace, index: Any) -> int:
         device=args.device,
         threads=args.threads,
         retain_memory_mb=args.retain_memory_mb,
+        watch=not args.no_watch,
     )
     _say(f"serving {index!r} on http://{args.host}:{args.port} with {args.workers} workers")
     serve_workers(
@@ -275,6 +276,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     require_serve_extra()  # before loading a model
     from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.deploy.index import Index
+    from embedding_ttc.deploy.live_index import LiveIndex
     from embedding_ttc.deploy.reranker import Reranker
 
     if args.workers < 1:
@@ -299,7 +301,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     reranker = Reranker(index, encoder)
     warm = reranker.warm_up(args.first_stage, args.shortlist)
     _say(f"warmed up: one query in {warm * 1000:.0f} ms")
-    app = create_app(reranker, first_stage=args.first_stage, shortlist=args.shortlist)
+    live = LiveIndex(reranker)
+    if not args.no_watch:
+        live.watch()  # a version published by `index add`, `compact` or `ann` is swapped in
+    app = create_app(live, first_stage=args.first_stage, shortlist=args.shortlist)
     _say(f"serving {index!r} on http://{args.host}:{args.port}")
     serve(app, args.host, args.port, args.log_level)
     _say("stopped")
@@ -451,6 +456,12 @@ def add_deploy_commands(sub: Any) -> None:
     )
     se.add_argument("--shortlist", type=int, default=100, help="candidates /search reranks")
     se.add_argument("--verify", action="store_true", help="check every file's SHA-256 first")
+    se.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="do not watch the index for new versions (index add, compact, ann); "
+        "POST /admin/reload still swaps one in",
+    )
     se.add_argument(
         "--preload",
         action="store_true",

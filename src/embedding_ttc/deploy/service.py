@@ -9,6 +9,9 @@ Endpoints:
   documents given by their texts (:class:`V1RerankRequest`, :class:`V1RerankResponse`);
 * ``POST /v2/rerank``: Cohere's current rerank API (``ClientV2``; ``model`` required, texts
   only, an ``id`` per response: :class:`V2RerankRequest`, :class:`V2RerankResponse`);
+* ``POST /admin/reload``: swap in a newly published version of the index (after ``index
+  add``, ``compact`` or ``ann``; :mod:`embedding_ttc.deploy.live_index`), which ``serve`` also
+  does by itself within about a second unless started with ``--no-watch``;
 * ``GET /ready``: readiness (200 once a warm-up query went through the encoder, the index and
   the program; 503 before), apart from liveness;
 * ``GET /health``: status, what is served and the answering worker's process id (``serve
@@ -48,6 +51,7 @@ from pydantic import (
 
 from embedding_ttc.deploy.errors import CandidateRequestError, DeployError
 from embedding_ttc.deploy.first_stage import FirstStage
+from embedding_ttc.deploy.live_index import LiveIndex
 from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST, Reranker
 from embedding_ttc.deploy.text_documents import TextInput
 from embedding_ttc.errors import MissingExtraError
@@ -214,6 +218,14 @@ _UNREADABLE: dict[int | str, dict[str, Any]] = {
 }
 
 
+class Reload(BaseModel):
+    """``POST /admin/reload``: whether a new version now answers, its documents, any error."""
+
+    swapped: bool
+    documents: int
+    error: str = ""
+
+
 class Readiness(BaseModel):
     """``GET /ready``: ``ready``, or ``warming up`` (with status 503)."""
 
@@ -328,36 +340,12 @@ def _rerank_v1(reranker: Reranker, body: V1RerankRequest, models: tuple[str, str
     return V1RerankResponse(results=results, meta=meta)
 
 
-def create_app(
-    reranker: Reranker,
-    *,
-    first_stage: FirstStage = "dense",
-    shortlist: int = DEFAULT_SHORTLIST,
-) -> FastAPI:
-    """The FastAPI app serving ``reranker``.
-
-    Args:
-        reranker: the deployed program.
-        first_stage: the first stage of ``/search`` (``dense``, ``exact`` or ``bm25``).
-        shortlist: candidates ``/search`` reranks (at least ``k``).
-
-    Raises:
-        MissingExtraError: FastAPI or uvicorn is not installed (the ``serve`` extra).
-
-    """
-    require_serve_extra()
-    from fastapi import FastAPI, Request
+def _install_error_handlers(app: FastAPI, program: str) -> None:
+    """422 for a malformed request, 500 naming the program for a failed run or live work."""
+    from fastapi import Request
     from fastapi.encoders import jsonable_encoder
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
-
-    manifest = reranker.index.manifest
-    app = FastAPI(
-        title="embedding-ttc reranker",
-        version=manifest.embedding_ttc_version,
-        description=f"Program {manifest.program.name} over {manifest.counts.documents} "
-        f"documents, encoder {manifest.encoder.name}.",
-    )
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -369,7 +357,7 @@ def create_app(
 
     @app.exception_handler(CandidateError)
     async def failed(request: Request, exc: CandidateError) -> JSONResponse:
-        error = _clean(f"program {manifest.program.name} failed ({exc.status.value}): {exc.reason}")
+        error = _clean(f"program {program} failed ({exc.status.value}): {exc.reason}")
         return JSONResponse(status_code=500, content={"detail": error, "error": error})
 
     @app.exception_handler(DeployError)
@@ -378,9 +366,50 @@ def create_app(
         error = _clean(str(exc))
         return JSONResponse(status_code=500, content={"detail": error, "error": error})
 
+
+def create_app(
+    reranker: Reranker | LiveIndex,
+    *,
+    first_stage: FirstStage = "dense",
+    shortlist: int = DEFAULT_SHORTLIST,
+) -> FastAPI:
+    """The FastAPI app serving ``reranker``.
+
+    Args:
+        reranker: the deployed program, or a :class:`~embedding_ttc.deploy.live_index.
+            LiveIndex` of it (a bare reranker is wrapped in one: ``POST /admin/reload``
+            then swaps in a newly published version; ``serve`` also watches for one).
+        first_stage: the first stage of ``/search`` (``dense``, ``exact`` or ``bm25``).
+        shortlist: candidates ``/search`` reranks (at least ``k``).
+
+    Raises:
+        MissingExtraError: FastAPI or uvicorn is not installed (the ``serve`` extra).
+
+    """
+    require_serve_extra()
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+
+    live = reranker if isinstance(reranker, LiveIndex) else LiveIndex(reranker)
+
+    def current() -> Reranker:
+        """The reranker of the version answering now (read once per request)."""
+        return live.current
+
+    manifest = current().index.manifest
+    app = FastAPI(
+        title="embedding-ttc reranker",
+        version=manifest.embedding_ttc_version,
+        description=f"Program {manifest.program.name} over {manifest.counts.documents} "
+        f"documents, encoder {manifest.encoder.name}.",
+    )
+
+    _install_error_handlers(app, manifest.program.name)
+
     @app.get("/health", response_model=Health)
     def health() -> Health:
         """Liveness, and what this service serves."""
+        manifest = current().index.manifest
         return Health(
             status="ok",
             program=manifest.program.name,
@@ -399,21 +428,21 @@ def create_app(
         ``serve`` runs the warm-up (encoder, index pages, program) before the port opens;
         ``/health`` is liveness only.
         """
-        if reranker.ready:
+        if current().ready:
             return Readiness(status="ready")
         return JSONResponse(status_code=503, content={"status": "warming up"})
 
     @app.post("/search", response_model=Results, responses=_UNREADABLE)
     def search(body: SearchRequest) -> Any:
         """The best ``k`` documents for the query: first stage, then the program."""
-        ranked = reranker.search(body.query, body.k, first_stage, shortlist)
+        ranked = current().search(body.query, body.k, first_stage, shortlist)
         return Results(results=[Result(id=d, score=s) for d, s in ranked])
 
     @app.post("/rerank", response_model=Results, responses=_UNREADABLE)
     def rerank(body: RerankRequest) -> Any:
         """The best ``k`` of the caller's candidates for the query."""
         try:
-            ranked = reranker.rerank(body.query, body.candidates, body.k)
+            ranked = current().rerank(body.query, body.candidates, body.k)
         except CandidateRequestError as exc:
             return _candidate_problem("candidates", exc)
         return Results(results=[Result(id=d, score=s) for d, s in ranked])
@@ -432,7 +461,7 @@ def create_app(
         A document the index holds (the same text) is scored from its stored index-time
         work; any other has it computed for this request.
         """
-        return _rerank_v1(reranker, body, models)
+        return _rerank_v1(current(), body, models)
 
     @app.post(
         "/v2/rerank",
@@ -441,7 +470,13 @@ def create_app(
     )
     def rerank_v2(body: V2RerankRequest) -> Any:
         """Rank the given documents (texts) for the query; Cohere's current rerank API (v2)."""
-        return _rerank_v2(reranker, body, models)
+        return _rerank_v2(current(), body, models)
+
+    @app.post("/admin/reload", response_model=Reload)
+    def reload() -> Reload:
+        """Swap in the index's newly published version, if any (``serve`` also watches)."""
+        done = live.refresh()
+        return Reload(swapped=done.swapped, documents=done.documents, error=done.error)
 
     return app
 

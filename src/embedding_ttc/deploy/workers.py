@@ -58,11 +58,13 @@ class ServeSettings(BaseModel):
     device: str = "auto"
     threads: int | None = None
     retain_memory_mb: int = Field(default=DEFAULT_RETAIN_MB, ge=0, le=MAX_RETAIN_MB)
+    watch: bool = True
 
 
 def build_app(settings: ServeSettings) -> FastAPI:
     """Load the index (memory-mapped) and its encoder in this process; the app serving them."""
     from embedding_ttc.deploy.index import Index
+    from embedding_ttc.deploy.live_index import LiveIndex
     from embedding_ttc.deploy.reranker import Reranker
     from embedding_ttc.deploy.service import create_app
     from embedding_ttc.encoders.named import NamedEncoder
@@ -78,7 +80,10 @@ def build_app(settings: ServeSettings) -> FastAPI:
     )
     reranker = Reranker(index, named.load())
     reranker.warm_up(settings.first_stage, settings.shortlist)  # before the worker accepts
-    return create_app(reranker, first_stage=settings.first_stage, shortlist=settings.shortlist)
+    live = LiveIndex(reranker)
+    if settings.watch:
+        live.watch()  # each worker swaps in a newly published version by itself
+    return create_app(live, first_stage=settings.first_stage, shortlist=settings.shortlist)
 
 
 def create_app_from_env() -> FastAPI:
