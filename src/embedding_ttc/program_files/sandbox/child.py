@@ -300,27 +300,33 @@ def _serve(channel: _Channel) -> None:
     _run(channel, code, args, ctx, lines)
 
 
-def main(argv: Sequence[str]) -> NoReturn:
-    """Entry point: ``_child READ_FD WRITE_FD NAME`` (the name only labels the process)."""
+def entry(argv: Sequence[str], serve: Callable[[_Channel], None], module: str) -> NoReturn:
+    """A child's entry point: ``python -m MODULE READ_FD WRITE_FD NAME``, serving ``serve``.
+
+    The name only labels the process. A failure of the harness itself (outside a program's
+    run, which reports its own) is sent as a ``sandbox`` error; the process then exits.
+    """
     try:
         channel = _Channel(int(argv[1]), int(argv[2]))
     except (IndexError, ValueError):
-        print(
-            "usage: python -m embedding_ttc.program_files.sandbox.child READ_FD WRITE_FD NAME",
-            file=sys.stderr,
-        )
+        print(f"usage: python -m {module} READ_FD WRITE_FD NAME", file=sys.stderr)
         os._exit(EXIT_INTERNAL)
     try:
-        _serve(channel)
+        serve(channel)
     except MemoryError:
         os._exit(EXIT_MEMORY)
-    except BaseException as exc:  # the harness failed before the program ran
+    except BaseException as exc:  # the harness failed outside the program's run
         try:
             _flush_output()
             _send_error(channel, f"sandbox {type(exc).__name__}", str(exc)[:2000])
         except BaseException:
             os._exit(EXIT_INTERNAL)
     os._exit(0)
+
+
+def main(argv: Sequence[str]) -> NoReturn:
+    """Entry point of the per-call child."""
+    entry(argv, _serve, "embedding_ttc.program_files.sandbox.child")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ failing call carries nothing forward.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
@@ -30,6 +29,7 @@ from embedding_ttc.program_files.sandbox.child import (
     _exception_report,
     _run,
     _send_error,
+    entry,
 )
 from embedding_ttc.program_files.sandbox.containment import (
     contain,
@@ -38,7 +38,7 @@ from embedding_ttc.program_files.sandbox.containment import (
     make_hook,
 )
 from embedding_ttc.program_files.sandbox.preload import preload
-from embedding_ttc.program_files.sandbox.wire import EXIT_INTERNAL, EXIT_MEMORY, ProtocolError
+from embedding_ttc.program_files.sandbox.wire import ProtocolError
 
 if TYPE_CHECKING:
     from types import CodeType
@@ -95,25 +95,8 @@ def _serve(channel: _Channel) -> None:
 
 
 def main(argv: Sequence[str]) -> NoReturn:
-    """Entry point: ``warm_child READ_FD WRITE_FD NAME`` (the name only labels the process)."""
-    try:
-        channel = _Channel(int(argv[1]), int(argv[2]))
-    except (IndexError, ValueError):
-        print(
-            "usage: python -m embedding_ttc.program_files.sandbox.warm_child READ_FD WRITE_FD NAME",
-            file=sys.stderr,
-        )
-        os._exit(EXIT_INTERNAL)
-    try:
-        _serve(channel)
-    except MemoryError:
-        os._exit(EXIT_MEMORY)
-    except BaseException as exc:  # the harness failed outside a program call
-        try:
-            _send_error(channel, f"sandbox {type(exc).__name__}", str(exc)[:2000])
-        except BaseException:
-            os._exit(EXIT_INTERNAL)
-    os._exit(0)
+    """Entry point of the warm child."""
+    entry(argv, _serve, "embedding_ttc.program_files.sandbox.warm_child")
 
 
 if __name__ == "__main__":
