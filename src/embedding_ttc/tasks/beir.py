@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.errors import DatasetError
+from embedding_ttc.errors import DatasetError, json_error_detail
 from embedding_ttc.tasks.judgements import evaluable_queries, join_judgements
 from embedding_ttc.tasks.task import RetrievalTask
 
@@ -57,7 +57,8 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                    detail = json_error_detail(exc, line=False)
+                    raise DatasetError(f"{path}:{lineno}: not valid JSON ({detail})") from None
                 if not isinstance(obj, dict):
                     raise DatasetError(f"{path}:{lineno}: expected a JSON object")
                 yield lineno, obj
@@ -138,7 +139,8 @@ def load_beir_folder(folder: Path | str, name: str | None = None) -> RetrievalTa
         try:
             stats = json.loads(stats_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{stats_path}: not valid JSON ({exc.msg})") from None
+            detail = json_error_detail(exc)
+            raise DatasetError(f"{stats_path}: not valid JSON ({detail})") from None
         except UnicodeDecodeError as exc:
             raise DatasetError(f"{stats_path}: unreadable ({exc})") from None
         if not isinstance(stats, dict):
