@@ -370,7 +370,7 @@ def test_socket_is_refused(call: tuple[Any, ...], token: str) -> None:
 def test_import_of_a_new_module_is_refused(call: tuple[Any, ...], token: str) -> None:
     exc = failure("import_new", call, token)
     assert exc.status is Status.REJECTED
-    assert "import 'subprocess'" in exc.reason
+    assert "import 'ftplib'" in exc.reason
 
 
 def test_parent_environment_is_invisible(
@@ -609,3 +609,15 @@ def test_the_child_inherits_the_kernel_choice_and_nothing_else(
     assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["NPY_DISABLE_CPU_FEATURES"] == "AVX512F"
     assert "SECRET_TOKEN" not in env and "MKL_CBWR" not in env
     assert set(env) - set(KERNEL_ENV) >= {"PATH", "HOME", "OPENBLAS_NUM_THREADS"}
+
+
+def test_the_child_takes_its_working_directory_off_sys_path(monkeypatch, tmp_path):
+    # What ``python -P`` does from Python 3.11 on; the child does it itself on 3.10.
+    from embedding_ttc.program_files.sandbox import child
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), "/elsewhere"])
+    child.drop_working_directory()
+    assert sys.path == ["/elsewhere"]
+    child.drop_working_directory()  # only the working directory, and only first
+    assert sys.path == ["/elsewhere"]

@@ -300,8 +300,18 @@ def _serve(channel: _Channel) -> None:
     _run(channel, code, args, ctx, lines)
 
 
+def drop_working_directory() -> None:
+    """Remove the working directory from ``sys.path``, as ``python -P`` (3.11+) leaves it out.
+
+    ``python -m`` puts it first; a program then could import a module it wrote there.
+    """
+    if not getattr(sys.flags, "safe_path", False) and sys.path and sys.path[0] == os.getcwd():
+        del sys.path[0]
+
+
 def main(argv: Sequence[str]) -> NoReturn:
     """Entry point: ``_child READ_FD WRITE_FD NAME`` (the name only labels the process)."""
+    drop_working_directory()
     try:
         channel = _Channel(int(argv[1]), int(argv[2]))
     except (IndexError, ValueError):
