@@ -6,12 +6,12 @@ from embedding_ttc.bench import run_bench
 from embedding_ttc.cli import main
 
 
-def test_bench_runs_cold_then_warm_and_prints_its_line(shared_datasets, capsys):
+def test_bench_runs_cold_then_warm_and_prints_its_line(packaged_datasets, capsys):
     lines: list[str] = []
     report = run_bench(
         suite="smoke",
         encoder_name="tokenlearn-static-64",
-        data_dir=shared_datasets,
+        data_dir=packaged_datasets,
         tasks=["aila_statutes"],
         log=lines.append,
     )
@@ -27,9 +27,9 @@ def test_bench_runs_cold_then_warm_and_prints_its_line(shared_datasets, capsys):
             "--encoder",
             "tokenlearn-static-64",
             "--task",
-            "financebench",
+            "legal_summarization",
             "--data-dir",
-            str(shared_datasets),
+            str(packaged_datasets),
         ]
     )
     assert code == 0

@@ -23,7 +23,7 @@ FIELDS = {
 }
 
 
-def test_evaluate_json_and_run_directory(shared_datasets: Path, tmp_path: Path, capsys):
+def test_evaluate_json_and_run_directory(packaged_datasets: Path, tmp_path: Path, capsys):
     out = tmp_path / "run"
     code = main(
         [
@@ -39,7 +39,7 @@ def test_evaluate_json_and_run_directory(shared_datasets: Path, tmp_path: Path, 
             str(out),
             "--no-progress",
             "--data-dir",
-            str(shared_datasets),
+            str(packaged_datasets),
         ]
     )
     assert code == 0
@@ -68,15 +68,15 @@ def test_evaluate_json_and_run_directory(shared_datasets: Path, tmp_path: Path, 
     assert summary[0]["comparison"] == rec["comparison"]
 
 
-def test_second_run_is_served_from_the_cache(shared_datasets: Path, tmp_path: Path, capsys):
+def test_second_run_is_served_from_the_cache(packaged_datasets: Path, tmp_path: Path, capsys):
     args = [
         "evaluate",
         "--task",
-        "financebench",
+        "legal_summarization",
         "--json",
         "--no-progress",
         "--data-dir",
-        str(shared_datasets),
+        str(packaged_datasets),
         "--cache-dir",
         str(tmp_path / "cache"),
     ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 class EmbeddingTTCError(Exception):
     """Base class: a problem the user can fix, with a message that names it."""
@@ -41,3 +43,14 @@ class MissingExtraError(EmbeddingTTCError):
         )
         self.package = package
         self.extra = extra
+
+
+def json_error_detail(exc: json.JSONDecodeError, *, line: bool = True) -> str:
+    """The whole message of a JSON parse error, with its position.
+
+    ``exc.msg`` alone stops mid-sentence for several errors ("Invalid control character at",
+    "Unterminated string starting at"): the position completes it. ``line=False`` gives the
+    column only, for a caller that names the file's line itself (one JSONL line parsed alone).
+    """
+    where = f"line {exc.lineno}, column {exc.colno}" if line else f"column {exc.colno}"
+    return f"{exc.msg.removesuffix(' at')} at {where}"

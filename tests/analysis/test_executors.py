@@ -34,17 +34,17 @@ def test_the_ray_executor_takes_a_cluster_address():
 
 
 @pytest.mark.ray
-def test_ray_and_in_process_give_identical_cells(shared_datasets, tmp_path):
+def test_ray_and_in_process_give_identical_cells(packaged_datasets, tmp_path):
     ray = pytest.importorskip("ray")
     the_plan = plan(
-        ["tokenlearn-static-64"], ["aila_statutes", "financebench"], ["P0", "SoftCentroid"]
+        ["tokenlearn-static-64"], ["aila_statutes", "legal_summarization"], ["P0", "SoftCentroid"]
     )
     local, remote = CellStore(tmp_path / "local"), CellStore(tmp_path / "ray")
     # Separate embedding caches: the Ray workers encode for themselves.
-    env = MatrixEnvironment(data_root=shared_datasets, cache_dir=tmp_path / "cache-local")
+    env = MatrixEnvironment(data_root=packaged_datasets, cache_dir=tmp_path / "cache-local")
     run_matrix(the_plan, local, env=env, bootstrap=BOOT)
     executor = executors.RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
-    env = MatrixEnvironment(data_root=shared_datasets, cache_dir=tmp_path / "cache-ray")
+    env = MatrixEnvironment(data_root=packaged_datasets, cache_dir=tmp_path / "cache-ray")
     outcome = run_matrix(the_plan, remote, executor, env=env, bootstrap=BOOT)
     assert not ray.is_initialized()  # the executor shuts down the Ray it started
     assert not outcome.failed and len(outcome.computed) == 4
@@ -54,7 +54,7 @@ def test_ray_and_in_process_give_identical_cells(shared_datasets, tmp_path):
 
 
 @pytest.mark.ray
-def test_ray_runs_program_files_as_the_in_process_executor_does(shared_datasets, tmp_path):
+def test_ray_runs_program_files_as_the_in_process_executor_does(packaged_datasets, tmp_path):
     ray = pytest.importorskip("ray")
     source = Path(__file__).resolve().parents[1] / "program_files" / "programs" / "valid_zscore.py"
     (tmp_path / "zs.py").write_text(source.read_text())
@@ -68,12 +68,12 @@ def test_ray_runs_program_files_as_the_in_process_executor_does(shared_datasets,
     the_plan = plan(["tokenlearn-static-64"], ["aila_statutes"], ["P0", "zs", "broken"])
     local, remote = CellStore(tmp_path / "local"), CellStore(tmp_path / "ray")
     env = MatrixEnvironment(
-        data_root=shared_datasets, cache_dir=tmp_path / "cache-local", program_files=files
+        data_root=packaged_datasets, cache_dir=tmp_path / "cache-local", program_files=files
     )
     here = run_matrix(the_plan, local, env=env, bootstrap=BOOT)
     executor = executors.RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
     env = MatrixEnvironment(
-        data_root=shared_datasets, cache_dir=tmp_path / "cache-ray", program_files=files
+        data_root=packaged_datasets, cache_dir=tmp_path / "cache-ray", program_files=files
     )
     there = run_matrix(the_plan, remote, executor, env=env, bootstrap=BOOT)
     assert not ray.is_initialized()

@@ -85,14 +85,14 @@ def test_durations_read_as_a_person_would_write_them(seconds: float, text: str):
     assert format_duration(seconds) == text
 
 
-def test_transfer_logs_each_run_and_the_report_sums_them(shared_datasets, tmp_path, capsys):
+def test_transfer_logs_each_run_and_the_report_sums_them(packaged_datasets, tmp_path, capsys):
     from embedding_ttc.analysis.report_html import render_html
     from embedding_ttc.analysis.report_page import build_page
     from embedding_ttc.cli import main
 
     out = tmp_path / "study"
     argv = smoke_transfer_argv(
-        out, shared_datasets, "--cache-dir", str(tmp_path / "cache"), "--no-progress"
+        out, packaged_datasets, "--cache-dir", str(tmp_path / "cache"), "--no-progress"
     )
     assert main(argv) == 0
     assert main(argv) == 0  # a second piece: nothing left to compute
@@ -109,7 +109,9 @@ def test_transfer_logs_each_run_and_the_report_sums_them(shared_datasets, tmp_pa
     assert "2 transfer runs" in html
 
 
-def test_an_interrupted_transfer_logs_its_run_and_exits_130(shared_datasets, tmp_path, monkeypatch):
+def test_an_interrupted_transfer_logs_its_run_and_exits_130(
+    packaged_datasets, tmp_path, monkeypatch
+):
     from embedding_ttc.analysis import groups, matrix, transfer
     from embedding_ttc.cli import main
 
@@ -122,7 +124,7 @@ def test_an_interrupted_transfer_logs_its_run_and_exits_130(shared_datasets, tmp
 
     monkeypatch.setattr(transfer, "run_matrix", interrupted)
     out = tmp_path / "study"
-    argv = smoke_transfer_argv(out, shared_datasets, "--no-progress", programs="P0,SoftCentroid")
+    argv = smoke_transfer_argv(out, packaged_datasets, "--no-progress", programs="P0,SoftCentroid")
     assert main(argv) == 130
     (run,) = read_runs(out)
     assert (run.status, run.computed, run.failed, run.planned) == ("interrupted", 1, 1, 2)

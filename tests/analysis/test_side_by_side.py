@@ -77,10 +77,10 @@ def test_runs_without_a_shared_cell_or_over_other_queries_are_refused():
     assert (labelled.label_a, labelled.label_b) == ("new", "old")
 
 
-def test_report_against_writes_the_gaps_beside_the_tables(tmp_path, shared_datasets, capsys):
+def test_report_against_writes_the_gaps_beside_the_tables(tmp_path, packaged_datasets, capsys):
     unicode, ascii_ = tmp_path / "unicode", tmp_path / "ascii"
     for out, tokenizer in ((unicode, "unicode"), (ascii_, "ascii")):
-        argv = smoke_transfer_argv(out, shared_datasets, programs="P0,BM25,SoftCentroid")
+        argv = smoke_transfer_argv(out, packaged_datasets, programs="P0,BM25,SoftCentroid")
         assert main([*argv, "--tokenizer", tokenizer]) == 0
     # English: the tokenizers agree, so only a cell made to differ shows up.
     (bm25,) = [c for c in scan_cells(ascii_) if c.program == "BM25"]

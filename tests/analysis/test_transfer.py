@@ -134,7 +134,7 @@ def test_a_task_outside_the_suite_is_said_and_computed(tmp_path):
     assert done.report.tasks == ("financebench", "scifact") and done.planned_missing == 0
 
 
-def test_run_transfer_on_a_tiny_real_task(shared_datasets, tmp_path):
+def test_run_transfer_on_a_tiny_real_task(packaged_datasets, tmp_path):
     config = TransferConfig(
         out=tmp_path / "study",
         encoders=("tokenlearn-static-64",),
@@ -143,7 +143,7 @@ def test_run_transfer_on_a_tiny_real_task(shared_datasets, tmp_path):
         tasks=("aila_statutes",),
         discovery_suite="none",
         bootstrap=BootstrapConfig(resamples=100),
-        data_dir=shared_datasets,
+        data_dir=packaged_datasets,
         cache_dir=tmp_path / "cache",
     )
     events = []
@@ -165,9 +165,9 @@ def test_split_names_keeps_parameters_together():
     ]
 
 
-def test_transfer_command_end_to_end(shared_datasets, tmp_path, capsys):
+def test_transfer_command_end_to_end(packaged_datasets, tmp_path, capsys):
     out = tmp_path / "run"
-    argv = smoke_transfer_argv(out, shared_datasets, "--cache-dir", str(tmp_path / "cache"))
+    argv = smoke_transfer_argv(out, packaged_datasets, "--cache-dir", str(tmp_path / "cache"))
     assert main(argv) == 0
     printed = capsys.readouterr()
     assert printed.out.startswith("| program | c (held-out) | tokenlearn-static-64 (1 tasks) |")
@@ -215,7 +215,7 @@ def program_files(folder, **sources):
     return tuple(folder / f"{name}.py" for name in sources)
 
 
-def small_config(shared_datasets, tmp_path, **kwargs):
+def small_config(packaged_datasets, tmp_path, **kwargs):
     """aila_statutes on the 64-d static encoder, no discovery column (seconds)."""
     fields = {
         "out": tmp_path / "study",
@@ -225,16 +225,16 @@ def small_config(shared_datasets, tmp_path, **kwargs):
         "tasks": ("aila_statutes",),
         "discovery_suite": "none",
         "bootstrap": BootstrapConfig(resamples=100),
-        "data_dir": shared_datasets,
+        "data_dir": packaged_datasets,
         "cache_dir": tmp_path / "cache",
     }
     return TransferConfig(**{**fields, **kwargs})
 
 
-def test_program_files_are_cells_like_any_other(shared_datasets, tmp_path):
+def test_program_files_are_cells_like_any_other(packaged_datasets, tmp_path):
     zs_source = (PROGRAM_FILES / "valid_zscore.py").read_text()
     paths = program_files(tmp_path / "mine", zs=zs_source, cubed=CUBED)
-    config = small_config(shared_datasets, tmp_path, program_files=paths)
+    config = small_config(packaged_datasets, tmp_path, program_files=paths)
     done = run_transfer(config)
     assert not done.matrix.failed and done.planned_missing == 0
     store = CellStore(config.out)
@@ -253,10 +253,10 @@ def test_program_files_are_cells_like_any_other(shared_datasets, tmp_path):
     assert manifest["search_programs"] is None
 
 
-def test_a_changed_program_file_recomputes_its_cells_and_only_those(shared_datasets, tmp_path):
+def test_a_changed_program_file_recomputes_its_cells_and_only_those(packaged_datasets, tmp_path):
     zs_source = (PROGRAM_FILES / "valid_zscore.py").read_text()
     paths = program_files(tmp_path / "mine", zs=zs_source, cubed=CUBED)
-    config = small_config(shared_datasets, tmp_path, program_files=paths)
+    config = small_config(packaged_datasets, tmp_path, program_files=paths)
     run_transfer(config)
     store = CellStore(config.out)
     keys = {p: CellKey("tokenlearn-static-64", "aila_statutes", p) for p in ("P0", "zs", "cubed")}
@@ -279,7 +279,7 @@ def test_a_changed_program_file_recomputes_its_cells_and_only_those(shared_datas
 
 
 def test_a_broken_program_file_fails_its_cells_and_the_others_complete(
-    shared_datasets, tmp_path, capsys
+    packaged_datasets, tmp_path, capsys
 ):
     paths = program_files(
         tmp_path / "mine",
@@ -290,7 +290,7 @@ def test_a_broken_program_file_fails_its_cells_and_the_others_complete(
     out = tmp_path / "study"
     extra = [a for p in paths for a in ("--program-file", str(p))]
     argv = smoke_transfer_argv(
-        out, shared_datasets, "--cache-dir", str(tmp_path / "cache"), *extra, programs="P0"
+        out, packaged_datasets, "--cache-dir", str(tmp_path / "cache"), *extra, programs="P0"
     )
     assert main(argv) == 1  # cells are missing: run again to retry them
     err = capsys.readouterr().err
@@ -313,7 +313,7 @@ def write_search_run(run, records, sources):
         (run / "programs" / f"{program_id}.py").write_text(source)
 
 
-def test_transfer_of_a_search_runs_frontier(shared_datasets, tmp_path, capsys):
+def test_transfer_of_a_search_runs_frontier(packaged_datasets, tmp_path, capsys):
     run = tmp_path / "search"
     p0 = '"""P0."""\n\n\ndef program(Q, D, S, ctx):\n    return S.copy()\n'
     write_search_run(
@@ -333,7 +333,7 @@ def test_transfer_of_a_search_runs_frontier(shared_datasets, tmp_path, capsys):
     )
     out = tmp_path / "study"
     base = smoke_transfer_argv(
-        out, shared_datasets, "--cache-dir", str(tmp_path / "cache"), programs="P0,frontier"
+        out, packaged_datasets, "--cache-dir", str(tmp_path / "cache"), programs="P0,frontier"
     )
     argv = [*base, "--search-run", str(run)]
     assert main(argv) == 0

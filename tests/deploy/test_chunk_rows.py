@@ -1,6 +1,6 @@
 """Index-time embeddings by stored row: the same texts' embeddings as the text lookup, same scores.
 
-On a real shared task (aila_statutes, the fast static encoder) indexed in two segments (a
+On a real packaged task (aila_statutes, the fast static encoder) indexed in two segments (a
 build, then ``index add`` with a document repeating an earlier text, whose encodes the new
 segment copies), candidate sets spanning both segments in any order.
 """
@@ -41,8 +41,8 @@ CHUNKED = ("LexicalHybridRRF", "CrossRoundRRF", "CoverageTriple", "SentMaxSim", 
 
 
 @pytest.fixture(scope="module")
-def aila_docs(shared_datasets) -> list[Document]:
-    task = load_task("aila_statutes", shared_datasets)
+def aila_docs(packaged_datasets) -> list[Document]:
+    task = load_task("aila_statutes", packaged_datasets)
     docs = [
         Document(i, t, b)
         for i, t, b in zip(task.doc_ids, task.doc_titles, task.doc_bodies, strict=True)

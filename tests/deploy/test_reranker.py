@@ -37,8 +37,8 @@ def task_documents(task: RetrievalTask) -> list[Document]:
 
 
 @pytest.fixture(scope="module")
-def aila(shared_datasets) -> RetrievalTask:
-    return load_task("aila_statutes", shared_datasets)
+def aila(packaged_datasets) -> RetrievalTask:
+    return load_task("aila_statutes", packaged_datasets)
 
 
 @pytest.fixture(scope="module")

@@ -142,11 +142,11 @@ def test_a_bad_device_on_the_command_line_exits_2(capsys: pytest.CaptureFixture[
 
 
 def test_cuda_on_this_machine_is_one_clear_error(
-    shared_datasets: Path, capsys: pytest.CaptureFixture[str]
+    packaged_datasets: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if Accelerators.probe().cuda_devices:
         pytest.skip("this machine has CUDA")
-    argv = ["evaluate", "--task", "scifact", "--data-dir", str(shared_datasets)]
+    argv = ["evaluate", "--task", "aila_statutes", "--data-dir", str(packaged_datasets)]
     assert main([*argv, "--device", "cuda", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("embedding-ttc: error: device 'cuda' was asked for")

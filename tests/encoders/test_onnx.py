@@ -218,7 +218,7 @@ def test_pool_matches_hand_computed_values() -> None:
     np.testing.assert_allclose(both[0], [1.0, 2.0, 4.0 / np.sqrt(2), 6.0 / np.sqrt(2)])
 
 
-def test_cli_passes_the_backend_to_load_encoder(shared_datasets, capsys, monkeypatch) -> None:
+def test_cli_passes_the_backend_to_load_encoder(packaged_datasets, capsys, monkeypatch) -> None:
     args = build_parser().parse_args(["bench", "--backend", "onnx-int8"])
     assert args.backend == "onnx-int8"
     with pytest.raises(SystemExit):
@@ -230,7 +230,7 @@ def test_cli_passes_the_backend_to_load_encoder(shared_datasets, capsys, monkeyp
         return HashingEncoder()  # the plumbing is under test here, not the model
 
     monkeypatch.setattr(catalog, "load_encoder", fake_load_encoder)
-    argv = ["evaluate", "--task", "aila_statutes", "--data-dir", str(shared_datasets)]
+    argv = ["evaluate", "--task", "aila_statutes", "--data-dir", str(packaged_datasets)]
     code = main([*argv, "--backend", "onnx-int8", "--no-cache", "--no-progress", "--json"])
     assert code == 0 and calls == [(DEFAULT_ENCODER, "onnx-int8", "auto")]
     (row,) = json.loads(capsys.readouterr().out)

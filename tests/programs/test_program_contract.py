@@ -136,8 +136,8 @@ def test_full_corpus_and_shortlist_mode(name):
 
 
 @pytest.fixture(scope="module")
-def real_slice(shared_datasets, tmp_path_factory):
-    task = load_task("aila_statutes", shared_datasets)
+def real_slice(packaged_datasets, tmp_path_factory):
+    task = load_task("aila_statutes", packaged_datasets)
     keep = list(task.query_ids[:6])
     small = RetrievalTask(
         **{

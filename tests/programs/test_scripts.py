@@ -30,7 +30,7 @@ from embedding_ttc.programs.primitives.tokenizers import (
     use_tokenizer,
 )
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+from shared_data import require_shared
 
 # --- the registry and the setting -------------------------------------------------------------
 
@@ -193,9 +193,9 @@ NON_LATIN = TASKS  # every one: ascii reads none of their scripts
 
 
 def _corpus(task: str) -> list[str]:
-    path = SHARED / task / "corpus.jsonl"
+    path = require_shared(f"BM25 on the multilingual task {task}") / task / "corpus.jsonl"
     if not path.is_file():
-        pytest.fail(f"{path} not found: these tests need ../shared/datasets beside the repository")
+        pytest.fail(f"{path} not found: the shared datasets lack the task {task}")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     return [f"{r.get('title', '')} {r['text']}".strip() for r in rows]
 

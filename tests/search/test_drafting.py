@@ -554,9 +554,9 @@ def test_cli_drafting_defaults():
 # End to end
 
 
-def test_two_generations_of_the_loop_record_the_attempts(tmp_path: Path, shared_datasets):
+def test_two_generations_of_the_loop_record_the_attempts(tmp_path: Path, packaged_datasets):
     encoder = load_encoder("tokenlearn-static-64")
-    task = load_task("aila_statutes", shared_datasets)
+    task = load_task("aila_statutes", packaged_datasets)
     ledger = Ledger(tmp_path)
     library = library_structures()
 
@@ -601,7 +601,7 @@ def test_two_generations_of_the_loop_record_the_attempts(tmp_path: Path, shared_
     assert g2.per_task_delta.keys() == {"aila_statutes"}
 
 
-def test_the_search_command_wires_drafting(tmp_path: Path, shared_datasets, capsys):
+def test_the_search_command_wires_drafting(tmp_path: Path, packaged_datasets, capsys):
     from embedding_ttc.cli import main
 
     run_dir = tmp_path / "run"
@@ -624,7 +624,7 @@ def test_the_search_command_wires_drafting(tmp_path: Path, shared_datasets, caps
                 "--run-dir",
                 str(run_dir),
                 "--data-dir",
-                str(shared_datasets),
+                str(packaged_datasets),
                 "--cache-dir",
                 str(tmp_path / "cache"),
                 "--drafts",

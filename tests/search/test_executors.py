@@ -36,7 +36,7 @@ from embedding_ttc.tasks.catalog import load_task
 from fakes import HashingEncoder
 
 FAST_ENCODER = "tokenlearn-static-64"
-TASKS = ("aila_statutes", "financebench")  # 82 and 144 documents: aila_statutes is smallest
+TASKS = ("aila_statutes", "legal_summarization")  # 82 and 445 documents: aila_statutes is smallest
 PROGRAMS = Path(__file__).resolve().parents[1] / "program_files" / "programs"
 TIMING = {"seconds", "llm_seconds"}  # the ledger fields that may differ: timings
 
@@ -165,13 +165,13 @@ def _search(run: Path, data: Path, *extra: str) -> list[str]:
 
 
 def test_an_unknown_executor_is_refused_with_names_before_anything_is_written(
-    tmp_path, shared_datasets, capsys
+    tmp_path, packaged_datasets, capsys
 ):
-    assert main(_search(tmp_path / "run", shared_datasets, "--executor", "rey")) == 2
+    assert main(_search(tmp_path / "run", packaged_datasets, "--executor", "rey")) == 2
     err = capsys.readouterr().err
     assert "unknown executor 'rey'" in err and "Did you mean: ray?" in err
     assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
-    args = _search(tmp_path / "run", shared_datasets, "--ray-address", "ray://head:10001")
+    args = _search(tmp_path / "run", packaged_datasets, "--ray-address", "ray://head:10001")
     assert main(args) == 2
     assert "--ray-address is for --executor ray" in capsys.readouterr().err
     with (
@@ -181,9 +181,9 @@ def test_an_unknown_executor_is_refused_with_names_before_anything_is_written(
         pass
 
 
-def test_missing_ray_names_the_extra(tmp_path, shared_datasets, monkeypatch, capsys):
+def test_missing_ray_names_the_extra(tmp_path, packaged_datasets, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
-    assert main(_search(tmp_path / "run", shared_datasets, "--executor", "ray")) == 2
+    assert main(_search(tmp_path / "run", packaged_datasets, "--executor", "ray")) == 2
     assert "pip install -e '.[ray]'" in capsys.readouterr().err
     assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
     with (
@@ -194,9 +194,9 @@ def test_missing_ray_names_the_extra(tmp_path, shared_datasets, monkeypatch, cap
 
 
 @pytest.mark.ray
-def test_failures_read_the_same_under_ray(shared_datasets, tmp_path):
+def test_failures_read_the_same_under_ray(packaged_datasets, tmp_path):
     pytest.importorskip("ray")
-    tasks = [load_task(name, shared_datasets) for name in TASKS]
+    tasks = [load_task(name, packaged_datasets) for name in TASKS]
     # A wall time far beyond any run here: an endless job left to it (not cancelled) would
     # hold the evaluation for 15 minutes, which the check below tells from seconds even on a
     # loaded machine.
@@ -226,14 +226,14 @@ def test_failures_read_the_same_under_ray(shared_datasets, tmp_path):
 
 
 @pytest.mark.ray
-def test_ray_writes_the_in_process_ledger_but_for_timings(shared_datasets, tmp_path, capsys):
+def test_ray_writes_the_in_process_ledger_but_for_timings(packaged_datasets, tmp_path, capsys):
     ray = pytest.importorskip("ray")
     local, remote = tmp_path / "local", tmp_path / "ray"
     # Separate embedding caches: the Ray workers encode for themselves.
-    assert main(_search(local, shared_datasets, "--cache-dir", str(tmp_path / "c1"))) == 0
+    assert main(_search(local, packaged_datasets, "--cache-dir", str(tmp_path / "c1"))) == 0
     started = time.monotonic()
     extra = ("--cache-dir", str(tmp_path / "c2"), "--executor", "ray")
-    assert main(_search(remote, shared_datasets, *extra)) == 0
+    assert main(_search(remote, packaged_datasets, *extra)) == 0
     print(f"search --executor ray, 3 generations on 2 tasks: {time.monotonic() - started:.1f} s")
     assert not ray.is_initialized()  # the command shuts down the Ray it started
     capsys.readouterr()

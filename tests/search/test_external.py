@@ -102,13 +102,13 @@ def program(Q, D, S, ctx):
 """
 
 
-def test_a_real_evaluation_through_the_loop_search_builds(tmp_path, shared_datasets):
+def test_a_real_evaluation_through_the_loop_search_builds(tmp_path, packaged_datasets):
     run = tmp_path / "run"
     args = build_parser().parse_args(
         [
             *("search", "--run-dir", str(run), "--proposer", "openevolve"),
             *("--encoder", "tokenlearn-static-64", "--task", "aila_statutes"),
-            *("--data-dir", str(shared_datasets), "--objective", "reference"),
+            *("--data-dir", str(packaged_datasets), "--objective", "reference"),
         ]
     )
     with open_search_loop(args, make_proposer=lambda _: HandedOver("openevolve")) as loop:

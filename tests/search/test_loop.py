@@ -102,8 +102,8 @@ def make_loop(run_dir: Path, proposer, encoder, tasks, limits: SandboxLimits) ->
     )
 
 
-def test_llm_replies_each_end_with_the_right_status(tmp_path, shared_datasets, fast_encoder):
-    task = load_task("aila_statutes", shared_datasets)
+def test_llm_replies_each_end_with_the_right_status(tmp_path, packaged_datasets, fast_encoder):
+    task = load_task("aila_statutes", packaged_datasets)
     limits = SandboxLimits(wall_seconds=4.0, memory_bytes=2 * 2**30)
     with CannedServer([reply for reply, _, _ in CANNED]) as server:
         backend = OpenAIBackend(model="canned", base_url=server.openai_base_url, timeout=10)
@@ -133,11 +133,12 @@ def test_llm_replies_each_end_with_the_right_status(tmp_path, shared_datasets, f
     assert front.pareto[0].program_id == "g0000-P0"
 
 
-def test_structural_search_on_the_smoke_suite_and_the_frontier_command(
-    tmp_path, shared_datasets, fast_encoder, capsys
+def test_structural_search_on_three_packaged_tasks_and_the_frontier_command(
+    tmp_path, packaged_datasets, fast_encoder, capsys
 ):
     tasks = [
-        load_task(n, shared_datasets) for n in ("aila_statutes", "financebench", "limit-small")
+        load_task(n, packaged_datasets)
+        for n in ("aila_statutes", "legal_summarization", "limit-small")
     ]
     loop = make_loop(tmp_path, StructuralProposer(seed=0), fast_encoder, tasks, SandboxLimits())
     front = loop.run(Budget(generations=3))
@@ -146,7 +147,7 @@ def test_structural_search_on_the_smoke_suite_and_the_frontier_command(
     evaluated = [r for r in records[1:] if r.status == Status.OK]
     assert evaluated, [r.reason for r in records]
     for r in evaluated:
-        assert r.per_task_delta.keys() == {"aila_statutes", "financebench", "limit-small"}
+        assert r.per_task_delta.keys() == {"aila_statutes", "legal_summarization", "limit-small"}
         assert r.wtl is not None and r.wtl.total == 3
         assert (tmp_path / (r.source_path or "")).is_file()
         assert r.fingerprint
@@ -166,7 +167,7 @@ def test_frontier_command_on_a_folder_without_a_ledger(tmp_path, capsys):
 
 
 def test_search_command_splits_compares_with_the_reference_and_both_rules_read_it(
-    tmp_path, shared_datasets, capsys
+    tmp_path, packaged_datasets, capsys
 ):
     run = tmp_path / "run"
     args = [
@@ -179,7 +180,7 @@ def test_search_command_splits_compares_with_the_reference_and_both_rules_read_i
             "--encoder",
             "tokenlearn-static-64",
         ),
-        *("--task", "aila_statutes", "--task", "limit-small", "--data-dir", str(shared_datasets)),
+        *("--task", "aila_statutes", "--task", "limit-small", "--data-dir", str(packaged_datasets)),
         *("--objective", "reference"),
     ]
     assert main(args) == 0

@@ -81,13 +81,13 @@ def test_the_system_message_states_our_interface_constraints_and_helpers():
 
 
 def test_the_evaluator_returns_search_numbers_and_records_in_our_ledger(
-    tmp_path, shared_datasets, monkeypatch
+    tmp_path, packaged_datasets, monkeypatch
 ):
     run = tmp_path / "run"
     monkeypatch.setenv("EMBEDDING_TTC_OE_RUN_DIR", str(run))
     monkeypatch.setenv(
         "EMBEDDING_TTC_OE_ARGS",
-        f"--task aila_statutes --encoder tokenlearn-static-64 --data-dir {shared_datasets}",
+        f"--task aila_statutes --encoder tokenlearn-static-64 --data-dir {packaged_datasets}",
     )
     monkeypatch.setenv("EMBEDDING_TTC_OE_MODEL", "qwen2.5-coder-0.5b")
     evaluator = _evaluator_module()

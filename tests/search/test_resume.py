@@ -56,16 +56,16 @@ def summary(run_dir: Path) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.slow  # two real search runs, one killed midway (about 50 s)
-def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path, shared_datasets):
+def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path, packaged_datasets):
     cache = tmp_path / "cache"
     reference, killed = tmp_path / "reference", tmp_path / "killed"
-    subprocess.run(command(reference, shared_datasets, cache), check=True, capture_output=True)
+    subprocess.run(command(reference, packaged_datasets, cache), check=True, capture_output=True)
     assert [g for g, *_ in summary(reference)] == list(range(GENERATIONS + 1))
 
     # Kill at two moments: right after a record lands, and in the middle of a generation.
     for wait_for, extra_delay in ((2, 0.0), (4, 0.7)):
         child = subprocess.Popen(
-            command(killed, shared_datasets, cache),
+            command(killed, packaged_datasets, cache),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -78,7 +78,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path, shared_datas
         done = Ledger(killed).records  # opening recovers a torn final line, if any
         assert [r.generation for r in done] == list(range(len(done)))
 
-    finished = subprocess.run(command(killed, shared_datasets, cache), capture_output=True)
+    finished = subprocess.run(command(killed, packaged_datasets, cache), capture_output=True)
     assert finished.returncode == 0, finished.stderr.decode()[-2000:]
     assert b"resuming" in finished.stderr
     assert summary(killed) == summary(reference)

@@ -72,8 +72,8 @@ def test_split_is_recorded_and_a_resume_must_match(tmp_path: Path, tiny_task):
         read_split(tmp_path)
 
 
-def test_evaluator_records_each_part_against_p0_and_the_reference(shared_datasets):
-    task = load_task("aila_statutes", shared_datasets)
+def test_evaluator_records_each_part_against_p0_and_the_reference(packaged_datasets):
+    task = load_task("aila_statutes", packaged_datasets)
     split = split_queries([task], seed=0, settings=SplitSettings())
     evaluator = SuiteEvaluator(
         [task],

@@ -62,6 +62,28 @@ def test_malformed_json_names_file_and_line(tmp_path: Path):
         load_beir_folder(root)
 
 
+def test_a_json_error_message_is_whole_with_its_column(tmp_path: Path):
+    # A raw tab inside a string: json's own message is "Invalid control character at".
+    root = write_task(
+        tmp_path / "t", [CORPUS[0], '{"_id": "d2", "text": "a\tb"}', CORPUS[2]], QUERIES, QRELS
+    )
+    with pytest.raises(DatasetError) as raised:
+        load_beir_folder(root)
+    assert str(raised.value).endswith(
+        "corpus.jsonl:2: not valid JSON (Invalid control character at column 25)"
+    )
+
+
+def test_a_malformed_stats_file_names_line_and_column(tmp_path: Path):
+    root = write_task(tmp_path / "t", CORPUS, QUERIES, QRELS)
+    (root / "STATS.json").write_text('{"pool": true,\n "n": }')
+    with pytest.raises(DatasetError) as raised:
+        load_beir_folder(root)
+    assert str(raised.value).endswith(
+        "STATS.json: not valid JSON (Expecting value at line 2, column 7)"
+    )
+
+
 def test_duplicate_id_is_an_error(tmp_path: Path):
     root = write_task(tmp_path / "t", [*CORPUS, {"_id": "d1", "text": "again"}], QUERIES, QRELS)
     with pytest.raises(

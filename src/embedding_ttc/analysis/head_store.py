@@ -155,7 +155,8 @@ class HeadProgram:
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``f(Q) f(D)ᵀ`` with rows of ``f`` L2-normalised."""
-        return self.head.transform(Q) @ self.head.transform(D).T
+        scores: Matrix = self.head.transform(Q) @ self.head.transform(D).T
+        return scores
 
 
 def load_or_train(

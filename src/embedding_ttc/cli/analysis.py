@@ -207,14 +207,20 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     )
     for failure in m.failed:
         print(f"  failed {failure.key}: {failure.status}: {failure.reason}", file=sys.stderr)
+    if m.failed:
+        # After every cell that succeeded is written: a script can trust exit 0.
+        print(
+            f"transfer: {len(m.failed)} of {len(m.computed) + len(m.failed)} cells this run "
+            "tried failed (listed above); the others are written",
+            file=sys.stderr,
+        )
     if done.planned_missing:
         print(
             f"transfer: {len(done.report.missing)} cells missing; run the same command again to "
             "compute them",
             file=sys.stderr,
         )
-        return 1
-    return 0
+    return 1 if m.failed or done.planned_missing else 0
 
 
 def add_analysis_commands(sub: Any) -> None:

@@ -233,6 +233,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     for f in failures:
         console.print(f"[red]{f.program} on {f.task}: {f.status}: {f.reason}[/red]")
     _report(rows, failures, out, several_tasks=len(tasks) > 1, as_json=args.json)
+    if failures:
+        # After everything that succeeded is written and printed: a script can trust exit 0.
+        where = f" and written to {args.out}" if args.out else ""
+        written = f"; the {len(rows)} that succeeded are reported{where}" if rows else ""
+        console.print(
+            f"[red]evaluate: {len(failures)} of {len(rows) + len(failures)} requested program "
+            f"runs failed{written}[/red]"
+        )
+        return 1
     return 0
 
 

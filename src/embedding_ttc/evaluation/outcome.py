@@ -9,13 +9,17 @@ and ``reason`` without guessing.
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import Enum
 
 from embedding_ttc.errors import EmbeddingTTCError
 
 
-class Status(StrEnum):
-    """The outcome of one candidate program (metrics exist only for ``OK``)."""
+class Status(str, Enum):
+    """The outcome of one candidate program (metrics exist only for ``OK``).
+
+    A ``str`` whose ``str()`` and f-string form are its value, as ``enum.StrEnum`` gives, which
+    is written out here because ``StrEnum`` is new in Python 3.11 and the package supports 3.10.
+    """
 
     OK = "ok"
     """Passed every check and was evaluated on every task of the suite."""
@@ -33,6 +37,12 @@ class Status(StrEnum):
     """Returned something other than a finite |Q|×|D| float matrix."""
     PROPOSER_ERROR = "proposer_error"
     """The proposer failed (API error, empty reply); nothing was evaluated."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
 
 class CandidateError(EmbeddingTTCError):

@@ -14,4 +14,5 @@ class P0:
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return a copy of ``S``."""
-        return S.copy()
+        out: Matrix = S.copy()
+        return out

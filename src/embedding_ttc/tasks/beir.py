@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.errors import DatasetError
+from embedding_ttc.errors import DatasetError, json_error_detail
 from embedding_ttc.tasks.jsonl import iter_jsonl, open_text
 from embedding_ttc.tasks.judgements import evaluable_queries, join_judgements
 from embedding_ttc.tasks.task import RetrievalTask
@@ -125,7 +125,8 @@ def load_beir_folder(folder: Path | str, name: str | None = None) -> RetrievalTa
         try:
             stats = json.loads(stats_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{stats_path}: not valid JSON ({exc.msg})") from None
+            detail = json_error_detail(exc)
+            raise DatasetError(f"{stats_path}: not valid JSON ({detail})") from None
         except UnicodeDecodeError as exc:
             raise DatasetError(f"{stats_path}: unreadable ({exc})") from None
         if not isinstance(stats, dict):

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.errors import DatasetError
+from embedding_ttc.errors import DatasetError, json_error_detail
 
 
 def open_text(path: Path) -> io.TextIOBase:
@@ -33,7 +33,8 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                    detail = json_error_detail(exc, line=False)
+                    raise DatasetError(f"{path}:{lineno}: not valid JSON ({detail})") from None
                 if not isinstance(obj, dict):
                     raise DatasetError(f"{path}:{lineno}: expected a JSON object")
                 yield lineno, obj

@@ -300,12 +300,24 @@ def _serve(channel: _Channel) -> None:
     _run(channel, code, args, ctx, lines)
 
 
+def drop_working_directory() -> None:
+    """Remove the working directory from ``sys.path``, as ``python -P`` (3.11+) leaves it out.
+
+    ``python -m`` puts it first; a program then could import a module it wrote there.
+    """
+    if not getattr(sys.flags, "safe_path", False) and sys.path and sys.path[0] == os.getcwd():
+        del sys.path[0]
+
+
 def entry(argv: Sequence[str], serve: Callable[[_Channel], None], module: str) -> NoReturn:
     """A child's entry point: ``python -m MODULE READ_FD WRITE_FD NAME``, serving ``serve``.
 
-    The name only labels the process. A failure of the harness itself (outside a program's
-    run, which reports its own) is sent as a ``sandbox`` error; the process then exits.
+    The name only labels the process. The working directory leaves ``sys.path`` first (what
+    ``-P`` does where the interpreter has it). A failure of the harness itself (outside a
+    program's run, which reports its own) is sent as a ``sandbox`` error; the process then
+    exits.
     """
+    drop_working_directory()
     try:
         channel = _Channel(int(argv[1]), int(argv[2]))
     except (IndexError, ValueError):

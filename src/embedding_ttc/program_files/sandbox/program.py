@@ -10,7 +10,8 @@ sandbox; the layers that contain a program are these, all applied on every call 
   built from nothing (no variable of the parent leaks; ``PYTHONHASHSEED=0`` makes string
   hashing, hence set order, the same on every run), in a fresh temporary working directory
   that is removed afterwards. ``-I`` is not used because it would ignore ``PYTHONHASHSEED``;
-  its other parts (``-s``, ``-P``) are, and the environment is ours anyway.
+  its other parts (``-s``, ``-P``) are, and the environment is ours anyway (``-P`` is new in
+  Python 3.11: on 3.10 the child takes its working directory off ``sys.path`` itself).
 * **A protocol on dedicated pipes** (``pass_fds``), not stdout: printing cannot corrupt it.
   The parent never unpickles what the child sends: JSON headers and raw array bytes whose
   lengths are checked against a limit before anything is buffered

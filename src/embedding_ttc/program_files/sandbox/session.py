@@ -59,6 +59,10 @@ blocking ``select``; waking at least this often delivers it within a second, and
 ``finally`` then kills the child, instead of at the end of the child's wall time.
 """
 
+SAFE_PATH: tuple[str, ...] = ("-P",) if sys.version_info >= (3, 11) else ()
+"""``-P``: the working directory is not put on the child's ``sys.path``. The flag is new in
+Python 3.11; on 3.10 the child removes that entry itself (:func:`.child.drop_working_directory`)."""
+
 
 def _request(
     source: str, name: str, Q: Matrix, D: Matrix, S: Matrix, ctx: Context, settings: dict[str, Any]
@@ -159,7 +163,7 @@ class Session:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         label = "".join(c for c in self.name if c.isprintable())[:80] or "program"
-        argv = [sys.executable, "-B", "-s", "-P", "-X", "faulthandler", "-m", CHILD_MODULE]
+        argv = [sys.executable, "-B", "-s", *SAFE_PATH, "-X", "faulthandler", "-m", CHILD_MODULE]
         try:
             proc = subprocess.Popen(
                 [*argv, str(to_child_r), str(from_child_w), label],

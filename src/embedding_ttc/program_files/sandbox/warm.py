@@ -49,7 +49,7 @@ from embedding_ttc.program_files.sandbox.limits import (
     cpu_limit,
 )
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
-from embedding_ttc.program_files.sandbox.session import Session, _exited, _request
+from embedding_ttc.program_files.sandbox.session import SAFE_PATH, Session, _exited, _request
 from embedding_ttc.program_files.sandbox.verdict import Verdict
 from embedding_ttc.program_files.sandbox.wire import (
     MAX_HEADER_BYTES,
@@ -160,7 +160,16 @@ class _Worker:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         label = "".join(c for c in program.name if c.isprintable())[:80] or "program"
-        argv = [sys.executable, "-B", "-s", "-P", "-X", "faulthandler", "-m", WARM_CHILD_MODULE]
+        argv = [
+            sys.executable,
+            "-B",
+            "-s",
+            *SAFE_PATH,
+            "-X",
+            "faulthandler",
+            "-m",
+            WARM_CHILD_MODULE,
+        ]
         try:
             self.proc = subprocess.Popen(
                 [*argv, str(to_child_r), str(from_child_w), label],

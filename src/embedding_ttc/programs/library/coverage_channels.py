@@ -197,7 +197,8 @@ class Centred:
         """
         q = self.queries(Q)
         if self.embeddings is not None:
-            return q @ self.embeddings.T
+            batch: Scores = q @ self.embeddings.T
+            return batch
         x = np.asarray(self.rows, dtype=np.float32)
         centre = self.centroid.astype(np.float32)
         out = np.empty((q.shape[0], x.shape[0]), dtype=np.float32)

@@ -71,7 +71,7 @@ class Rocchio:
         """Return ``S' = Q' Dᵀ`` for the VPRF queries ``Q'`` (0 at non-candidates)."""
         mask = mask_for(ctx, S)
         moved = vprf_update(Q, D, top_k_indices(S, self.K, mask), self.beta)
-        out = (moved @ np.asarray(D, dtype=np.float32).T).astype(np.float32)
+        out: Matrix = (moved @ np.asarray(D, dtype=np.float32).T).astype(np.float32)
         if mask is not None:
             out[~mask] = 0.0
         return out

@@ -78,7 +78,7 @@ class SoftCentroid:
         """Return ``S' = Q' Dᵀ`` for the SoftCentroid queries ``Q'`` (0 at non-candidates)."""
         mask = mask_for(ctx, S)
         moved = soft_centroid_query(Q, D, S, k=self.K, tau=self.tau, alpha=self.alpha, mask=mask)
-        out = (moved @ np.asarray(D, dtype=np.float32).T).astype(np.float32)
+        out: Matrix = (moved @ np.asarray(D, dtype=np.float32).T).astype(np.float32)
         if mask is not None:
             out[~mask] = 0.0
         return out

@@ -241,7 +241,8 @@ def row_candidates(cand: ArrayLike | None, n_d: int) -> NDArray[np.intp]:
         return np.arange(n_d, dtype=np.intp)
     idx = _check_indices(cand, n_d, "cand")
     if idx.size < 2 or bool(np.all(idx[1:] > idx[:-1])):
-        return idx.copy()  # already sorted and unique (the evaluator's candidates are): O(n)
+        same: NDArray[np.intp] = idx.copy()  # sorted, unique (as the evaluator's are): O(n)
+        return same
     return np.unique(idx)
 
 
