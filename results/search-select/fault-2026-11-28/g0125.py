@@ -1,0 +1,55 @@
+"""Structural program: dense + para_maxsim + para_topmean + bigram by a convex combination (weight 0.9 shared by the channels after the first), 1 feedback round.
+
+Novelty: Relative to g0078, adds feedback round 1 (rocchio refinement of the fused top-K); refines the query by softcentroid instead of rocchio; replaces BM25 with TopMeanSim over paragraphs [genome dense:row+para_maxsim:col+para_topmean:row+bigram:none|convex:0.9|1|softcentroid].
+Hypothesis: Fusing the dense cosine S, MaxSim over paragraphs, TopMeanSim over paragraphs and word-bigram overlap by a convex combination (weight 0.9 shared by the channels after the first) should raise nDCG@10 on every task, because the best-matching part of a long document carries the evidence that one pooled vector dilutes; the best-matching part of a long document carries the evidence that one pooled vector dilutes; phrases matched in order are stronger evidence than single words; 1 softcentroid feedback round then pull each query toward its fused top-K.
+Parent: g0078
+Genome: {"channels": {"dense": "row", "para_maxsim": "col", "para_topmean": "row", "bigram": "none"}, "fusion": "convex", "rounds": 1, "refine": "softcentroid", "share": 0.9}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_paragraphs,
+)
+from embedding_ttc.programs.primitives.feedback import soft_centroid_query
+from embedding_ttc.programs.primitives.late import maxsim, topmeansim
+from embedding_ttc.programs.primitives.lexical import bigram_overlap
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_cols, zscore_rows
+
+FEEDBACK_K = 5
+SOFT_TAU = 1.0
+SOFT_ALPHA = 0.5
+FUSION_SHARE = 0.9
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    paragraphs = chunk_documents(
+        ctx.doc_texts, split_paragraphs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        paragraphs_vectors = ctx.encode_fn(paragraphs.texts, "retrieval.passage")
+    para_maxsim = maxsim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
+    para_topmean = topmeansim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
+    bigram = bigram_overlap(ctx.query_texts, ctx.doc_texts)
+    channels = [
+        zscore_rows(S, mask),
+        zscore_cols(para_maxsim, mask),
+        zscore_rows(para_topmean, mask),
+        bigram,
+    ]
+    fused = np.float32(1.0 - FUSION_SHARE) * channels[0]
+    for channel in channels[1:]:
+        fused = fused + np.float32(FUSION_SHARE / (len(channels) - 1)) * channel
+    query = Q
+    # feedback round 1: refine the query from the fused top-K, rescore D
+    query = soft_centroid_query(
+        query, D, zscore_rows(fused, mask), k=FEEDBACK_K, tau=SOFT_TAU, alpha=SOFT_ALPHA, mask=mask
+    )
+    fused = zscore_rows(fused, mask) + zscore_rows(query @ D.T, mask)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

@@ -1,0 +1,48 @@
+"""Structural program: dense + sent_maxsim + para_maxsim by a convex combination (weight 0.9 shared by the channels after the first), 0 feedback rounds.
+
+Novelty: Relative to g0046, drops feedback round 1; drops the distance from the candidates' centroid (a hubness correction); replaces BM25 with MaxSim over sentences [genome dense:row+sent_maxsim:row+para_maxsim:col|convex:0.9|0].
+Hypothesis: Fusing the dense cosine S, MaxSim over sentences and MaxSim over paragraphs by a convex combination (weight 0.9 shared by the channels after the first) should raise nDCG@10 on every task, because the best-matching part of a long document carries the evidence that one pooled vector dilutes; the best-matching part of a long document carries the evidence that one pooled vector dilutes.
+Parent: g0046
+Genome: {"channels": {"dense": "row", "sent_maxsim": "row", "para_maxsim": "col"}, "fusion": "convex", "rounds": 0, "refine": "rocchio", "share": 0.9}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_paragraphs,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_cols, zscore_rows
+
+FUSION_SHARE = 0.9
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_maxsim = maxsim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+    paragraphs = chunk_documents(
+        ctx.doc_texts, split_paragraphs, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        paragraphs_vectors = ctx.encode_fn(paragraphs.texts, "retrieval.passage")
+    para_maxsim = maxsim(Q, paragraphs_vectors, paragraphs.owner, n_d, mask=mask)
+    channels = [
+        zscore_rows(S, mask),
+        zscore_rows(sent_maxsim, mask),
+        zscore_cols(para_maxsim, mask),
+    ]
+    fused = np.float32(1.0 - FUSION_SHARE) * channels[0]
+    for channel in channels[1:]:
+        fused = fused + np.float32(FUSION_SHARE / (len(channels) - 1)) * channel
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

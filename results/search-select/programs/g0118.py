@@ -1,0 +1,60 @@
+"""Structural program: xview + sent_maxsim + bm25 + bigram + consensus by a convex combination (weight 0.9 shared by the channels after the first), 0 feedback rounds.
+
+Novelty: Relative to g0089, changes MaxSim over paragraphs to MaxSim over sentences; replaces the dense cosine S with the cross-adapter text-matching view [genome xview:row+sent_maxsim:col+bm25:row+bigram:col+consensus:none|convex:0.9|0].
+Hypothesis: Fusing the cross-adapter text-matching view, MaxSim over sentences, BM25, word-bigram overlap and each document's consensus with the dense top-K by a convex combination (weight 0.9 shared by the channels after the first) should raise nDCG@10 on every task, because a second adapter votes where the retrieval views disagree; the best-matching part of a long document carries the evidence that one pooled vector dilutes; BM25 rewards exact rare terms (names, numbers) that embeddings blur; phrases matched in order are stronger evidence than single words; relevant documents resemble each other, so agreement with the dense head is evidence an isolated high cosine lacks.
+Parent: g0089
+Genome: {"channels": {"xview": "row", "sent_maxsim": "col", "bm25": "row", "bigram": "col", "consensus": "none"}, "fusion": "convex", "rounds": 0, "refine": "rocchio", "share": 0.9}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.feedback import centroid
+from embedding_ttc.programs.primitives.late import maxsim
+from embedding_ttc.programs.primitives.lexical import BM25, bigram_overlap
+from embedding_ttc.programs.primitives.scores import (
+    candidate_mask,
+    top_k_indices,
+    zscore_cols,
+    zscore_rows,
+)
+
+CONSENSUS_K = 10
+FUSION_SHARE = 0.9
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    with ctx.index_time():
+        docs_matching = ctx.encode_fn(list(ctx.doc_texts), "text-matching")
+    queries_matching = ctx.encode_fn(list(ctx.query_texts), "text-matching")
+    xview = queries_matching @ docs_matching.T
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_maxsim = maxsim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    bigram = bigram_overlap(ctx.query_texts, ctx.doc_texts)
+    heads = top_k_indices(S, CONSENSUS_K, mask)
+    head_centroids = np.array([centroid(D, rows) for rows in heads], dtype=np.float32)
+    consensus = head_centroids.reshape(n_q, D.shape[1]) @ D.T
+    channels = [
+        zscore_rows(xview, mask),
+        zscore_cols(sent_maxsim, mask),
+        zscore_rows(bm25, mask),
+        zscore_cols(bigram, mask),
+        consensus,
+    ]
+    fused = np.float32(1.0 - FUSION_SHARE) * channels[0]
+    for channel in channels[1:]:
+        fused = fused + np.float32(FUSION_SHARE / (len(channels) - 1)) * channel
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)

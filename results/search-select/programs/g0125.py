@@ -1,0 +1,32 @@
+"""Structural program: dense + bm25 + bigram by a weighted sum, 0 feedback rounds.
+
+Novelty: Relative to g0089, drops each document's consensus with the dense top-K; drops word-bigram overlap; drops MaxSim over paragraphs; adds word-bigram overlap (raw scores); fuses by a weighted sum instead of a convex combination (weight 0.9 shared by the channels after the first) [genome dense:row+bm25:row+bigram:none|wsum|0].
+Hypothesis: Fusing the dense cosine S, BM25 and word-bigram overlap by a weighted sum should raise nDCG@10 on every task, because BM25 rewards exact rare terms (names, numbers) that embeddings blur; phrases matched in order are stronger evidence than single words.
+Parent: g0089
+Genome: {"channels": {"dense": "row", "bm25": "row", "bigram": "none"}, "fusion": "wsum", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.lexical import BM25, bigram_overlap
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_rows
+
+CHANNEL_WEIGHTS = (1.0, 0.5, 0.5)
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    bigram = bigram_overlap(ctx.query_texts, ctx.doc_texts)
+    channels = [
+        zscore_rows(S, mask),
+        zscore_rows(bm25, mask),
+        bigram,
+    ]
+    fused = np.zeros((n_q, n_d), dtype=np.float32)
+    for weight, channel in zip(CHANNEL_WEIGHTS, channels, strict=True):
+        fused += np.float32(weight) * channel
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
