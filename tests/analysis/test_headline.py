@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from embedding_ttc.analysis.headline import head_to_head, headline_grid
+from embedding_ttc.analysis.comparisons import CellBlock, head_to_head
+from embedding_ttc.analysis.headline import headline_grid
 from embedding_ttc.analysis.tables import sections
 from embedding_ttc.analysis.transfer_report import TransferReport
 
@@ -36,10 +37,11 @@ def report(programs=PROGRAMS) -> TransferReport:
 
 def test_head_to_head_counts_cells_by_the_ndcg_difference():
     r = report()
-    pick_vs_convex = head_to_head(r, "Pick", "ConvexHybrid")
+    held = CellBlock({c.key: c for c in r.cells}, r.encoders, r.tasks)
+    pick_vs_convex = head_to_head("Pick", "ConvexHybrid", held, r.threshold)
     assert pick_vs_convex is not None
     assert (pick_vs_convex.wins, pick_vs_convex.ties, pick_vs_convex.losses) == (2, 0, 2)
-    p0 = head_to_head(r, "P0", "BM25DenseRRF")  # P0 is the cells' baseline side
+    p0 = head_to_head("P0", "BM25DenseRRF", held, r.threshold)  # P0 is the cells' baseline side
     assert p0 is not None and (p0.wins, p0.losses) == (0, 4)
 
 

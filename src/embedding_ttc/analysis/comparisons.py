@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from embedding_ttc.analysis.cells import Cell, CellKey
+from embedding_ttc.analysis.cells import BASELINE, Cell, CellKey
 from embedding_ttc.analysis.stats import mean_or_nan, median_or_nan, win_rate
 from embedding_ttc.evaluation.comparison import WTL
 from embedding_ttc.programs.library.rocchio import ROCCHIO_BETA, ROCCHIO_K
@@ -44,6 +44,30 @@ class CellBlock:
         encs = self.encoders if encoder is None else (encoder,)
         found = (self.get(e, t, program) for e in encs for t in self.tasks)
         return [c for c in found if c is not None]
+
+
+def head_to_head(program: str, other: str, held: CellBlock, threshold: float) -> WTL | None:
+    """``program`` against ``other``, cell by cell: the nDCG@10 difference at ``threshold``.
+
+    Over the cells of the block where both have a score; P0 (:data:`BASELINE`) has no cells of
+    its own and is read from the baseline side of the other's. ``None`` without a common cell.
+    """
+    gaps = []
+    for e in held.encoders:
+        for t in held.tasks:
+            mine, theirs = _ndcg(held, e, t, program, other), _ndcg(held, e, t, other, program)
+            if mine is not None and theirs is not None:
+                gaps.append(mine - theirs)
+    return WTL.count(gaps, threshold) if gaps else None
+
+
+def _ndcg(held: CellBlock, encoder: str, task: str, name: str, partner: str) -> float | None:
+    """``name``'s nDCG@10 on a cell; P0's is the baseline side of ``partner``'s cell."""
+    if name == BASELINE:
+        cell = held.get(encoder, task, partner)
+        return None if cell is None else cell.comparison.baseline_ndcg_at_10
+    cell = held.get(encoder, task, name)
+    return None if cell is None else cell.comparison.ndcg_at_10
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from embedding_ttc.analysis.cells import Cell, CellKey
+from embedding_ttc.analysis.cells import BASELINE as P0
+from embedding_ttc.analysis.comparisons import CellBlock, head_to_head
 from embedding_ttc.analysis.grid import Grid, Value
 from embedding_ttc.analysis.transfer_report import TransferReport
-from embedding_ttc.evaluation.comparison import WTL
+from embedding_ttc.evaluation.comparison import DEEP_LOSS
 
 FUSION_BASELINES: tuple[str, ...] = (
     "BM25DenseRRF",
@@ -35,27 +36,6 @@ FUSION_BASELINES: tuple[str, ...] = (
 HEADLINE_PROGRAMS: tuple[str, ...] = ("P0", "BM25", *FUSION_BASELINES, "LexicalHybridRRF")
 """The programs the headline shows first, when the matrix has them."""
 
-P0 = "P0"
-
-
-def _ndcg(cell: Cell, program: str) -> float:
-    """The nDCG@10 of ``program`` in ``cell`` (P0's is the cell's baseline)."""
-    return cell.comparison.baseline_ndcg_at_10 if program == P0 else cell.comparison.ndcg_at_10
-
-
-def head_to_head(report: TransferReport, program: str, other: str) -> WTL | None:
-    """``program`` against ``other`` over the held-out cells both have (``None``: none)."""
-    index = {c.key: c for c in report.cells}
-    gaps = []
-    for e in report.encoders:
-        for t in report.tasks:
-            mine = index.get(CellKey(e, t, program if program != P0 else other))
-            theirs = index.get(CellKey(e, t, other if other != P0 else program))
-            if mine is None or theirs is None:
-                continue
-            gaps.append(_ndcg(mine, program) - _ndcg(theirs, other))
-    return WTL.count(gaps, report.threshold) if gaps else None
-
 
 def headline_grid(report: TransferReport, extra: Sequence[str] = ()) -> Grid | None:
     """The headline table, or ``None`` when the matrix has fewer than two fusion baselines."""
@@ -64,11 +44,12 @@ def headline_grid(report: TransferReport, extra: Sequence[str] = ()) -> Grid | N
         return None
     shown = [p for p in (*HEADLINE_PROGRAMS, *extra) if p == P0 or p in report.programs]
     lines = {line.program: line for line in report.lines}
+    held = CellBlock({c.key: c for c in report.cells}, report.encoders, report.tasks)
     rows: list[tuple[Value, ...]] = []
     for program in dict.fromkeys(shown):
         won: list[Value] = []
         for b in baselines:
-            wtl = None if b == program else head_to_head(report, program, b)
+            wtl = None if b == program else head_to_head(program, b, held, report.threshold)
             won.append("–" if wtl is None else f"{wtl.wins}/{wtl.total}")
         if program == P0:
             rows.append((program, *won, 0.0, 0, 0, 1.0, 1.0))
@@ -88,13 +69,13 @@ def headline_grid(report: TransferReport, extra: Sequence[str] = ()) -> Grid | N
         )
     return Grid(
         "Against every fusion baseline, held out: cells won head to head, median Δ against P0, "
-        "cells significantly below P0, queries more than 0.5 below P0, cost",
+        f"cells significantly below P0, queries more than {DEEP_LOSS:g} below P0, cost",
         (
             "program",
             *(f"won vs {b}" for b in baselines),
             "median Δ",
             "cells sig. < P0",
-            "queries < −0.5",
+            f"queries < −{DEEP_LOSS:g}",
             "c",
             "c_q",
         ),

@@ -34,9 +34,9 @@ from embedding_ttc.analysis.cells import CellKey
 from embedding_ttc.analysis.comparisons import FusionComparison, PRFComparison
 from embedding_ttc.analysis.grid import Grid, Value
 from embedding_ttc.analysis.headline import headline_grid
-from embedding_ttc.analysis.transfer_report import DEEP_LOSS, TransferReport
+from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.durable import write_atomic
-from embedding_ttc.evaluation.comparison import Comparison
+from embedding_ttc.evaluation.comparison import DEEP_LOSS, Comparison
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM as REFERENCE
 
 

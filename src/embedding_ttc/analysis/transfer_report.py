@@ -40,6 +40,7 @@ from embedding_ttc.analysis.comparisons import (
     compare_fusion,
     compare_prf,
     compute_oracle,
+    head_to_head,
 )
 from embedding_ttc.analysis.stats import (
     ALPHA,
@@ -48,14 +49,13 @@ from embedding_ttc.analysis.stats import (
     median_or_nan,
     win_rate,
 )
-from embedding_ttc.evaluation.comparison import TIE_THRESHOLD, WTL
+from embedding_ttc.evaluation.comparison import (
+    TIE_THRESHOLD,
+    WTL,
+    count_deep_losses,
+)
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM as REFERENCE
 from embedding_ttc.programs.catalog import parse_name
-
-DEEP_LOSS = 0.5
-"""A query whose Δ against P0 is below minus this is a deep loss: more than half of the
-nDCG@10 scale lost on it (a query with one relevant document falling out of the top ten loses
-1.0). The transfer target of a search asks for none."""
 
 
 def default_oracle(programs: Sequence[str]) -> list[str]:
@@ -341,22 +341,12 @@ def _program_line(
             sum(c.query_calls for c in pooled) / base_queries if base_queries else float("nan")
         ),
         worst_query=min((min(c.differences(), default=0.0) for c in pooled), default=float("nan")),
-        versus_reference=_head_to_head(program, held, threshold),
+        versus_reference=(
+            None if program == REFERENCE else head_to_head(program, REFERENCE, held, threshold)
+        ),
         queries=sum(len(c.differences()) for c in pooled),
-        deep_losses=sum(d < -DEEP_LOSS for c in pooled for d in c.differences()),
+        deep_losses=count_deep_losses(d for c in pooled for d in c.differences()),
         discovery_cost_ratio=disc_spent / disc_base if disc_base else float("nan"),
         discovery_mean_delta=mean_or_nan([c.delta for c in found]),
         discovery_mean_ndcg=mean_or_nan([c.comparison.ndcg_at_10 for c in found]),
     )
-
-
-def _head_to_head(program: str, held: CellBlock, threshold: float) -> WTL | None:
-    """``program`` against the reference, cell by cell (nDCG@10 difference at ``threshold``)."""
-    if program == REFERENCE:
-        return None
-    gaps = []
-    for cell in held.of(program):
-        other = held.get(cell.encoder, cell.task, REFERENCE)
-        if other is not None:
-            gaps.append(cell.comparison.ndcg_at_10 - other.comparison.ndcg_at_10)
-    return WTL.count(gaps, threshold) if gaps else None

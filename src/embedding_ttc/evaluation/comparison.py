@@ -18,6 +18,16 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, NonNegativeInt
 # floating-point noise and negligible changes of one query's nDCG@10 out of the count.
 TIE_THRESHOLD = 0.001
 
+DEEP_LOSS = 0.5
+"""A query whose Δ is below minus this is a **deep loss**: more than half of the nDCG@10 scale
+lost on it (a query with one relevant document falling out of the top ten loses 1.0), a result
+list a user would call broken; counted apart from the mean."""
+
+
+def count_deep_losses(deltas: Iterable[float]) -> int:
+    """How many of the per-query ``deltas`` are deep losses (below ``-DEEP_LOSS``)."""
+    return sum(d < -DEEP_LOSS for d in deltas)
+
 
 class WTL(BaseModel):
     """Wins, ties and losses of a set of differences at ±threshold (see :meth:`count`)."""

@@ -14,7 +14,7 @@ The rule reads discovery data only, from the run's split (:mod:`~embedding_ttc.r
   are the validation parts of the search tasks and the whole validation tasks. A task with
   1,000 queries weighs what a task with 40 does, and one task cannot carry the signal alone.
 * **tail, relative to the reference**: over ``scope``, no more queries below
-  :data:`~embedding_ttc.runs.records.DEEP_LOSS` against P0 than the reference has.
+  :data:`~embedding_ttc.evaluation.comparison.DEEP_LOSS` against P0 than the reference has.
 * **cost**: a query-time cost ratio of at most ``max_query_cost_ratio``.
 
 The pick is the eligible program with the highest signal (the earliest in the ledger on a

@@ -34,10 +34,6 @@ from embedding_ttc.runs.split import Part
 
 LEDGER_SCHEMA_VERSION: Literal[3] = 3
 
-DEEP_LOSS = -0.5
-"""A query whose nDCG@10 falls by more than this against a baseline is a **deep loss**: a
-result list a user would call broken, counted apart from the mean (:attr:`Versus.deep_losses`)."""
-
 Objective = Literal["p0", "reference"]
 """Which baseline a Δ is taken against: P0, or the run's reference program."""
 
@@ -53,8 +49,9 @@ class Versus(BaseModel):
     Attributes:
         comparison: both nDCG@10, the mean Δ and the per-query W/T/L.
         worst_query_delta: the lowest per-query Δ (the tail risk beside the mean).
-        deep_losses: how many queries lose more than :data:`DEEP_LOSS` (``None`` in records
-            written before it was counted).
+        deep_losses: how many queries are deep losses (below ``-DEEP_LOSS``,
+            :mod:`~embedding_ttc.evaluation.comparison`; ``None`` in records written before
+            they were counted).
 
     """
 
@@ -253,7 +250,7 @@ class LedgerRecord(BaseModel):
         return None if tails is None else min(t.worst_query_delta for t in tails)
 
     def deep_losses(self, objective: Objective = "p0", scope: Scope = "all") -> int | None:
-        """Queries that lose more than :data:`DEEP_LOSS`, over every task of ``scope``.
+        """Deep losses (queries below ``-DEEP_LOSS``) over every task of ``scope``.
 
         ``None`` when any task lacks the count (a record written before it was counted).
         """

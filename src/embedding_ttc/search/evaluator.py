@@ -38,13 +38,18 @@ from pathlib import Path
 import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
-from embedding_ttc.evaluation.comparison import WTL, comparison_of, query_deltas
+from embedding_ttc.evaluation.comparison import (
+    WTL,
+    comparison_of,
+    count_deep_losses,
+    query_deltas,
+)
 from embedding_ttc.evaluation.evaluate import ProgramRun, run_programs
 from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.p0 import P0
-from embedding_ttc.runs.records import DEEP_LOSS, PartOutcome, SuiteScore, TaskDelta, Versus
+from embedding_ttc.runs.records import PartOutcome, SuiteScore, TaskDelta, Versus
 from embedding_ttc.runs.split import PARTS, Part, QuerySplit
 from embedding_ttc.search.executors import InProcessTaskExecutor
 from embedding_ttc.search.task_runs import TaskExecutor, TaskJob, TaskRun
@@ -287,5 +292,5 @@ def versus(
     return Versus(
         comparison=comparison_of(result, baseline, deltas, subset=queries is not None),
         worst_query_delta=min(deltas.values(), default=0.0),
-        deep_losses=sum(d < DEEP_LOSS for d in deltas.values()),
+        deep_losses=count_deep_losses(deltas.values()),
     )
