@@ -37,29 +37,14 @@ def cmd_frontier(args: argparse.Namespace) -> int:
 def _print_pick(ledger: Ledger, *, as_json: bool) -> int:
     """Print the program the run's registered rule names (``--pick``)."""
     from embedding_ttc.runs.pick import (
-        PICK_RULE_FILE,
-        PickError,
-        digest,
         pick,
         pick_json,
         read_reference,
-        read_rule,
+        registered_rule,
         render_pick,
     )
 
-    path = ledger.run_dir / PICK_RULE_FILE
-    if not path.is_file():
-        raise PickError(
-            f"{ledger.run_dir} has no {PICK_RULE_FILE}: the run was made without a pick rule "
-            "(a search with a split and a reference registers one when it starts)"
-        )
-    rule, now = read_rule(path), digest(path)
-    recorded = {r.pick_rule for r in ledger.records if r.pick_rule is not None}
-    if recorded - {now}:
-        raise PickError(
-            f"{path} is not the rule the ledger recorded (sha256 {now[:12]}… on disk): "
-            "the pick is read under the registered rule only"
-        )
+    rule, now = registered_rule(ledger.run_dir, ledger.records)
     result = pick(ledger.records, rule, now, read_reference(ledger.run_dir))
     print(json.dumps(pick_json(result), indent=2) if as_json else render_pick(result))
     return 0

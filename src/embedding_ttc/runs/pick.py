@@ -172,6 +172,38 @@ def rule_text(rule: PickRule) -> str:
     return json.dumps(rule.model_dump(mode="json"), indent=2) + "\n"
 
 
+def registered_rule(run_dir: Path, records: Sequence[LedgerRecord]) -> tuple[PickRule, str]:
+    """The run's rule file and its digest, checked against every digest its ledger recorded.
+
+    Raises:
+        PickError: the run has no rule file (it was made without one, or the file was
+            removed after the ledger recorded it), the file is not a rule, or it is not the
+            one the ledger recorded.
+
+    """
+    path = run_dir / PICK_RULE_FILE
+    recorded = {r.pick_rule for r in records if r.pick_rule is not None}
+    if not path.is_file():
+        if recorded:
+            raise PickError(
+                f"{path} is missing, but the ledger recorded a pick rule "
+                f"(sha256 {sorted(recorded)[0][:12]}…): restore it from the run's history"
+            )
+        raise PickError(
+            f"{run_dir} has no {PICK_RULE_FILE}: the run was made without a pick rule "
+            "(a search with a split and a reference registers one when it starts)"
+        )
+    rule, now = read_rule(path), digest(path)
+    changed = recorded - {now}
+    if changed:
+        raise PickError(
+            f"{path} is not the rule the ledger recorded: it changed after the run recorded it "
+            f"(the ledger has sha256 {sorted(changed)[0][:12]}…, the file {now[:12]}…); a "
+            "run's pick rule is fixed when the run starts: restore it, or use a new --run-dir"
+        )
+    return rule, now
+
+
 def register_rule(
     run_dir: Path, records: Sequence[LedgerRecord], given: PickRule, *, explicit: bool = False
 ) -> str | None:
@@ -194,13 +226,7 @@ def register_rule(
 
     """
     path = run_dir / PICK_RULE_FILE
-    recorded = {r.pick_rule for r in records if r.pick_rule is not None}
-    if not path.is_file():
-        if recorded:
-            raise PickError(
-                f"{path} is missing, but the ledger recorded a pick rule "
-                f"(sha256 {sorted(recorded)[0][:12]}…): restore it from the run's history"
-            )
+    if not path.is_file() and not any(r.pick_rule for r in records):
         if records:  # a run made without a pick rule does not get one after its results
             if explicit:
                 raise PickError(
@@ -210,15 +236,7 @@ def register_rule(
             return None
         write_atomic(path, rule_text(given))
         return digest(path)
-    had = read_rule(path)  # a readable rule, or a clear error
-    now = digest(path)
-    changed = recorded - {now}
-    if changed:
-        raise PickError(
-            f"{path} changed after the run recorded it (the ledger has sha256 "
-            f"{sorted(changed)[0][:12]}…, the file {now[:12]}…): a run's pick rule is fixed "
-            "when the run starts; restore it, or use a new --run-dir"
-        )
+    had, now = registered_rule(run_dir, records)
     if had == given:
         return now
     if not records:
