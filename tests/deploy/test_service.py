@@ -220,6 +220,7 @@ def test_openapi_fuzzing_finds_no_server_error(reranker):
     from hypothesis import HealthCheck, given, settings
     from schemathesis import checks
 
+    reranker.warm_up(shortlist=5)  # as ``serve`` does before its port opens: /ready is then 200
     app = create_app(reranker, shortlist=5)
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     seen: dict[int, int] = {}
@@ -243,7 +244,7 @@ def test_openapi_fuzzing_finds_no_server_error(reranker):
     for result in schema.get_all_operations():
         operation = result.ok()
         run(operation, schemathesis.GenerationMode.POSITIVE)
-        if operation.method.upper() == "POST":  # GET /health takes no input to make invalid
+        if "requestBody" in operation.definition.raw:  # GETs and POST /admin/reload take none
             run(operation, schemathesis.GenerationMode.NEGATIVE)
     assert seen and max(seen) < 500
     assert 422 in seen and 200 in seen
