@@ -14,6 +14,7 @@ no data root, and the packaged tasks alone are available.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Sequence
@@ -30,10 +31,25 @@ from embedding_ttc.tasks.task import RetrievalTask
 
 DATA_ENV = "EMBEDDING_TTC_DATA"
 
-_HOW_TO_GET = (
-    "pass --data-dir DIR or set $EMBEDDING_TTC_DATA to a folder of BEIR task folders, "
-    "or run `embedding-ttc data fetch {name}`"
-)
+_DATA_DIR_HINT = "pass --data-dir DIR or set $EMBEDDING_TTC_DATA to a folder of BEIR task folders"
+
+
+def _fetchable() -> list[str]:
+    from embedding_ttc.tasks.beir_archives import ARCHIVES
+
+    return ARCHIVES.names()
+
+
+def _how_to_get(name: str) -> str:
+    """How to get task ``name``: a data folder, and ``data fetch`` only when it can fetch it."""
+    fetchable = _fetchable()
+    if name in fetchable:
+        return f"{_DATA_DIR_HINT}, or run `embedding-ttc data fetch {name}`"
+    # Stricter than the registries' suggestions: a download is offered only for a near twin.
+    near = difflib.get_close_matches(name, fetchable, n=1, cutoff=0.8)
+    if near:
+        return f"{_DATA_DIR_HINT} (fetchable nearby: `embedding-ttc data fetch {near[0]}`)"
+    return _DATA_DIR_HINT
 
 
 def _shared_candidates() -> list[Path]:
@@ -262,19 +278,19 @@ def locate_task(name: str, root: Path | None) -> Path:
         if root is None:
             raise DatasetError(
                 f"task {name!r} is generated from the 'lemb_qmsum' task folder, and there is no "
-                f"data root: {_HOW_TO_GET.format(name='lemb_qmsum')}"
+                f"data root: {_how_to_get('lemb_qmsum')}"
             )
         return root
     if root is not None and (root / name).is_dir():
         return root / name
     if name in PACKAGED_TASKS:
         return packaged_folder(name)
-    names = available_task_names(root)
-    near = closest(name, names)
-    hint = f" Did you mean: {', '.join(near)}?" if near else ""
+    near = closest(name, available_task_names(root))
     where = f"no folder {root / name}" if root is not None else "no data root"
+    if near and name not in _fetchable():  # a misspelling: not how to get the misspelt name
+        how = f"Did you mean: {', '.join(near)}? Packaged: {', '.join(PACKAGED_TASKS)}"
+    else:
+        how = f"Packaged: {', '.join(PACKAGED_TASKS)}; to get {name!r}, {_how_to_get(name)}"
     raise UnknownNameError(
-        f"unknown task {name!r} ({where}; not packaged).{hint} "
-        f"Packaged: {', '.join(PACKAGED_TASKS)}; to get {name!r}, "
-        f"{_HOW_TO_GET.format(name=name)}; MTEB tasks: mteb:<Name>"
+        f"unknown task {name!r} ({where}; not packaged). {how}; MTEB tasks: mteb:<Name>"
     )
