@@ -30,12 +30,10 @@ from embedding_ttc.tasks.beir_archives import (
     BASE_URL,
     BeirArchive,
     archive_url,
-    default_fetch_dir,
     fetchable_names,
-    user_data_dir,
 )
-from embedding_ttc.tasks.catalog import load_task
-from embedding_ttc.tasks.fetch import RECORD_FILE, FetchRecord, fetch_beir
+from embedding_ttc.tasks.catalog import load_task, user_data_dir
+from embedding_ttc.tasks.fetch import RECORD_FILE, FetchRecord, default_fetch_dir, fetch_beir
 
 CORPUS = [
     {"_id": "d1", "title": "Cats", "text": "Cats purr when content."},

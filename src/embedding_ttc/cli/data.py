@@ -46,7 +46,7 @@ def _byte_progress(enabled: bool) -> Iterator[Any]:
 
 
 def _target(args: argparse.Namespace) -> Path:
-    from embedding_ttc.tasks.beir_archives import default_fetch_dir
+    from embedding_ttc.tasks.fetch import default_fetch_dir
 
     return Path(args.to).expanduser() if args.to else default_fetch_dir()
 

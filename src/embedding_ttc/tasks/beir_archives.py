@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from embedding_ttc.registry import Registry
-from embedding_ttc.tasks.catalog import DATA_ENV, find_data_root, user_data_dir
 
 __all__ = [
     "ARCHIVES",
@@ -30,9 +29,7 @@ __all__ = [
     "BASE_URL_ENV",
     "BeirArchive",
     "archive_url",
-    "default_fetch_dir",
     "fetchable_names",
-    "user_data_dir",
 ]
 
 BASE_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
@@ -81,20 +78,6 @@ def archive_url(name: str, base_url: str | None = None) -> str:
     """``<base>/<name>.zip``: ``base_url``, else ``$EMBEDDING_TTC_BEIR_URL``, else BEIR's."""
     base = base_url or os.environ.get(BASE_URL_ENV) or BASE_URL
     return f"{base.rstrip('/')}/{name}.zip"
-
-
-def default_fetch_dir() -> Path:
-    """Where fetched datasets go: under the data root the other commands read.
-
-    ``$EMBEDDING_TTC_DATA`` if set (created if need be), else the data root in effect
-    (:func:`~embedding_ttc.tasks.catalog.find_data_root`), else :func:`user_data_dir`; so a
-    fetched dataset is a task without ``--data-dir``.
-    """
-    env = os.environ.get(DATA_ENV)
-    if env:
-        return Path(env)
-    root = find_data_root()
-    return root if root is not None else user_data_dir()
 
 
 def fetchable_names(data_root: Path | None) -> list[str]:

@@ -26,6 +26,7 @@ from typing import Any
 from embedding_ttc.errors import DatasetError, EmbeddingTTCError, UnknownNameError
 from embedding_ttc.registry import closest
 from embedding_ttc.tasks.beir import load_beir_folder
+from embedding_ttc.tasks.beir_archives import ARCHIVES
 from embedding_ttc.tasks.packaged import PACKAGED_TASKS, packaged_folder
 from embedding_ttc.tasks.task import RetrievalTask
 
@@ -35,8 +36,6 @@ _DATA_DIR_HINT = "pass --data-dir DIR or set $EMBEDDING_TTC_DATA to a folder of 
 
 
 def _fetchable() -> list[str]:
-    from embedding_ttc.tasks.beir_archives import ARCHIVES
-
     return ARCHIVES.names()
 
 

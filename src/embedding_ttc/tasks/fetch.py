@@ -38,13 +38,35 @@ from embedding_ttc.errors import DatasetError, UnknownNameError
 from embedding_ttc.registry import Registry
 from embedding_ttc.tasks.beir import find_file
 from embedding_ttc.tasks.beir_archives import ARCHIVES, BeirArchive, archive_url
+from embedding_ttc.tasks.catalog import DATA_ENV, find_data_root, user_data_dir
 from embedding_ttc.tasks.download import Digests, UnreachableError, digests, download
 
-__all__ = ["RECORD_FILE", "FetchRecord", "FetchResult", "fetch_beir", "is_complete_task_folder"]
+__all__ = [
+    "RECORD_FILE",
+    "FetchRecord",
+    "FetchResult",
+    "default_fetch_dir",
+    "fetch_beir",
+    "is_complete_task_folder",
+]
 
 Progress = Callable[[str, int, int], None]
 RECORD_FILE = "FETCH.json"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def default_fetch_dir() -> Path:
+    """Where fetched datasets go: under the data root the other commands read.
+
+    ``$EMBEDDING_TTC_DATA`` if set (created if need be), else the data root in effect
+    (:func:`~embedding_ttc.tasks.catalog.find_data_root`), else :func:`user_data_dir`; so a
+    fetched dataset is a task without ``--data-dir``.
+    """
+    env = os.environ.get(DATA_ENV)
+    if env:
+        return Path(env)
+    root = find_data_root()
+    return root if root is not None else user_data_dir()
 
 
 class FetchRecord(BaseModel):
