@@ -124,3 +124,47 @@ def test_warm_wraps_only_per_call_sandboxed_programs():
     assert warm(made) is made
     library = object()
     assert warm(library) is library  # type: ignore[arg-type]
+
+
+class CountingTexts(tuple):
+    """Document texts that count how often they are read in full (RowTexts reads from disk)."""
+
+    reads = 0
+
+    def __iter__(self):
+        type(self).reads += 1
+        return super().__iter__()
+
+
+TEXTS_SOURCE = """\
+import numpy as np
+
+
+def program(Q, D, S, ctx):
+    if ctx.query_texts[0] == "ignore":
+        return S + np.float32(len(ctx.doc_texts))
+    widths = np.array([len(t) for t in ctx.doc_texts], dtype=np.float32)
+    joined = ctx.doc_texts + ("extra",)
+    return S + widths + ctx.doc_lengths.astype(np.float32) + np.float32(len(joined))
+"""
+
+
+@pytest.mark.parametrize("kind", [SandboxedProgram, WarmProgram])
+def test_document_texts_reach_the_child_only_when_the_program_reads_them(kind):
+    texts = CountingTexts(("one two", "three", "four five six", "", "seven eight"))
+    program = kind(TEXTS_SOURCE, "texts", LIMITS)
+    try:
+        for query, reads in (("ignore", 0), ("read", 1)):
+            Q, D, S, ctx = inputs(query)
+            ctx = Context(**{**ctx.__dict__, "doc_texts": texts})
+            CountingTexts.reads = 0
+            out = program(Q, D, S, ctx)
+            assert CountingTexts.reads == reads
+            if query == "ignore":  # the count is known without the texts
+                np.testing.assert_allclose(out, S + 5)
+            else:  # the texts and word counts the parent has, read once per call
+                widths = np.array([len(t) for t in texts], dtype=np.float32)
+                np.testing.assert_allclose(out, S + widths + ctx.doc_lengths + 6)
+    finally:
+        if isinstance(program, WarmProgram):
+            program.close()

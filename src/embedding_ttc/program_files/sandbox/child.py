@@ -132,6 +132,53 @@ def _rebuild_error(header: Mapping[str, Any]) -> Exception:
     return kind(message) if kind is not None else RuntimeError(f"{name}: {message}")
 
 
+class _RemoteTexts(Sequence[str]):
+    """``ctx.doc_texts`` in the child: fetched from the parent on first use, once.
+
+    A program that never reads its documents' texts (P0, a feedback loop over ``D``) does not
+    pay for them: at 1,000 candidates of a served index, reading them from disk and shipping
+    them cost a warm call several times the program's own time. ``len`` needs no fetch.
+    """
+
+    def __init__(self, channel: _Channel, count: int) -> None:
+        self._channel = channel
+        self._count = count
+        self._texts: tuple[str, ...] | None = None
+
+    def _all(self) -> tuple[str, ...]:
+        if self._texts is None:
+            self._channel.send({"kind": "doc_texts"})
+            reply = self._channel.receive()
+            texts = json.loads(bytes(reply.payload).decode("utf-8"))
+            if reply.header.get("kind") != "doc_texts" or len(texts) != self._count:
+                raise RuntimeError("the parent answered the document texts request wrongly")
+            self._texts = tuple(texts)
+        return self._texts
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __add__(self, other: Any) -> Any:
+        return self._all() + other
+
+    def __radd__(self, other: Any) -> Any:
+        return other + self._all()
+
+    def __eq__(self, other: object) -> bool:
+        return self._all() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{self._count} document texts>"
+
+
 @contextmanager
 def _remote_index_time(channel: _Channel) -> Iterator[None]:
     """``ctx.index_time()`` in the child: the parent enters its own scope meanwhile."""
@@ -152,13 +199,19 @@ class ChildContext:
 
     encode_fn: Callable[..., Any]
     query_texts: tuple[str, ...]
-    doc_texts: tuple[str, ...]
+    doc_texts: Sequence[str]
     query_ids: tuple[str, ...]
     doc_ids: tuple[str, ...]
     candidates: list[NDArray[np.intp]] | None
     views_collapsed: bool
     index_time: Callable[[], Any]
-    doc_lengths: NDArray[np.int64]
+
+    @property
+    def doc_lengths(self) -> NDArray[np.int64]:
+        """Word count per document, as :class:`~embedding_ttc.programs.base.Context` has it."""
+        import numpy as np
+
+        return np.array([len(t.split()) for t in self.doc_texts], dtype=np.int64)
 
 
 def _decode_inputs(request: Frame, channel: _Channel) -> tuple[list[Any], ChildContext]:
@@ -177,13 +230,12 @@ def _decode_inputs(request: Frame, channel: _Channel) -> tuple[list[Any], ChildC
     ctx = ChildContext(
         encode_fn=_RemoteEncoder(channel),
         query_texts=tuple(texts["query_texts"]),
-        doc_texts=tuple(texts["doc_texts"]),
+        doc_texts=_RemoteTexts(channel, int(header["doc_count"])),
         query_ids=tuple(texts["query_ids"]),
         doc_ids=tuple(texts["doc_ids"]),
         candidates=candidates,
         views_collapsed=bool(header["views_collapsed"]),
         index_time=lambda: _remote_index_time(channel),
-        doc_lengths=arrays["doc_lengths"],
     )
     return [arrays["Q"], arrays["D"], arrays["S"]], ctx
 

@@ -68,7 +68,7 @@ def _request(
     source: str, name: str, Q: Matrix, D: Matrix, S: Matrix, ctx: Context, settings: dict[str, Any]
 ) -> list[bytes | memoryview]:
     """The ``run`` message: header (source, texts, settings, array specs) and array bytes."""
-    arrays: list[tuple[str, Any]] = [("Q", Q), ("D", D), ("S", S), ("doc_lengths", ctx.doc_lengths)]
+    arrays: list[tuple[str, Any]] = [("Q", Q), ("D", D), ("S", S)]
     lengths: list[int] | None = None
     if ctx.candidates is not None:
         parts = [np.asarray(c, dtype=np.int64).reshape(-1) for c in ctx.candidates]
@@ -86,10 +86,10 @@ def _request(
         "source": source,
         "texts": {
             "query_texts": list(ctx.query_texts),
-            "doc_texts": list(ctx.doc_texts),
             "query_ids": list(ctx.query_ids),
             "doc_ids": list(ctx.doc_ids),
         },
+        "doc_count": len(ctx.doc_texts),  # the texts themselves on request (doc_texts)
         "views_collapsed": bool(ctx.views_collapsed),
         "candidates": lengths,
         "arrays": specs,
@@ -293,6 +293,9 @@ class Session:
         kind = frame.header["kind"]
         if kind == "encode":
             self._encode(frame)
+        elif kind == "doc_texts":
+            payload = json.dumps(list(self.ctx.doc_texts), ensure_ascii=False).encode("utf-8")
+            self.outbox.put([frame_prefix({"kind": "doc_texts"}, len(payload)), payload])
         elif kind == "index_enter":
             if len(self.scopes) >= MAX_INDEX_DEPTH:
                 raise ProtocolError(f"index_time() nested more than {MAX_INDEX_DEPTH} deep")

@@ -6,11 +6,14 @@ Arrays travel as a header ``{"dtype": "<f4", "shape": [n, d]}`` plus their bytes
 checks every length against its limits *before* reading, and the size of an array against its
 declared shape before ``np.frombuffer``. Nothing is ever unpickled.
 
-Child → parent: ``encode`` (payload: JSON list of texts), ``index_enter`` / ``index_exit``,
+Child → parent: ``encode`` (payload: JSON list of texts), ``doc_texts`` (the first time the
+program reads ``ctx.doc_texts`` or ``ctx.doc_lengths``), ``index_enter`` / ``index_exit``,
 ``violation`` (payload: ``event`` newline ``detail``, sent by the audit hook before it raises),
 and finally one ``result`` (an array, or the type of a non-array) or ``error`` (payload: the
-message and traceback). Parent → child: one ``run`` (the source, texts, ids, settings and the
-arrays), then one ``embeddings`` or ``encode_error`` per ``encode``.
+message and traceback). Parent → child: one ``run`` (the source, query texts, ids, the number
+of documents, settings and the arrays), then one ``embeddings`` or ``encode_error`` per
+``encode`` and one ``doc_texts`` (payload: JSON list of the documents' texts) per
+``doc_texts``.
 
 The child imports this module before it contains itself, so it imports nothing heavy: numpy
 is imported inside the array functions, after the child has left the network.
