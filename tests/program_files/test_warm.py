@@ -168,3 +168,38 @@ def test_document_texts_reach_the_child_only_when_the_program_reads_them(kind):
     finally:
         if isinstance(program, WarmProgram):
             program.close()
+
+
+def test_a_child_killed_from_outside_mid_request_fails_that_request_and_the_next_is_answered(
+    program,
+):
+    """kill -9 of the warm child (an operator, the OOM killer) while it computes."""
+    import os
+    import signal
+    import threading
+    import time
+
+    good = program(*inputs("cats"))
+    child = program.pid
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            program(*inputs("loop"))  # computing until its wall time, unless killed first
+        except BaseException as exc:
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
+    started = time.monotonic()
+    caller.start()
+    time.sleep(0.5)
+    os.kill(child, signal.SIGKILL)
+    caller.join(timeout=10)
+    assert not caller.is_alive()
+    assert time.monotonic() - started < LIMITS.wall_seconds  # ended by the kill, not the clock
+    (failure,) = outcome
+    # A SIGKILL from outside looks like the kernel's out-of-memory killer, the usual sender.
+    assert isinstance(failure, SandboxFailure) and failure.status == Status.MEMORY
+    assert "killed by SIGKILL" in failure.reason and "from outside" in failure.reason
+    np.testing.assert_array_equal(program(*inputs("cats")), good)
+    assert program.pid not in (None, child) and program.started == 2

@@ -243,7 +243,7 @@ class Verdict:
                 return self._fail(
                     Status.MEMORY,
                     f"the child was killed by {sig} without a result, most likely for memory "
-                    f"(limit {mem})",
+                    f"(limit {mem}; else a kill from outside the sandbox)",
                     tail,
                 )
             return self._fail(Status.CRASHED, f"the child was killed by signal {sig}", tail)
