@@ -63,11 +63,26 @@ def test_the_data_root_is_the_first_that_exists_in_order(
     assert find_data_root() is None
     for key in ("user", "shared", "env", "explicit"):  # each added folder wins over the last
         places[key].mkdir(parents=True)
+        if key == "user":  # the user folder counts once it holds a task (the others by name)
+            assert find_data_root() is None
+            _tiny_task(places[key] / "tiny")
         if key == "env":
             monkeypatch.setenv("EMBEDDING_TTC_DATA", str(places["env"]))
         explicit = places["explicit"] if key == "explicit" else None
         assert find_data_root(explicit) == places[key]
         assert resolve_data_root(explicit) == places[key]
+
+
+def test_what_a_failed_fetch_leaves_in_the_user_folder_does_not_make_it_the_data_root(
+    places: dict[str, Path],
+):
+    user = places["user"]
+    user.mkdir(parents=True)
+    (user / ".scifact.lock").touch()  # a fetch that failed: its lock and its staging folder
+    (user / ".scifact.staging-1234").mkdir()
+    assert find_data_root() is None
+    with pytest.raises(DatasetError, match="no data root"):
+        resolve_data_root()
 
 
 def test_a_folder_asked_for_by_name_must_exist(places: dict[str, Path], monkeypatch):
@@ -143,7 +158,7 @@ def test_a_data_root_folder_wins_over_a_packaged_task(places: dict[str, Path]):
 
 
 def test_a_missing_task_under_a_data_root_names_the_folder(places: dict[str, Path]):
-    places["user"].mkdir(parents=True)
+    _tiny_task(places["user"] / "tiny")
     with pytest.raises(UnknownNameError, match=r"no folder .*scifact; not packaged"):
         load_task("scifact")
 

@@ -95,7 +95,15 @@ def find_data_root(explicit: Path | str | None = None) -> Path | None:
         if cand.is_dir():
             return cand.resolve()
     user = user_data_dir()
-    return user if user.is_dir() else None
+    return user if _holds_a_task_folder(user) else None
+
+
+def _holds_a_task_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds a task folder: not only what a failed fetch leaves (a lock, a
+    hidden staging folder), which would make an empty folder the data root."""
+    if not folder.is_dir():
+        return False
+    return any(p.is_dir() and not p.name.startswith(".") for p in folder.iterdir())
 
 
 def resolve_data_root(explicit: Path | str | None = None) -> Path:
