@@ -99,8 +99,11 @@ def find_data_root(explicit: Path | str | None = None) -> Path | None:
 
 
 def _holds_a_task_folder(folder: Path) -> bool:
-    """Whether ``folder`` holds a task folder: not only what a failed fetch leaves (a lock, a
-    hidden staging folder), which would make an empty folder the data root."""
+    """Whether ``folder`` holds a task folder.
+
+    Not only what a failed fetch leaves (a lock, a hidden staging folder), which would make an
+    empty folder the data root.
+    """
     if not folder.is_dir():
         return False
     return any(p.is_dir() and not p.name.startswith(".") for p in folder.iterdir())
