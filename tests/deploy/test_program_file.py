@@ -347,6 +347,7 @@ def test_cli_builds_a_program_file_and_says_what_it_derived(tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert "program column_z" in err
     assert "derived recipe: index-time artifacts none; lexical no" in err
+    assert "encodes per query 1 (the query's own included" in err  # as `programs` says P0's
     assert "batch reference" in err and "served in the sandbox" in err
     assert Index.load(out, verify=True).manifest.program.discovered is not None
 

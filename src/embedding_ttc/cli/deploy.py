@@ -178,9 +178,9 @@ def cmd_index_build(args: argparse.Namespace) -> int:
         artifacts = ", ".join(a.describe() for a in recipe.artifacts) or "none"
         _say(
             f"derived recipe: index-time artifacts {artifacts}; lexical "
-            f"{'yes' if recipe.lexical else 'no'}; {recipe.query_encodes} query-time encodes "
-            f"per query; batch {recipe.batch} ({m.program.discovered.batch.why}); served in "
-            "the sandbox"
+            f"{'yes' if recipe.lexical else 'no'}; encodes per query {recipe.encodes_per_query()} "
+            f"(the query's own included, as `programs` counts); batch {recipe.batch} "
+            f"({m.program.discovered.batch.why}); served in the sandbox"
         )
     return 0
 

@@ -12,6 +12,7 @@ from embedding_ttc.cli.common import print_listing
 def cmd_programs(args: argparse.Namespace) -> int:
     """List the programs (``--json``: one record each, and the groups)."""
     from embedding_ttc.programs.listing import group_members, program_entries
+    from embedding_ttc.programs.recipe import Recipe
 
     entries = program_entries()
     if args.json:
@@ -26,11 +27,9 @@ def cmd_programs(args: argparse.Namespace) -> int:
         index_time = ", ".join(e.index_time) or "-"
         if e.lexical:
             index_time = f"{index_time} + BM25 statistics" if e.index_time else "BM25 statistics"
-        per_query = 1 + e.query_encodes
-        if e.query_encodes_collapsed != e.query_encodes:
-            per_query_text = f"{per_query} ({1 + e.query_encodes_collapsed} if views collapse)"
-        else:
-            per_query_text = str(per_query)
+        per_query_text = Recipe(
+            query_encodes=e.query_encodes, query_encodes_collapsed=e.query_encodes_collapsed
+        ).encodes_per_query()
         rows.append(
             (
                 e.name,

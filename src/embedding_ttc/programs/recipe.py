@@ -146,6 +146,17 @@ class Recipe:
         """Query-time texts per query for an encoder whose views do (not) collapse."""
         return self.query_encodes_collapsed if collapsed else self.query_encodes
 
+    def encodes_per_query(self) -> str:
+        """Texts encoded per query at query time, the query's own embedding included.
+
+        How ``programs`` and ``index build`` both say it: ``"1"`` for P0, ``"4 (3 if views
+        collapse)"`` for a program whose count depends on the encoder's views.
+        """
+        text = str(1 + self.query_encodes)
+        if self.query_encodes_collapsed != self.query_encodes:
+            text += f" ({1 + self.query_encodes_collapsed} if views collapse)"
+        return text
+
     def describe(self) -> dict[str, object]:
         """A JSON-ready summary (written into the index manifest)."""
         return {
