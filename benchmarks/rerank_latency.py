@@ -23,6 +23,9 @@ float32 cosines about each centroid) and from the whole call as the evaluation p
 (every row, float64-centred chunks): how many queries score the same, bit for bit, keep the
 same top 10 and the same full order, and the largest difference.
 
+A program file (``--programs path/to/g0048.py``) is built as ``index build --program-file``
+builds it (its recipe derived by measurement) and served from its warm sandboxed child.
+
 Indexes are built under ``--work`` when missing (``<task>-<encoder>-<program>``, the layout of
 ``embedding-ttc index build --task T --encoder E --program P --out ...``), with the on-disk
 embedding cache.
@@ -49,6 +52,7 @@ from embedding_ttc.deploy.allocator import DEFAULT_RETAIN_MB, retain_freed_memor
 from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
 from embedding_ttc.deploy.corpus import Document, sample_texts
 from embedding_ttc.deploy.index import Index
+from embedding_ttc.deploy.program_file import read_program_file
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.encoders.cache import CachedEncoder
@@ -69,7 +73,7 @@ def ensure_index(
     With ``docs``, only the task's first ``docs`` documents are indexed (``-first{docs}``).
     """
     suffix = f"-first{docs}" if docs else ""
-    out = work / f"{task_name}-{encoder_name}-{program}{suffix}"
+    out = work / f"{task_name}-{encoder_name}-{program_label(program)}{suffix}"
     if (out / "manifest.json").exists():
         return out
     task = load_task(task_name)
@@ -84,13 +88,18 @@ def ensure_index(
         out,
         corpus,
         encoder=CachedEncoder(load_encoder(encoder_name)),
-        program=program,
+        program=read_program_file(Path(program)) if program.endswith(".py") else program,
         reference_queries=queries,
         reference_source=f"{len(queries)} of the queries of {task_name} (seed 0)",
         source=f"task:{task_name}{suffix}",
     )
     print(f"built {out.name} in {time.perf_counter() - started:.0f} s", flush=True)
     return out
+
+
+def program_label(program: str) -> str:
+    """A library program's name, or a program file's stem (``--programs`` takes either)."""
+    return Path(program).stem if program.endswith(".py") else program
 
 
 def first_stage_alone(reranker: Reranker, query: str, n: int) -> float:
@@ -156,7 +165,7 @@ def latency(args: argparse.Namespace) -> None:
             mean = [statistics.fmean(col) for col in zip(*rows, strict=True)]
             floor = floor_seconds(index, round(mean[5]), floor_query)
             print(
-                f"{program:18s} {size:9d} {mean[0]:9.1f} {1e3 * mean[1]:9.1f} "
+                f"{program_label(program):18s} {size:9d} {mean[0]:9.1f} {1e3 * mean[1]:9.1f} "
                 f"{1e3 * mean[2]:10.1f} {1e3 * mean[3]:9.1f} {1e3 * mean[4]:12.1f} "
                 f"{mean[3] / mean[4]:6.1f} {mean[5]:11.0f} {1e3 * floor:8.2f}"
             )
@@ -248,7 +257,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, required=True, help="folder of the indexes")
     parser.add_argument("--task", default="scifact")
     parser.add_argument("--encoder", default=DEFAULT_ENCODER)
-    parser.add_argument("--programs", nargs="+", default=list(PROGRAMS))
+    parser.add_argument(
+        "--programs",
+        nargs="+",
+        default=list(PROGRAMS),
+        help="library programs, or program files (a path ending in .py, served from its sandbox)",
+    )
     parser.add_argument("--sizes", nargs="+", type=int, default=[100, 1000])
     parser.add_argument("--queries", type=int, default=30, help="queries timed per row")
     parser.add_argument("--docs", type=int, help="index only the task's first N documents")
