@@ -15,13 +15,12 @@ import json
 import math
 import os
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, suppress
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -33,6 +32,7 @@ from embedding_ttc.program_files.sandbox.limits import (
     child_env,
     cpu_limit,
 )
+from embedding_ttc.program_files.sandbox.reaping import drain, kill_and_reap
 from embedding_ttc.program_files.sandbox.verdict import Spent, Verdict
 from embedding_ttc.program_files.sandbox.wire import (
     MAX_HEADER_BYTES,
@@ -64,7 +64,7 @@ SAFE_PATH: tuple[str, ...] = ("-P",) if sys.version_info >= (3, 11) else ()
 Python 3.11; on 3.10 the child removes that entry itself (:func:`.child.drop_working_directory`)."""
 
 
-def _request(
+def run_message(
     source: str, name: str, Q: Matrix, D: Matrix, S: Matrix, ctx: Context, settings: dict[str, Any]
 ) -> list[bytes | memoryview]:
     """The ``run`` message: header (source, texts, settings, array specs) and array bytes."""
@@ -155,7 +155,7 @@ class Session:
                 "drop_privileges": self.limits.drop_privileges,
                 "workdir": workdir,
             }
-            request = _request(self.source, self.name, Q, D, S, self.ctx, settings)
+            request = run_message(self.source, self.name, Q, D, S, self.ctx, settings)
             self._spawn_and_serve(workdir, request)
         return self.verdict.judge()
 
@@ -414,48 +414,14 @@ class Session:
 
     def _reap(self, proc: subprocess.Popen[bytes], grace: float) -> None:
         """Wait up to ``grace`` seconds for the child to exit, kill its group, reap it."""
-        deadline = time.monotonic() + grace
-        exited = _exited(proc.pid)
-        while not exited and time.monotonic() < deadline:
-            time.sleep(0.005)
-            exited = _exited(proc.pid)
-        self.verdict.killed = not exited
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        except ChildProcessError:  # reaped by someone else (a SIGCHLD handler)
-            proc.returncode = 0
+        reaped = kill_and_reap(proc, grace)
+        self.verdict.killed = reaped.killed
+        if reaped.returncode is None:
             return
-        proc.returncode = self.verdict.returncode = os.waitstatus_to_exitcode(status)
-        self.verdict.max_rss = usage.ru_maxrss * 1024
-        self.verdict.cpu_seconds = usage.ru_utime + usage.ru_stime
+        self.verdict.returncode = reaped.returncode
+        self.verdict.max_rss = reaped.max_rss
+        self.verdict.cpu_seconds = reaped.cpu_seconds
 
     def _drain(self, fd: int, seconds: float) -> None:
         """Read what the dead child left in its output pipe (bounded in time)."""
-        deadline = time.monotonic() + seconds
-        while True:
-            try:
-                data = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return
-                time.sleep(0.01)
-                continue
-            if not data:
-                return
-            self.verdict.output.add(data)
-            if self.verdict.output.total > self.limits.output_bytes + (1 << 20):
-                return
-
-
-def _exited(pid: int) -> bool:
-    """Whether a child has exited, without reaping it.
-
-    ``WNOWAIT`` keeps an exited child a zombie: its pid, hence its process group id, stays
-    ours until it is reaped, so a ``killpg`` before that cannot hit a recycled group.
-    """
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:  # already reaped elsewhere
-        return True
+        drain(fd, self.verdict.output, self.limits.output_bytes, seconds)

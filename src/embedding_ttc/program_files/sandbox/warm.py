@@ -49,7 +49,8 @@ from embedding_ttc.program_files.sandbox.limits import (
     cpu_limit,
 )
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
-from embedding_ttc.program_files.sandbox.session import SAFE_PATH, Session, _exited, _request
+from embedding_ttc.program_files.sandbox.reaping import drain, kill_and_reap
+from embedding_ttc.program_files.sandbox.session import SAFE_PATH, Session, run_message
 from embedding_ttc.program_files.sandbox.verdict import Verdict
 from embedding_ttc.program_files.sandbox.wire import (
     MAX_HEADER_BYTES,
@@ -245,7 +246,7 @@ class _Worker:
         session = Session(program.source, program.name, program.limits, ctx)
         verdict = session.verdict
         verdict.shape = (int(S.shape[0]), int(S.shape[1]))
-        session.outbox.put(_request(program.source, program.name, Q, D, S, ctx, self.settings))
+        session.outbox.put(run_message(program.source, program.name, Q, D, S, ctx, self.settings))
         self.cpu_at_call = _cpu_seconds(self.proc.pid)
         try:
             # The per-call session's own serving loop: the same limits, messages and verdict.
@@ -280,39 +281,13 @@ class _Worker:
         if not self.alive:
             return
         self.alive = False
-        proc = self.proc
-        deadline = time.monotonic() + grace
-        exited = _exited(proc.pid)
-        while not exited and time.monotonic() < deadline:
-            time.sleep(0.005)
-            exited = _exited(proc.pid)
-        verdict.killed = not exited
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        except ChildProcessError:  # reaped by someone else (a SIGCHLD handler)
-            proc.returncode = 0
-        else:
-            proc.returncode = verdict.returncode = os.waitstatus_to_exitcode(status)
-            verdict.cpu_seconds = usage.ru_utime + usage.ru_stime - self.cpu_at_call
-        self._drain(verdict, 0.5 if grace else 0.0)
+        reaped = kill_and_reap(self.proc, grace)
+        verdict.killed = reaped.killed
+        if reaped.returncode is not None:
+            verdict.returncode = reaped.returncode
+            verdict.cpu_seconds = reaped.cpu_seconds - self.cpu_at_call
+        drain(self.out, verdict.output, self.program.limits.output_bytes, 0.5 if grace else 0.0)
         self.stop()
-
-    def _drain(self, verdict: Verdict, seconds: float) -> None:
-        """Keep what the dead child left in its output pipe (bounded in time and size)."""
-        deadline = time.monotonic() + seconds
-        limit = self.program.limits.output_bytes + (1 << 20)
-        while verdict.output.total <= limit:
-            data = _read(self.out)
-            if data == b"":
-                return
-            if data is None:
-                if time.monotonic() >= deadline:
-                    return
-                time.sleep(0.01)
-                continue
-            verdict.output.add(data)
 
     def stop(self) -> None:
         """Stop the child (if running), close its pipes and remove its working directory."""
