@@ -40,6 +40,12 @@ def manifest_digest(directory: Path) -> str:
     return hashlib.sha256((directory / MANIFEST).read_bytes()).hexdigest()
 
 
+def _stat_key(directory: Path) -> tuple[int, int, int, int]:
+    """What identifies the manifest file now: device, inode, size, modification time (ns)."""
+    st = (directory / MANIFEST).stat()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 @dataclass(frozen=True)
 class Refresh:
     """What :meth:`LiveIndex.refresh` did.
@@ -70,6 +76,9 @@ class LiveIndex:
         self._current = reranker
         self.directory = Path(reranker.index.directory)
         self._digest = manifest_digest(self.directory)
+        # The manifest file last hashed, and its digest: a watcher's refresh every half second
+        # reads the file only when another one was published (by a rename: a new inode).
+        self._seen = (_stat_key(self.directory), self._digest)
         self._failed = ""  # a version that failed to load is not tried again until it changes
         self._load = load or self._load_beside
         self._refreshing = threading.Lock()
@@ -90,9 +99,11 @@ class LiveIndex:
         """Swap in the published version if it is not the one answering (see the module)."""
         with self._refreshing:
             try:
-                digest = manifest_digest(self.directory)
+                key = _stat_key(self.directory)
+                digest = self._seen[1] if key == self._seen[0] else manifest_digest(self.directory)
             except OSError as exc:
                 return Refresh(False, self._documents(), f"manifest unreadable: {exc}")
+            self._seen = (key, digest)
             if digest in (self._digest, self._failed):
                 error = "" if digest == self._digest else "the published version failed to load"
                 return Refresh(False, self._documents(), error)
