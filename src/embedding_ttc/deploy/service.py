@@ -292,37 +292,48 @@ def _unknown_model(model: str | None, models: tuple[str, str]) -> Any:
     )
 
 
+def _rank_texts(
+    reranker: Reranker, model: str | None, query: str, texts: list[str], top_n: int | None,
+    models: tuple[str, str],
+) -> tuple[Any, V1Meta | None]:  # fmt: skip
+    """What ``/v1`` and ``/v2/rerank`` share: the model check, the ranking and its meta.
+
+    Returns ``(ranking, meta)``, or ``(refusal, None)``: a 422 for an unknown model or a bad
+    document.
+    """
+    refused = _unknown_model(model, models)
+    if refused is not None:
+        return refused, None
+    documents: list[TextInput] = list(texts)
+    try:
+        ranked = reranker.rerank_texts(query, documents, min(top_n or len(texts), len(texts)))
+    except CandidateRequestError as exc:
+        return _candidate_problem("documents", exc), None
+    meta = V1Meta(
+        program=models[0], encoder=models[1], documents=len(texts), live_documents=ranked.live
+    )
+    return ranked, meta
+
+
 def _rerank_v2(reranker: Reranker, body: V2RerankRequest, models: tuple[str, str]) -> Any:
     """Answer ``/v2/rerank`` (a 422 for an unknown model or a bad document)."""
-    refused = _unknown_model(body.model, models)
-    if refused is not None:
-        return refused
-    texts: list[TextInput] = list(body.documents)
-    try:
-        ranked = reranker.rerank_texts(body.query, texts, min(body.top_n or len(texts), len(texts)))
-    except CandidateRequestError as exc:
-        return _candidate_problem("documents", exc)
+    texts = list(body.documents)
+    ranked, meta = _rank_texts(reranker, body.model, body.query, texts, body.top_n, models)
+    if meta is None:
+        return ranked
     return V2RerankResponse(
         id=str(uuid.uuid4()),
         results=[V2Result(index=r.position, relevance_score=r.score) for r in ranked.results],
-        meta=V1Meta(
-            program=models[0], encoder=models[1], documents=len(texts), live_documents=ranked.live
-        ),
+        meta=meta,
     )
 
 
 def _rerank_v1(reranker: Reranker, body: V1RerankRequest, models: tuple[str, str]) -> Any:
     """Answer ``/v1/rerank`` (a 422 for an unknown model or a bad document)."""
-    refused = _unknown_model(body.model, models)
-    if refused is not None:
-        return refused
     texts = [d if isinstance(d, str) else d.text for d in body.documents]
-    documents: list[TextInput] = list(texts)
-    k = min(body.top_n or len(texts), len(texts))
-    try:
-        ranked = reranker.rerank_texts(body.query, documents, k)
-    except CandidateRequestError as exc:
-        return _candidate_problem("documents", exc)
+    ranked, meta = _rank_texts(reranker, body.model, body.query, texts, body.top_n, models)
+    if meta is None:
+        return ranked
     results = [
         V1Result(
             index=r.position,
@@ -331,12 +342,6 @@ def _rerank_v1(reranker: Reranker, body: V1RerankRequest, models: tuple[str, str
         )
         for r in ranked.results
     ]
-    meta = V1Meta(
-        program=models[0],
-        encoder=models[1],
-        documents=len(texts),
-        live_documents=ranked.live,
-    )
     return V1RerankResponse(results=results, meta=meta)
 
 
