@@ -56,7 +56,7 @@ def unresolved(dotted: str) -> str | None:
 
 
 def _documents() -> list[Path]:
-    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted(SRC.rglob("*.py"))]
+    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")), *sorted(SRC.rglob("*.py"))]
 
 
 def test_the_resolver_tells_a_stale_name() -> None:
