@@ -1,8 +1,8 @@
 """The table a search engineer reads first: each program against every fusion baseline.
 
 For the programs a user weighs when deploying a second stage (P0, BM25, the fusion baselines
-of the library, LexicalHybridRRF, and any other program of the matrix asked for, such as a
-search's pick), over the held-out cells of a transfer matrix:
+of the library, LexicalHybridRRF, then every other program of the matrix, such as a search's
+pick), over the held-out cells of a transfer matrix:
 
 * **cells won against each fusion baseline**, head to head: the program's nDCG@10 minus the
   baseline's, per (encoder, task) cell, beyond the tie threshold;
@@ -16,8 +16,6 @@ the grid renders as the report's other tables do.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from embedding_ttc.analysis.cells import BASELINE as P0
 from embedding_ttc.analysis.comparisons import CellBlock, head_to_head
@@ -37,12 +35,16 @@ HEADLINE_PROGRAMS: tuple[str, ...] = ("P0", "BM25", *FUSION_BASELINES, "LexicalH
 """The programs the headline shows first, when the matrix has them."""
 
 
-def headline_grid(report: TransferReport, extra: Sequence[str] = ()) -> Grid | None:
-    """The headline table, or ``None`` when the matrix has fewer than two fusion baselines."""
+def headline_grid(report: TransferReport) -> Grid | None:
+    """The headline table, or ``None`` when the matrix has fewer than two fusion baselines.
+
+    Its rows: :data:`HEADLINE_PROGRAMS` the matrix has, then its every other program (a
+    search's pick, a program file) in the matrix's order.
+    """
     baselines = [b for b in FUSION_BASELINES if b in report.programs]
     if len(baselines) < 2:
         return None
-    shown = [p for p in (*HEADLINE_PROGRAMS, *extra) if p == P0 or p in report.programs]
+    shown = [p for p in (*HEADLINE_PROGRAMS, *report.programs) if p == P0 or p in report.programs]
     lines = {line.program: line for line in report.lines}
     held = CellBlock({c.key: c for c in report.cells}, report.encoders, report.tasks)
     rows: list[tuple[Value, ...]] = []
