@@ -35,13 +35,9 @@ DATA_ENV = "EMBEDDING_TTC_DATA"
 _DATA_DIR_HINT = "pass --data-dir DIR or set $EMBEDDING_TTC_DATA to a folder of BEIR task folders"
 
 
-def _fetchable() -> list[str]:
-    return ARCHIVES.names()
-
-
 def _how_to_get(name: str) -> str:
     """How to get task ``name``: a data folder, and ``data fetch`` only when it can fetch it."""
-    fetchable = _fetchable()
+    fetchable = ARCHIVES.names()
     if name in fetchable:
         return f"{_DATA_DIR_HINT}, or run `embedding-ttc data fetch {name}`"
     # Stricter than the registries' suggestions: a download is offered only for a near twin.
@@ -297,7 +293,7 @@ def locate_task(name: str, root: Path | None) -> Path:
         return packaged_folder(name)
     near = closest(name, available_task_names(root))
     where = f"no folder {root / name}" if root is not None else "no data root"
-    if near and name not in _fetchable():  # a misspelling: not how to get the misspelt name
+    if near and name not in ARCHIVES:  # a misspelling: not how to get the misspelt name
         how = f"Did you mean: {', '.join(near)}? Packaged: {', '.join(PACKAGED_TASKS)}"
     else:
         how = f"Packaged: {', '.join(PACKAGED_TASKS)}; to get {name!r}, {_how_to_get(name)}"
