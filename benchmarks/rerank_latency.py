@@ -10,6 +10,16 @@ the stored embeddings the program reads (its candidates' documents and the index
 served by row), and the floor of any algebra over them: that many stored rows gathered once
 and multiplied by the query.
 
+**Served, on /v1/rerank** (``--v1``): each program's index served by the app ``serve`` runs
+(FastAPI's test client, in process: no socket in the numbers), every program answering the
+same requests in turn, so a busy moment of the machine falls on all of them: per query, the
+query and its candidates by text (the dense first stage's best ``--sizes`` documents, chosen
+untimed; every index holds them, so none is encoded live), as a search stack calls its second
+stage. The median and mean ms of a request over ``--queries`` queries after two untimed ones,
+and the ratio of the medians to P0's. ``--record DIR`` writes them to ``DIR/latency.json``
+(:mod:`embedding_ttc.analysis.latency`), which the report of the matrix in ``DIR`` renders
+beside its held-out numbers.
+
 **Batch vs deployed** (``--batch-vs-deployed``): nDCG@10 of BidirZScore on ``scifact`` and
 ``cranfield`` in batch mode (the evaluate path, ``--shortlist 100``: per-column z-scores over
 shortlist batches of 64 queries) and deployed (each query alone over the same 100 candidates,
@@ -31,6 +41,8 @@ Indexes are built under ``--work`` when missing (``<task>-<encoder>-<program>``,
 embedding cache.
 
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --queries 30
+    .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --docs 1000 --v1 \
+        --programs P0 BM25DenseRRF ConvexHybrid --record results/transfer-select
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --batch-vs-deployed
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --docs 2000 \
         --queries 100 --live-parity --programs LexicalHybridRRF CrossRoundRRF
@@ -39,14 +51,18 @@ embedding cache.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from unittest import mock
 
 import numpy as np
 
+from embedding_ttc.analysis.latency import V1_RERANK, LatencyRecord, LatencyRow, write_latency
 from embedding_ttc.cli.deploy import set_threads
 from embedding_ttc.deploy.allocator import DEFAULT_RETAIN_MB, retain_freed_memory
 from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
@@ -61,6 +77,7 @@ from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.ranking import TaskRanker
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.tasks.catalog import load_task
+from embedding_ttc.tasks.task import join_title_text
 
 PROGRAMS = ("P0", "BidirZScore", "SentMaxSim", "LexicalHybridRRF", "SoftCentroid")
 
@@ -171,6 +188,78 @@ def latency(args: argparse.Namespace) -> None:
             )
 
 
+def v1_latency(args: argparse.Namespace) -> LatencyRecord:
+    """Each program served, timed on ``/v1/rerank`` side by side (see the module docstring)."""
+    from fastapi.testclient import TestClient
+
+    from embedding_ttc.deploy.service import create_app
+
+    task = load_task(args.task)
+    queries = list(task.query_texts[: args.queries + 2])
+    live = load_encoder(args.encoder)  # uncached: query encoding time is real
+    live.encode(["warm up"], view=QUERY)
+    rerankers = {
+        program_label(p): Reranker(
+            Index.load(ensure_index(args.work, args.task, args.encoder, p, args.docs)), live
+        )
+        for p in args.programs
+    }
+    clients = {label: TestClient(create_app(r)) for label, r in rerankers.items()}
+    texts = dict(
+        zip(
+            task.doc_ids,
+            (join_title_text(t, b) for t, b in zip(task.doc_titles, task.doc_bodies, strict=True)),
+            strict=True,
+        )
+    )
+    first = next(iter(rerankers.values()))  # every index holds the same documents and D
+    rows = []
+    corpus = f"first {args.docs} documents of {args.task}" if args.docs else args.task
+    print(f"\n{V1_RERANK}: median of {args.queries} requests; index: {corpus} ({args.encoder})")
+    header = f"{'program':36s} {'candidates':>10s} {'median ms':>9s} {'mean ms':>8s} {'x P0':>6s}"
+    print(header)
+    print("-" * len(header))
+    for size in args.sizes:
+        bodies = [
+            {"query": q, "documents": [texts[i] for i in ids], "top_n": 10}
+            for q, ids in zip(queries, first.first_stage(queries, size, "dense"), strict=True)
+        ]
+        seconds: dict[str, list[float]] = {label: [] for label in clients}
+        for i, body in enumerate(bodies):
+            for label, client in clients.items():
+                start = time.perf_counter()
+                response = client.post(V1_RERANK, json=body)
+                elapsed = time.perf_counter() - start
+                if response.status_code != 200:
+                    raise SystemExit(f"{label}: {response.status_code}: {response.text[:300]}")
+                if response.json()["meta"]["live_documents"]:
+                    raise SystemExit(f"{label}: the index lacks candidates: they were encoded")
+                if i >= 2:
+                    seconds[label].append(elapsed)
+        base = statistics.median(seconds["P0"]) if "P0" in seconds else None
+        for label, s in seconds.items():
+            row = LatencyRow(
+                program=label,
+                candidates=size,
+                median_ms=round(1e3 * statistics.median(s), 2),
+                mean_ms=round(1e3 * statistics.fmean(s), 2),
+            )
+            rows.append(row)
+            ratio = f"{statistics.median(s) / base:6.2f}" if base else f"{'–':>6s}"
+            print(f"{label:36s} {size:10,d} {row.median_ms:9.1f} {row.mean_ms:8.1f} {ratio}")
+    return LatencyRecord(
+        task=args.task,
+        docs=args.docs or len(task.doc_ids),
+        encoder=args.encoder,
+        queries=args.queries,
+        threads=args.threads,
+        cpus=os.cpu_count(),
+        command=[Path(sys.argv[0]).as_posix(), *sys.argv[1:]],
+        measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        rows=rows,
+    )
+
+
 LIVE_PATHS = {
     "LexicalHybridRRF": "embedding_ttc.programs.library.lexical_hybrid_rrf.live_rows",
     "CrossRoundRRF": "embedding_ttc.programs.library.cross_round_rrf.live_rows",
@@ -268,6 +357,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, help="index only the task's first N documents")
     parser.add_argument("--batch-vs-deployed", action="store_true")
     parser.add_argument("--live-parity", action="store_true")
+    parser.add_argument("--v1", action="store_true", help="time each program on /v1/rerank")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="DIR",
+        help="with --v1: write the numbers to DIR/latency.json (DIR: a transfer matrix)",
+    )
     parser.add_argument("--ndcg-tasks", nargs="+", default=["scifact", "cranfield"])
     parser.add_argument("--shortlist", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
@@ -278,6 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="freed memory kept for reuse, as `serve` keeps it (0: the C library's default)",
     )
     args = parser.parse_args(argv)
+    if args.record is not None and not args.v1:
+        parser.error("--record records the /v1/rerank numbers: add --v1")
     set_threads(args.threads)
     retained = retain_freed_memory(args.retain_memory_mb)
     print(
@@ -287,6 +385,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_vs_deployed(args)
     elif args.live_parity:
         live_parity(args)
+    elif args.v1:
+        record = v1_latency(args)
+        if args.record is not None:
+            print(f"recorded in {write_latency(args.record, record)}")
     else:
         latency(args)
     return 0

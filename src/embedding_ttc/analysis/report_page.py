@@ -30,6 +30,7 @@ from embedding_ttc.analysis.inputs import (
     load_search_run,
     scan_cells,
 )
+from embedding_ttc.analysis.latency import read_latency
 from embedding_ttc.analysis.manifest import (
     MANIFEST,
     TransferManifest,
@@ -174,6 +175,7 @@ def read_matrix(out: Path, search_run: Path | None = None) -> Matrix:
         discovery_tasks=layout.discovery_tasks,
         oracle_programs=default_oracle(layout.programs),
         validation=validation_means(search.records) if search is not None else None,
+        latency=read_latency(out),
     )
     return Matrix(tuple(cells), manifest, layout, search, report)
 

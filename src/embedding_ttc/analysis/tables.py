@@ -4,6 +4,9 @@ Each section is a :class:`~embedding_ttc.analysis.grid.Grid`, written by :func:`
 as ``<section>.md``, ``.csv`` and ``.tex``, with every section but ``cells`` in one
 ``report.md``:
 
+* ``deploy`` — the headline beside each program's served latency per ``/v1/rerank`` request
+  (:mod:`~embedding_ttc.analysis.deploy_table`); present with a latency record
+  (``DIR/latency.json``);
 * ``heldout`` — the paper's Table 2 layout: per program, the discovery W/T/L on the discovery
   encoder and the held-out W/T/L per held-out encoder, with the held-out cost ratio ``c``;
 * ``discovery`` — the discovery column in full (present with one): per program its cost ratio
@@ -32,6 +35,7 @@ from pathlib import Path
 
 from embedding_ttc.analysis.cells import CellKey
 from embedding_ttc.analysis.comparisons import FusionComparison, PRFComparison
+from embedding_ttc.analysis.deploy_table import deploy_grid
 from embedding_ttc.analysis.grid import Grid, Value
 from embedding_ttc.analysis.headline import headline_grid
 from embedding_ttc.analysis.transfer_report import TransferReport
@@ -48,6 +52,9 @@ def sections(report: TransferReport) -> dict[str, Grid]:
     headline = headline_grid(report)
     if headline is not None:
         out = {"headline": headline, **out}
+    deploy = deploy_grid(report)
+    if deploy is not None:
+        out = {"deploy": deploy, **out}
     if report.discovery_encoder is not None:
         out["discovery"] = _discovery_grid(report)
     out |= {

@@ -45,6 +45,7 @@ from embedding_ttc.analysis.discovered import validation_means
 from embedding_ttc.analysis.executors import Executor, make_executor
 from embedding_ttc.analysis.groups import CellFailure, MatrixEnvironment
 from embedding_ttc.analysis.inputs import SearchRun, load_search_run
+from embedding_ttc.analysis.latency import read_latency
 from embedding_ttc.analysis.manifest import read_manifest, search_run_path, write_manifest
 from embedding_ttc.analysis.matrix import MatrixOutcome, MatrixProgress, run_matrix
 from embedding_ttc.analysis.plan import Plan, plan
@@ -264,6 +265,7 @@ def _report(
         discovery_tasks=study.disc_tasks,
         oracle_programs=study.oracle,
         validation=_validation(out, study.search),
+        latency=read_latency(out),
     )
     write_tables(out / "tables", report)
     return report

@@ -42,6 +42,7 @@ from embedding_ttc.analysis.comparisons import (
     compute_oracle,
     head_to_head,
 )
+from embedding_ttc.analysis.latency import LatencyRecord
 from embedding_ttc.analysis.stats import (
     ALPHA,
     benjamini_hochberg,
@@ -159,6 +160,8 @@ class TransferReport:
         adjusted_p: the Benjamini–Hochberg adjusted p-value of every held-out cell of the
             reported programs, the family being those cells (the discovery column is not
             part of it: it is where programs were chosen, not a test of transfer).
+        latency: the programs' deployed latency measured beside the matrix
+            (:mod:`embedding_ttc.analysis.latency`), or ``None``.
 
     """
 
@@ -175,6 +178,7 @@ class TransferReport:
     cells: tuple[Cell, ...]
     missing: tuple[CellKey, ...]
     adjusted_p: Mapping[CellKey, float]
+    latency: LatencyRecord | None = None
 
     @classmethod
     def from_cells(
@@ -189,6 +193,7 @@ class TransferReport:
         oracle_programs: Sequence[str] | None = None,
         threshold: float = TIE_THRESHOLD,
         validation: Mapping[str, float] | None = None,
+        latency: LatencyRecord | None = None,
     ) -> TransferReport:
         """Compute the report over the held-out (``encoders`` × ``tasks``) layout.
 
@@ -203,6 +208,7 @@ class TransferReport:
             threshold: the tie threshold.
             validation: discovered programs' validation mean Δ by name (see
                 :func:`~embedding_ttc.analysis.discovered.validation_means`).
+            latency: the deployed latency measured beside the matrix, carried to the tables.
 
         """
         index = {c.key: c for c in cells}
@@ -259,6 +265,7 @@ class TransferReport:
             cells=tuple(index[k] for k in expected if k in index),
             missing=tuple(k for k in expected if k not in index),
             adjusted_p=adjusted,
+            latency=latency,
         )
 
     def line(self, program: str) -> ProgramTransfer:

@@ -1,0 +1,37 @@
+"""The table a search engineer reads first: what each second stage buys held out, and costs served.
+
+The headline (:mod:`embedding_ttc.analysis.headline`: cells won against each fusion baseline,
+median Δ, cells significantly below P0, deep losses, ``c`` with its index-time part and
+``c_q``) with, per program, the median milliseconds of one ``/v1/rerank`` request at each
+candidate count of the latency record measured beside the matrix
+(:mod:`embedding_ttc.analysis.latency`). Present when the matrix has both; a program the
+record did not time shows ``–``. Pure computation; the grid renders as the report's other
+tables do.
+"""
+
+from __future__ import annotations
+
+from embedding_ttc.analysis.grid import Grid
+from embedding_ttc.analysis.headline import headline_grid
+from embedding_ttc.analysis.transfer_report import TransferReport
+
+
+def deploy_grid(report: TransferReport) -> Grid | None:
+    """The deploy table, or ``None`` without a headline or a latency record."""
+    headline = headline_grid(report)
+    latency = report.latency
+    if headline is None or latency is None:
+        return None
+    sizes = latency.candidate_counts
+    rows = tuple(
+        (*row, *(latency.median_ms(str(row[0]), n) for n in sizes)) for row in headline.rows
+    )
+    threads = f"{latency.threads} thread" + ("s" if latency.threads != 1 else "")
+    return Grid(
+        f"Which second stage to deploy: held out against every fusion baseline, and served "
+        f"(median ms of one {latency.route} request over {latency.queries} queries of "
+        f"{latency.task}, an index of {latency.docs:,} documents, {latency.encoder}, {threads})",
+        (*headline.header, *(f"{latency.route} ms, {n:,} candidates" for n in sizes)),
+        rows,
+        (*headline.formats, *["{:.1f}"] * len(sizes)),
+    )
