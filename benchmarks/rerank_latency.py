@@ -12,7 +12,8 @@ and multiplied by the query.
 
 **Served, on /v1/rerank** (``--v1``): each program's index served by the app ``serve`` runs
 (FastAPI's test client, in process: no socket in the numbers), every program answering the
-same requests in turn, so a busy moment of the machine falls on all of them: per query, the
+same requests in turn (each program first as often as the others), so a busy moment of the
+machine falls on all of them: per query, the
 query and its candidates by text (the dense first stage's best ``--sizes`` documents, chosen
 untimed; every index holds them, so none is encoded live), as a search stack calls its second
 stage. The median and mean ms of a request over ``--queries`` queries after two untimed ones,
@@ -225,8 +226,10 @@ def v1_latency(args: argparse.Namespace) -> LatencyRecord:
             for q, ids in zip(queries, first.first_stage(queries, size, "dense"), strict=True)
         ]
         seconds: dict[str, list[float]] = {label: [] for label in clients}
+        labels = list(clients)
         for i, body in enumerate(bodies):
-            for label, client in clients.items():
+            for label in labels[i % len(labels) :] + labels[: i % len(labels)]:  # each leads
+                client = clients[label]
                 start = time.perf_counter()
                 response = client.post(V1_RERANK, json=body)
                 elapsed = time.perf_counter() - start

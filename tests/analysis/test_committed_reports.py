@@ -36,3 +36,12 @@ def test_committed_tables_equal_the_rendered_ones(study: Path, tmp_path: Path):
     assert sorted(committed) == sorted(rendered), "re-render: embedding-ttc report " + str(study)
     stale = [name for name in rendered if committed[name] != rendered[name]]
     assert not stale, f"stale tables in {study}/tables: {stale}; re-render with `report`"
+
+
+def test_the_readme_opens_with_the_committed_deploy_table():
+    """README.md cannot include a file, so it carries the deploy table: the committed one."""
+    deploy = RESULTS / "transfer-select" / "tables" / "deploy.md"
+    table = [ln for ln in deploy.read_text(encoding="utf-8").splitlines() if ln.startswith("|")]
+    readme = (RESULTS.parent / "README.md").read_text(encoding="utf-8")
+    assert table and "\n".join(table) in readme, f"copy the table of {deploy} into README.md"
+    assert readme.index(table[0]) < readme.index("## Quickstart")

@@ -66,3 +66,13 @@ def test_the_headline_needs_two_fusion_baselines_and_leads_the_tables():
     assert next(iter(sections(report()))) == "headline"
     # every program of the matrix has its row: a search's pick is what the table is for
     assert [row[0] for row in sections(report())["headline"].rows][-1] == "Pick"
+
+
+def test_a_program_without_cells_yet_shows_no_counts():
+    r = TransferReport.from_cells(
+        report().cells, encoders=["A", "B"], tasks=["t1", "t2"], programs=[*PROGRAMS, "Later"]
+    )
+    grid = headline_grid(r)
+    assert grid is not None
+    later = {row[0]: row for row in grid.rows}["Later"]
+    assert later[1:] == ("–", "–", None, None, None, None, None)  # not 0 losses: no cell

@@ -57,6 +57,9 @@ def headline_grid(report: TransferReport) -> Grid | None:
             rows.append((program, *won, 0.0, 0, 0, 1.0, 1.0))
             continue
         line = lines[program]
+        if line.n_cells == 0:  # no cell computed yet: nothing to count
+            rows.append((program, *won, None, None, None, None, None))
+            continue
         below = sum(line.significant_losses.values())
         rows.append(
             (
