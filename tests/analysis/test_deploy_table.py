@@ -76,8 +76,18 @@ def test_each_headline_row_gains_its_median_per_candidate_count():
     assert rows["P0"][-2:] == (20.0, 60.0)
     assert rows["ConvexHybrid"][-2:] == (22.5, 66.0)
     assert rows["BM25DenseRRF"][-2:] == (None, None)  # not timed: shown as –
+    assert "Pick" not in rows  # not timed, and not a program the table lists first
     assert "| – | – |" in grid.to_markdown().splitlines()[3]  # BM25DenseRRF, after P0
     assert "scifact, an index of 1,000 documents" in grid.title
+
+
+def test_a_timed_program_of_the_matrix_has_its_row():
+    pick = record(
+        [*TIMED.rows, LatencyRow(program="Pick", candidates=100, median_ms=50.0, mean_ms=51.0)]
+    )
+    grid = deploy_grid(dataclasses.replace(report(), latency=pick))
+    assert grid is not None
+    assert {row[0]: row for row in grid.rows}["Pick"][-2:] == (50.0, None)
 
 
 def test_the_deploy_table_needs_a_record_and_a_headline_and_then_leads():

@@ -4,15 +4,17 @@ The headline (:mod:`embedding_ttc.analysis.headline`: cells won against each fus
 median Δ, cells significantly below P0, deep losses, ``c`` with its index-time part and
 ``c_q``) with, per program, the median milliseconds of one ``/v1/rerank`` request at each
 candidate count of the latency record measured beside the matrix
-(:mod:`embedding_ttc.analysis.latency`). Present when the matrix has both; a program the
-record did not time shows ``–``. Pure computation; the grid renders as the report's other
-tables do.
+(:mod:`embedding_ttc.analysis.latency`). Present when the matrix has both. Its rows: the
+headline's programs a user weighs first (P0, BM25, the fusion baselines, LexicalHybridRRF;
+one the record did not time shows ``–``), then the matrix's other programs the record timed
+(a search's pick); the rest of a search's frontier stays in the headline. Pure computation;
+the grid renders as the report's other tables do.
 """
 
 from __future__ import annotations
 
 from embedding_ttc.analysis.grid import Grid
-from embedding_ttc.analysis.headline import headline_grid
+from embedding_ttc.analysis.headline import HEADLINE_PROGRAMS, headline_grid
 from embedding_ttc.analysis.transfer_report import TransferReport
 
 
@@ -23,8 +25,11 @@ def deploy_grid(report: TransferReport) -> Grid | None:
     if headline is None or latency is None:
         return None
     sizes = latency.candidate_counts
+    timed = {r.program for r in latency.rows}
     rows = tuple(
-        (*row, *(latency.median_ms(str(row[0]), n) for n in sizes)) for row in headline.rows
+        (*row, *(latency.median_ms(str(row[0]), n) for n in sizes))
+        for row in headline.rows
+        if row[0] in HEADLINE_PROGRAMS or row[0] in timed
     )
     threads = f"{latency.threads} thread" + ("s" if latency.threads != 1 else "")
     return Grid(
