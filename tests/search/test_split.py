@@ -109,6 +109,9 @@ def test_evaluator_records_each_part_against_p0_and_the_reference(packaged_datas
     p0 = evaluator.baseline_per_task()[task.name]
     assert p0.delta("p0", "validation") == 0.0
     assert p0.delta("reference", "all") == pytest.approx(-compare(reference, base).delta_ndcg_at_10)
+    # The time outside the encoder, which no cost ratio counts, is recorded for both sides.
+    assert outcome.algebra_seconds is not None and outcome.algebra_seconds > 0
+    assert outcome.reference_algebra_seconds == reference.timings.algebra_seconds > 0
 
 
 # Validation numbers no proposer may see: Δ +0.4321 (nDCG@10 0.9321) on every task's

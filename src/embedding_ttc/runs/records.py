@@ -89,7 +89,11 @@ class TaskDelta(BaseModel):
     W/T/L is ``None`` in outcomes read from a ledger of schema 1. Since schema 3 a task also
     records the worst query against P0, the comparison with the run's reference program
     (``reference``), each part of the run's validation split (``parts``) and the query-time
-    cost ratio; a record read from an older ledger has none of them.
+    cost ratio; a record read from an older ledger has none of them. Within schema 3 a task
+    also records the wall seconds of the program's call outside the encoder
+    (``algebra_seconds``: its algebra and text work, in the sandbox for a candidate) and the
+    reference's on the same task (``reference_algebra_seconds``), what the cost ratio, which
+    counts texts encoded, does not see; ``None`` in records made before.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -102,6 +106,8 @@ class TaskDelta(BaseModel):
     worst_query_delta: float | None = None
     reference: Versus | None = None
     parts: dict[Part, PartOutcome] = Field(default_factory=dict)
+    algebra_seconds: float | None = None
+    reference_algebra_seconds: float | None = None
 
     def versus(self, objective: Objective = "p0", scope: Scope = "all") -> Versus | None:
         """The outcome against ``objective`` over ``scope``, or ``None`` when not recorded."""

@@ -224,6 +224,10 @@ class SuiteEvaluator:
             worst_query_delta=whole.worst_query_delta,
             reference=versus(result, reference) if reference is not None else None,
             parts=parts,
+            algebra_seconds=result.timings.algebra_seconds,
+            reference_algebra_seconds=(
+                reference.timings.algebra_seconds if reference is not None else None
+            ),
         )
 
     @contextmanager
