@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from embedding_ttc.analysis.deploy_table import deploy_grid
+from embedding_ttc.analysis.headline import headline_grid
 from embedding_ttc.analysis.inputs import ReportError
 from embedding_ttc.analysis.latency import (
     LATENCY_FILE,
@@ -69,7 +70,7 @@ def test_a_malformed_record_is_an_error_naming_its_file(tmp_path):
 
 
 def test_each_headline_row_gains_its_median_per_candidate_count():
-    grid = deploy_grid(dataclasses.replace(report(), latency=TIMED))
+    grid = deploy_grid(headline_grid(report()), TIMED)
     assert grid is not None
     assert grid.header[-2:] == ("/v1/rerank ms, 100 candidates", "/v1/rerank ms, 1,000 candidates")
     rows = {row[0]: row for row in grid.rows}
@@ -85,19 +86,18 @@ def test_a_timed_program_of_the_matrix_has_its_row():
     pick = record(
         [*TIMED.rows, LatencyRow(program="Pick", candidates=100, median_ms=50.0, mean_ms=51.0)]
     )
-    grid = deploy_grid(dataclasses.replace(report(), latency=pick))
+    grid = deploy_grid(headline_grid(report()), pick)
     assert grid is not None
     assert {row[0]: row for row in grid.rows}["Pick"][-2:] == (50.0, None)
 
 
 def test_the_deploy_table_needs_a_record_and_a_headline_and_then_leads():
-    assert deploy_grid(report()) is None
+    assert deploy_grid(headline_grid(report()), None) is None
     assert "deploy" not in sections(report())
     timed = dataclasses.replace(report(), latency=TIMED)
     assert list(sections(timed))[:2] == ["deploy", "headline"]
     assert "Which second stage to deploy" in to_markdown(timed)
-    no_headline = dataclasses.replace(report(["BM25DenseRRF", "Pick"]), latency=TIMED)
-    assert deploy_grid(no_headline) is None
+    assert deploy_grid(headline_grid(report(["BM25DenseRRF", "Pick"])), TIMED) is None
 
 
 def test_the_report_reads_the_record_beside_the_cells(tmp_path):

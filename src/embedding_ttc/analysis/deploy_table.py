@@ -14,14 +14,12 @@ the grid renders as the report's other tables do.
 from __future__ import annotations
 
 from embedding_ttc.analysis.grid import Grid
-from embedding_ttc.analysis.headline import HEADLINE_PROGRAMS, headline_grid
-from embedding_ttc.analysis.transfer_report import TransferReport
+from embedding_ttc.analysis.headline import HEADLINE_PROGRAMS
+from embedding_ttc.analysis.latency import LatencyRecord
 
 
-def deploy_grid(report: TransferReport) -> Grid | None:
-    """The deploy table, or ``None`` without a headline or a latency record."""
-    headline = headline_grid(report)
-    latency = report.latency
+def deploy_grid(headline: Grid | None, latency: LatencyRecord | None) -> Grid | None:
+    """The ``headline`` grid with ``latency``'s columns (``None`` without both)."""
     if headline is None or latency is None:
         return None
     sizes = latency.candidate_counts

@@ -52,7 +52,7 @@ def sections(report: TransferReport) -> dict[str, Grid]:
     headline = headline_grid(report)
     if headline is not None:
         out = {"headline": headline, **out}
-    deploy = deploy_grid(report)
+    deploy = deploy_grid(headline, report.latency)
     if deploy is not None:
         out = {"deploy": deploy, **out}
     if report.discovery_encoder is not None:
