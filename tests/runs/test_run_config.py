@@ -1,6 +1,6 @@
-"""search.json as a typed record: the committed ones read (schema 1 and 2 as schema 3), write
-back as the same settings, resume under the options that made them, and a resume under other
-settings is refused with the settings named."""
+"""search.json as a typed record: the committed ones read, write back byte for byte, resume
+under the options that made them, a resume under other settings is refused with the settings
+named, and a file of an older schema is refused with its schema named."""
 
 from __future__ import annotations
 
@@ -44,9 +44,7 @@ def committed(tmp_path: Path) -> RunConfig:
     return config
 
 
-def test_the_committed_configuration_of_schema_1_reads_as_a_run_without_split_or_reference(
-    tmp_path,
-):
+def test_the_committed_configuration_reads_and_writes_back_unchanged(tmp_path):
     config = committed(tmp_path)
     assert (config.encoder, config.proposer, config.model) == (
         "all-MiniLM-L6-v2",
@@ -56,21 +54,26 @@ def test_the_committed_configuration_of_schema_1_reads_as_a_run_without_split_or
     assert str(config.proposer) == "structural"
     assert (config.split, config.reference, config.objective) == (None, None, "p0")
     assert len(config.tasks) == 10 and config.schema_version == 3
+    # The limits its run ran under: 600 s not counting the encodes served, 256 texts per item.
+    assert config.limits == RunLimits(
+        timeout_seconds=600.0, timeout_covers="program", encode_texts_per_item=256.0, memory_gb=8
+    )
     out = tmp_path / "again"
     out.mkdir()
     write_run_config(out, config)
-    body = json.loads((out / RUN_CONFIG_FILE).read_text())
-    old = json.loads(COMMITTED.read_text())
-    assert body == {
-        **old,
-        "schema_version": 3,
-        "proposer": {"strategy": "structural", "backend": None, "options": {}},
-        "split": None,
-        "reference": None,
-        "objective": "p0",
-        "limits": None,  # recorded before the limits were: the search command derives them
-    }
+    assert (out / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()
     assert read_run_config(out) == config
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_file_of_an_older_schema_is_refused_naming_the_file_and_the_schema(tmp_path, version):
+    body = {**json.loads(COMMITTED.read_text()), "schema_version": version}
+    body["proposer"] = "structural"  # as schemas 1 and 2 named it
+    path = tmp_path / RUN_CONFIG_FILE
+    path.write_text(json.dumps(body))
+    with pytest.raises(RunConfigError, match=f"schema {version} is not read") as caught:
+        read_run_config(tmp_path)
+    assert str(path) in str(caught.value)
 
 
 def test_an_objective_against_no_reference_is_refused(tmp_path):
@@ -145,27 +148,23 @@ def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, cap
     assert (tmp_path / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()  # untouched
 
 
-GUIDED = (
-    Path(__file__).resolve().parents[2] / "results" / "proposers" / "archive" / "guided-2026-11-24"
-)
-"""A committed guided run recorded before the local model's name was."""
+GUIDED = REPO / "results" / "proposers" / "guided"
 
 
-def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_default(
-    tmp_path,
-):
+def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_default():
     import argparse
 
     from embedding_ttc.cli.search import _config, add_search_commands
     from embedding_ttc.llm.gguf import DEFAULT_LLM
 
+    made = read_run_config(GUIDED)
+    assert made is not None and made.model == "qwen2.5-coder-1.5b"
+
     def asked(*argv: str) -> RunConfig:
         parser = argparse.ArgumentParser()
         add_search_commands(parser.add_subparsers())
         args = parser.parse_args(["search", "--run-dir", "x", *argv])
-        recorded = read_run_config(GUIDED)
-        assert recorded is not None
-        return _config(args, recorded.tasks)
+        return _config(args, made.tasks, recorded=made)
 
     options = ("--proposer", "llama-cpp", "--llm-mode", "guided", "--guided-offers", "0",
                "--no-guided-share", "--objective", "reference")  # fmt: skip
@@ -173,13 +172,12 @@ def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_d
     assert default.model == DEFAULT_LLM
     assert asked(*options, "--llm-model", "qwen2.5-coder-0.5b").model == "qwen2.5-coder-0.5b"
     assert asked("--proposer", "structural").model is None
-    # The archived guided run was recorded before the local model was: it resumes as made.
-    recorded = read_run_config(GUIDED)
-    assert recorded is not None and recorded.model is None
+    # A run recorded with no model name used the proposer's default: it resumes under it.
+    recorded = made.model_copy(update={"model": None})
     default.check_resume(recorded, default_model=DEFAULT_LLM)
     other = asked(*options, "--llm-model", "qwen2.5-coder-0.5b")
     with pytest.raises(RunMismatchError, match=r"model: run has 'qwen2\.5-coder-1\.5b'"):
-        other.check_resume(recorded, default_model=DEFAULT_LLM)
+        other.check_resume(made, default_model=DEFAULT_LLM)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,13 +207,11 @@ def test_every_committed_configuration_reads_into_a_valid_spec(run):
     # The options are the strategy's, complete: they read and write back unchanged.
     assert strategy.write_options(strategy.read_options(spec.options)) == spec.options
     recorded = json.loads((run / RUN_CONFIG_FILE).read_text())["proposer"]
-    if isinstance(recorded, str):  # schema 2: the name the run was asked by
-        assert str(spec) == recorded
-    else:  # schema 3: the spec itself
-        assert spec.model_dump(mode="json") == recorded
+    assert spec.model_dump(mode="json") == recorded
+    assert config.limits is not None  # every committed run records the limits it ran under
 
 
-SCHEMA_2_SPECS = {
+MIGRATED_SPECS = {
     "search-transfer": ("structural", None, {}),
     "proposers/draft": (
         "draft",
@@ -241,14 +237,15 @@ SCHEMA_2_SPECS = {
     ),
     "proposers/openevolve": ("external", None, {"peer": "openevolve"}),
 }  # fmt: skip
-"""Schema-2 files and the spec each reads as (a field the file lacks: as such runs ran)."""
+"""Files written in schema 2 and the spec scripts/migrate_0_1_records.py rewrote each as: the
+name the run was asked by and its settings (a field the file lacked: as such runs ran)."""
 
 
-@pytest.mark.parametrize("name", sorted(SCHEMA_2_SPECS))
-def test_a_schema_2_file_reads_as_the_equivalent_spec(name):
+@pytest.mark.parametrize("name", sorted(MIGRATED_SPECS))
+def test_a_migrated_file_holds_the_equivalent_spec(name):
     config = read_run_config(REPO / "results" / name)
     assert config is not None
-    strategy, backend, options = SCHEMA_2_SPECS[name]
+    strategy, backend, options = MIGRATED_SPECS[name]
     assert config.proposer == ProposerSpec(strategy=strategy, backend=backend, options=options)
 
 
@@ -266,11 +263,13 @@ def test_the_committed_proposer_runs_resume_under_the_options_that_made_them(mod
     add_search_commands(parser.add_subparsers())
     argv = bench.command(mode, 20, run, "qwen2.5-coder-1.5b")
     args = parser.parse_args(argv[argv.index("search") :])
-    asked = _config(args, recorded.tasks)
+    asked = _config(args, recorded.tasks, recorded=recorded)
     asked.check_resume(recorded, _default_model(args.proposer))
     other = parser.parse_args([*argv[argv.index("search") :], "--repair-rounds", "2"])
     with pytest.raises(RunMismatchError, match="proposer"):
-        _config(other, recorded.tasks).check_resume(recorded, _default_model(other.proposer))
+        _config(other, recorded.tasks, recorded=recorded).check_resume(
+            recorded, _default_model(other.proposer)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,25 +300,17 @@ def test_a_new_run_records_the_default_limits():
     assert (asked.limits.timeout_seconds, asked.limits.encode_texts_per_item) == (60.0, 20.0)
 
 
-def test_a_run_recorded_before_its_limits_resumes_under_the_limits_it_ran_with(tmp_path):
+def test_a_committed_run_resumes_under_the_limits_it_ran_with(tmp_path):
     from embedding_ttc.cli.search import _config, sandbox_limits
 
-    recorded = committed(tmp_path)  # results/search: recorded without limits
-    assert recorded.limits is None
+    recorded = committed(tmp_path)  # results/search: 600 s not counting encodes, 256 texts
     as_made = ("--validation-share", "0", "--reference", "none")
     asked = _config(_search_args(*as_made), recorded.tasks, recorded=recorded)
-    # The wall time did not count the encodes served, and the budget was 256 texts per item.
-    assert asked.limits == RunLimits(
-        timeout_seconds=600.0, timeout_covers="program", encode_texts_per_item=256.0, memory_gb=8
-    )
+    assert asked.limits == recorded.limits
+    assert asked.limits is not None
     limits = sandbox_limits(asked.limits)
     assert (limits.timeout_covers, limits.encode_texts_per_item) == ("program", 256.0)
-    asked.check_resume(recorded)  # the limits were not recorded: those derived resume
-    # Once resumed, the file records them, and a later resume keeps them.
-    write_run_config(tmp_path, asked)
-    again = read_run_config(tmp_path)
-    assert again is not None and again.limits == asked.limits
-    assert _config(_search_args(*as_made), again.tasks, recorded=again).limits == asked.limits
+    asked.check_resume(recorded)
 
 
 def test_a_run_resumes_under_its_recorded_limits_and_refuses_others(tmp_path):

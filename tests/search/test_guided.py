@@ -42,7 +42,6 @@ from embedding_ttc.search.structural.render import render_program
 from ledger_records import evaluated
 
 from .canned_server import CannedServer, Reply
-from .specs import spec
 
 TASKS = ("alpha", "beta")
 RICH = Genome.make({"dense": "row", "bm25": "col", "consensus": "local"}, "convex", 1, "vprf", 0.3)
@@ -382,22 +381,6 @@ def test_the_catalogue_order_is_seeded_per_generation():
     assert len({tuple(order(seed)) for seed in range(6)}) > 1
 
 
-def test_a_guided_run_recorded_before_offers_resumes_offering_every_open_edit(tmp_path):
-    from embedding_ttc.runs.config import RunMismatchError, read_run_config
-
-    body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
-            "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
-            "editing": {"mode": "guided", "repair_rounds": 1, "explore": 0.2,
-                        "context_tokens": 5000, "precheck": True, "ideas": False}}  # fmt: skip
-    (tmp_path / "search.json").write_text(json.dumps(body))
-    recorded = read_run_config(tmp_path)
-    assert recorded is not None and recorded.proposer == spec("guided", "llama-cpp", offers=0)
-    recorded.check_resume(recorded)
-    sampled = recorded.model_copy(update={"proposer": spec("guided", "llama-cpp", offers=8)})
-    with pytest.raises(RunMismatchError, match="'offers': 8"):
-        sampled.check_resume(recorded)
-
-
 def test_a_kept_channel_is_never_dropped_or_swapped_out_by_schema_or_apply():
     keep = ("dense",)
     every = possible_edits(RICH)
@@ -468,22 +451,6 @@ def test_the_command_line_records_kept_channels_and_suggests_names():
     inner = OpenAIBackend(model="m", base_url="http://127.0.0.1:9", max_retries=0)
     proposer = build_proposer(anchored, inner, Collaborators(seed=1))
     assert isinstance(proposer, GuidedStructuralProposer) and proposer.keep == ("dense",)
-
-
-def test_a_guided_run_recorded_before_keep_resumes_keeping_nothing(tmp_path):
-    from embedding_ttc.runs.config import RunMismatchError, read_run_config
-
-    body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
-            "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
-            "editing": {"mode": "guided", "repair_rounds": 1, "explore": 0.2,
-                        "context_tokens": 5000, "precheck": True, "ideas": False,
-                        "offers": 8}}  # fmt: skip
-    (tmp_path / "search.json").write_text(json.dumps(body))
-    recorded = read_run_config(tmp_path)
-    assert recorded is not None and recorded.proposer == spec("guided", "llama-cpp", offers=8)
-    anchored = spec("guided", "llama-cpp", offers=8, keep=("dense",))
-    with pytest.raises(RunMismatchError, match="'keep': \\['dense'\\]"):
-        recorded.model_copy(update={"proposer": anchored}).check_resume(recorded)
 
 
 def test_a_parent_whose_single_edits_are_spent_passes_to_the_next_open_parent(server):
@@ -571,20 +538,3 @@ def test_a_guided_share_reply_without_a_share_gets_a_repair_turn(server):
     assert genome.share == BASE_GENOME.share  # rank fusion: the share is ignored
     (refused,) = proposal.attempts
     assert refused.status is Status.REJECTED and "no 'share'" in refused.reason
-
-
-def test_a_guided_run_recorded_before_share_resumes_without_it(tmp_path):
-    from embedding_ttc.runs.config import RunMismatchError, read_run_config
-
-    body = {"schema_version": 2, "suite": "discovery", "tasks": list(TASKS), "encoder": "e",
-            "proposer": "llama-cpp", "model": "m", "seed": 0, "shortlist": None,
-            "editing": {"mode": "guided", "repair_rounds": 1, "explore": 0.2,
-                        "context_tokens": 5000, "precheck": True, "ideas": False,
-                        "offers": 8, "keep": ["dense"]}}  # fmt: skip
-    (tmp_path / "search.json").write_text(json.dumps(body))
-    recorded = read_run_config(tmp_path)
-    assert recorded is not None and recorded.proposer.options["share"] is False
-    recorded.check_resume(recorded)
-    asked = spec("guided", "llama-cpp", offers=8, keep=("dense",), share=True)
-    with pytest.raises(RunMismatchError, match="'share': True"):
-        recorded.model_copy(update={"proposer": asked}).check_resume(recorded)

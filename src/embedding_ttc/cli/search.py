@@ -45,17 +45,10 @@ DEFAULT_MEMORY_GB = 8
 
 
 def _limits(args: argparse.Namespace, recorded: RunConfig | None) -> RunLimits:
-    """The sandbox's limits of the run: those asked, else those recorded, else the defaults.
-
-    A run recorded before its limits were ran with the wall time not counting the encodes
-    the parent served and an encoder budget of 256 texts per query and document: it resumes
-    under those (with the timeout and memory asked, which were not recorded either).
-    """
+    """The sandbox's limits of the run: those asked, else those recorded, else the defaults."""
     from embedding_ttc.program_files.sandbox.limits import (
         DEFAULT_ENCODE_TEXTS_PER_ITEM,
         DEFAULT_WALL_SECONDS,
-        LEGACY_ENCODE_TEXTS_PER_ITEM,
-        LEGACY_WALL_SECONDS,
     )
 
     base = RunLimits(
@@ -63,14 +56,8 @@ def _limits(args: argparse.Namespace, recorded: RunConfig | None) -> RunLimits:
         encode_texts_per_item=DEFAULT_ENCODE_TEXTS_PER_ITEM,
         memory_gb=DEFAULT_MEMORY_GB,
     )
-    if recorded is not None:
-        base = recorded.limits or base.model_copy(
-            update={
-                "timeout_seconds": LEGACY_WALL_SECONDS,
-                "timeout_covers": "program",
-                "encode_texts_per_item": LEGACY_ENCODE_TEXTS_PER_ITEM,
-            }
-        )
+    if recorded is not None and recorded.limits is not None:
+        base = recorded.limits
     asked = {
         "timeout_seconds": args.timeout,
         "encode_texts_per_item": args.encode_budget,

@@ -34,7 +34,12 @@ from embedding_ttc.durable.files import (
     write_atomic,
     write_lines,
 )
-from embedding_ttc.durable.records import append_record, cut_torn_tail, read_records
+from embedding_ttc.durable.records import (
+    append_record,
+    cut_torn_tail,
+    read_records,
+    refuse_other_schema,
+)
 
 __all__ = [
     "FileEntry",
@@ -50,6 +55,7 @@ __all__ = [
     "link_or_copy",
     "publish_dir",
     "read_records",
+    "refuse_other_schema",
     "replacing",
     "save_array",
     "save_stacked",

@@ -9,19 +9,41 @@ functions, so a kill at any moment leaves whole lines and at most one torn final
 * :func:`read_records` reads a JSONL file of one record type. Blank lines are skipped, a torn
   final line is skipped (the file is not touched: reading never writes), and any other line
   that is not a valid record is an error naming the file and the line.
+* :func:`refuse_other_schema` is the ``model_validator(mode="before")`` check of a versioned
+  record: a record of another schema (older ones are not read) is refused by its number.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from embedding_ttc.errors import EmbeddingTTCError
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+def refuse_other_schema(data: Any, current: int, what: str) -> Any:
+    """``data`` unchanged, unless it declares a ``schema_version`` other than ``current``.
+
+    The package reads each record in its current schema only; the files committed before
+    0.1.0 in older ones were rewritten once (``scripts/migrate_0_1_records.py``).
+
+    Raises:
+        ValueError: naming ``what`` the record is, the schema it declares and the one read.
+
+    """
+    if isinstance(data, dict):
+        version = data.get("schema_version", current)
+        if version != current:
+            raise ValueError(
+                f"{what} of schema {version!r} is not read: only schema {current} is "
+                "(scripts/migrate_0_1_records.py rewrote the older files committed before 0.1.0)"
+            )
+    return data
 
 
 def cut_torn_tail(path: Path) -> bool:

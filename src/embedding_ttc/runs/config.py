@@ -8,17 +8,11 @@ The proposer is a :class:`ProposerSpec`: a strategy, a backend and the strategy'
 JSON (what :mod:`embedding_ttc.search.strategies` builds a proposer from); this module holds
 it as data and imports no strategy.
 
-Schema 3 records that spec. Schema 2 recorded the proposer's name and, apart, its
-``drafting`` or ``editing`` (with a ``mode``) settings: such a file reads as the equivalent
-spec (:func:`spec_from_schema_2`). Schema 2 added the validation split's settings, the
-reference program and the objective; a file of schema 1 reads as a run without a split or a
-reference, against P0 (what such a run was), and resumes only when asked the same.
+Only schema 3 is read: a file of an older schema is refused, naming its schema (the files
+committed before 0.1.0 were rewritten once by ``scripts/migrate_0_1_records.py``).
 
-``limits`` (added within schema 3) records the sandbox's limits every candidate ran under
-(:class:`RunLimits`). A file without them was written before they were recorded: its run
-resumes under the limits the search command derives for it (the wall time not counting the
-encodes served, 256 texts per query and document: what such runs ran under), which are then
-written into the file.
+``limits`` records the sandbox's limits every candidate ran under (:class:`RunLimits`); a
+run resumes under them unless others are asked.
 """
 
 from __future__ import annotations
@@ -29,43 +23,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from embedding_ttc.durable import write_atomic
+from embedding_ttc.durable import refuse_other_schema, write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.runs.records import Objective
 from embedding_ttc.runs.split import SplitSettings
 
 RUN_CONFIG_FILE = "search.json"
 RUN_CONFIG_SCHEMA_VERSION: Literal[3] = 3
-
-SCHEMA_2_BACKENDS: frozenset[str] = frozenset({"openai", "anthropic", "llama-cpp"})
-"""The LLM backends a schema-2 file can name; any other name but ``structural`` was a peer's."""
-
-SCHEMA_2_DRAFT: dict[str, Any] = {
-    "drafts": 1,
-    "repair_rounds": 0,
-    "prompt": "full",
-    "context_tokens": 3000,
-    "precheck": False,
-}
-"""A schema-2 LLM run without ``drafting``: the single draft (one request of the full prompt)."""
-
-SCHEMA_2_EDIT: dict[str, Any] = {
-    "repair_rounds": 1,
-    "explore": 0.2,
-    "context_tokens": 5000,
-    "precheck": True,
-    "ideas": False,
-}
-"""A schema-2 edit run's settings, each defaulting as before it was recorded."""
-
-SCHEMA_2_GUIDED: dict[str, Any] = {
-    "repair_rounds": 1,
-    "explore": 0.2,
-    "offers": 0,
-    "keep": [],
-    "share": False,
-}
-"""A schema-2 guided run's settings, each defaulting as before it was recorded."""
 
 
 class RunConfigError(EmbeddingTTCError):
@@ -98,27 +62,6 @@ class ProposerSpec(BaseModel):
         """The name the run was asked by (``--proposer``): the backend, peer or strategy."""
         peer = self.options.get("peer") if self.strategy == "external" else None
         return str(self.backend or peer or self.strategy)
-
-
-def spec_from_schema_2(
-    proposer: str, drafting: dict[str, Any] | None, editing: dict[str, Any] | None
-) -> dict[str, Any]:
-    """The proposer spec (as JSON) equivalent to a schema-2 file's proposer settings.
-
-    ``structural`` is the structural strategy; an LLM backend drafts, or edits or is guided as
-    its ``editing.mode`` says (a field absent from the file takes the value runs had before it
-    was recorded); any other name is a peer's, handing its programs over.
-    """
-    if proposer == "structural":
-        return {"strategy": "structural", "backend": None, "options": {}}
-    if proposer not in SCHEMA_2_BACKENDS:
-        return {"strategy": "external", "backend": None, "options": {"peer": proposer}}
-    if editing is not None:
-        mode = editing.get("mode", "edit")
-        fields = SCHEMA_2_GUIDED if mode == "guided" else SCHEMA_2_EDIT
-        options = {k: editing.get(k, default) for k, default in fields.items()}
-        return {"strategy": mode, "backend": proposer, "options": options}
-    return {"strategy": "draft", "backend": proposer, "options": dict(drafting or SCHEMA_2_DRAFT)}
 
 
 class RunLimits(BaseModel):
@@ -157,8 +100,8 @@ class RunConfig(BaseModel):
             (``None``: no split; the cut itself is ``split.json``).
         reference: the library program every candidate is also compared with (``None``: none).
         objective: the baseline of the Δ the proposer is guided by (``p0`` or ``reference``).
-        limits: the sandbox's limits of every candidate (``None``: recorded before they
-            were; see the module docstring).
+        limits: the sandbox's limits of every candidate (``None`` only in a configuration
+            made without them in memory; the search command always records them).
 
     """
 
@@ -179,17 +122,9 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _read_schema_1_and_2(cls, data: Any) -> Any:
-        """A file of schema 1 or 2 (or a proposer given by name) as this schema's fields."""
-        if not isinstance(data, dict):
-            return data
-        if data.get("schema_version") in (1, 2) or isinstance(data.get("proposer"), str):
-            data = dict(data)
-            drafting, editing = data.pop("drafting", None), data.pop("editing", None)
-            if isinstance(data.get("proposer"), str):
-                data["proposer"] = spec_from_schema_2(data["proposer"], drafting, editing)
-            data["schema_version"] = RUN_CONFIG_SCHEMA_VERSION
-        return data
+    def _current_schema(cls, data: Any) -> Any:
+        """Refuse a file of another schema by its number (older ones are not read)."""
+        return refuse_other_schema(data, RUN_CONFIG_SCHEMA_VERSION, "a run configuration")
 
     @model_validator(mode="after")
     def _objective_has_reference(self) -> RunConfig:
@@ -204,12 +139,9 @@ class RunConfig(BaseModel):
     def check_resume(self, recorded: RunConfig | None, default_model: str | None = None) -> None:
         """Refuse to resume a run directory recorded with other settings than these.
 
-        Every setting asked is compared with the recorded one (a recorded file of an older
-        schema as the equivalent settings of this one). A run
+        Every setting asked is compared with the recorded one. A run
         recorded with no model name (local runs made before the local model was recorded)
-        used the proposer's default: it resumes when ``default_model`` is asked. A run
-        recorded without its limits resumes under those asked (the search command derives
-        them for such a run as it ran).
+        used the proposer's default: it resumes when ``default_model`` is asked.
 
         Raises:
             RunMismatchError: naming each setting that differs, as recorded and as asked.
@@ -220,8 +152,6 @@ class RunConfig(BaseModel):
         asked, had = self.to_json(), recorded.model_dump(mode="json")
         if had.get("model") is None and default_model is not None:
             had["model"] = default_model
-        if had.get("limits") is None:
-            had["limits"] = asked.get("limits")
         diff = [k for k in asked if had.get(k) != asked[k]]
         if diff:
             detail = ", ".join(f"{k}: run has {had.get(k)!r}, asked {asked[k]!r}" for k in diff)

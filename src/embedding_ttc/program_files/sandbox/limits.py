@@ -20,9 +20,6 @@ loaded core; its algebra took 5 s. An hour leaves 1.7 times that, and is less th
 600 s + 3,600 s of encoding a run could take before the encodes served were counted.
 """
 
-LEGACY_WALL_SECONDS = 600.0
-"""The ``--timeout`` default before it counted the encodes served (older search runs)."""
-
 DEFAULT_ENCODE_TEXTS_PER_ITEM = 112.0
 """``--encode-budget``: texts per query and document, twice the most the library asks.
 
@@ -34,9 +31,6 @@ of 8, is 112: room for a call whose documents are longer than the task's average
 batch) and for a program twice as thorough as the library's, and less than half the 256
 allowed before the budget was measured.
 """
-
-LEGACY_ENCODE_TEXTS_PER_ITEM = 256.0
-"""The encoder budget before it was sized from the library (what older search runs ran under)."""
 
 PIECE_SECONDS = 0.5
 """The encoding time the parent aims each piece of a request at (see :data:`SERVE_PIECE`)."""
