@@ -125,7 +125,9 @@ def run_config(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
         drafting, editing = body.pop("drafting", None), body.pop("editing", None)
         if isinstance(body.get("proposer"), str):
             body["proposer"] = proposer_spec(body["proposer"], drafting, editing)
-        notes.append(f"run config schema {version} -> 3: the proposer {data['proposer']!r} as a spec")
+        notes.append(
+            f"run config schema {version} -> 3: the proposer {data['proposer']!r} as a spec"
+        )
     elif version != RUN_CONFIG_SCHEMA_VERSION:
         raise MigrationError(f"a run configuration of unknown schema {version!r}")
     if body.get("limits") is None:
@@ -199,7 +201,9 @@ def migrate_file(path: Path) -> tuple[str, str] | None:
     return migrate_json(path, data)
 
 
-def migrate(roots: list[Path], write: Callable[[Path, str], None], say: Callable[[str], None]) -> int:
+def migrate(
+    roots: list[Path], write: Callable[[Path, str], None], say: Callable[[str], None]
+) -> int:
     """Rewrite every old record under ``roots``; return how many files changed."""
     changed = 0
     for root in roots:

@@ -204,13 +204,13 @@ def test_the_selection_defaults_to_the_objective_the_run_was_searched_with(tmp_p
     import argparse
 
     from embedding_ttc.cli.analysis import _selection
-    from embedding_ttc.runs.config import RunConfig, write_run_config
+    from embedding_ttc.runs.config import ProposerSpec, RunConfig, write_run_config
 
     config = RunConfig(
         suite="discovery",
         tasks=["t"],
         encoder="e",
-        proposer="structural",
+        proposer=ProposerSpec(strategy="structural"),
         model=None,
         seed=0,
         shortlist=None,

@@ -19,7 +19,7 @@ from embedding_ttc.analysis.inputs import ReportError, load_search_run
 from embedding_ttc.analysis.report import write_report
 from embedding_ttc.analysis.report_page import build_page
 from embedding_ttc.cli.analysis import main
-from embedding_ttc.runs.config import RunConfig, write_run_config
+from embedding_ttc.runs.config import ProposerSpec, RunConfig, write_run_config
 from ledger_records import evaluated
 
 from .cell_factory import cell
@@ -117,7 +117,7 @@ def write_search_run(run: Path) -> Path:
         suite="discovery",
         tasks=DISCOVERY,
         encoder="enc-a",
-        proposer="test",
+        proposer=ProposerSpec(strategy="external", options={"peer": "test"}),
         model=None,
         seed=0,
         shortlist=None,

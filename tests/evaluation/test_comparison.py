@@ -1,4 +1,4 @@
-"""W/T/L and the comparison record: the tie rule, compare(), and reading schema-1 fields."""
+"""W/T/L and the comparison record: the tie rule, compare(), and the counted comparison."""
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -9,7 +9,6 @@ from embedding_ttc.evaluation.comparison import (
     Comparison,
     CountedComparison,
     compare,
-    lift_flat_comparison,
 )
 
 
@@ -59,38 +58,3 @@ def test_a_counted_comparison_refuses_one_without_wtl():
         Holder(comparison=known)
     counted = known.model_copy(update={"wtl": WTL(wins=1, ties=0, losses=0)})
     assert Holder(comparison=counted).comparison is counted
-
-
-def test_lifting_a_flat_summary_row_derives_the_baseline():
-    flat = {"program": "X", "ndcg_at_10": 0.75, "delta_ndcg_at_10": 0.25, "wins": 2, "ties": 1}
-    flat["losses"] = 0
-    lifted = lift_flat_comparison(flat)
-    assert lifted == {
-        "program": "X",
-        "comparison": {
-            "ndcg_at_10": 0.75,
-            "delta_ndcg_at_10": 0.25,
-            "baseline_ndcg_at_10": 0.5,
-            "wtl": {"wins": 2, "ties": 1, "losses": 0},
-        },
-    }
-    assert "wins" in flat  # the input is untouched
-
-
-def test_lifting_a_search_task_outcome_has_no_per_query_counts():
-    flat = {"delta": 0.1, "ndcg_at_10": 0.6, "baseline_ndcg_at_10": 0.5, "cost_ratio": 1.0}
-    lifted = lift_flat_comparison(flat, delta_key="delta")
-    assert lifted["comparison"] == {
-        "ndcg_at_10": 0.6,
-        "baseline_ndcg_at_10": 0.5,
-        "delta_ndcg_at_10": 0.1,
-        "wtl": None,
-    }
-    assert lifted["cost_ratio"] == 1.0 and "delta" not in lifted
-
-
-def test_lifting_leaves_missing_fields_missing():
-    lifted = lift_flat_comparison({"ndcg_at_10": 0.6})
-    assert lifted["comparison"] == {"ndcg_at_10": 0.6, "wtl": None}
-    with pytest.raises(ValidationError, match="delta_ndcg_at_10"):
-        Comparison.model_validate(lifted["comparison"])

@@ -25,15 +25,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES, cell_seed, paired_bootstrap
-from embedding_ttc.durable import write_atomic
+from embedding_ttc.durable import refuse_other_schema, write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.evaluation.comparison import CountedComparison, compare, read_flat_schema_1
+from embedding_ttc.evaluation.comparison import CountedComparison, compare
 from embedding_ttc.evaluation.output import safe_name
 from embedding_ttc.evaluation.records import TaskResult
 
 CELL_SCHEMA_VERSION: Literal[3] = 3
-# Older schemas are read through Cell._read_older_schema: 1 (flat), 2 (no source_sha256).
-READABLE_CELL_SCHEMAS = (1, 2, CELL_SCHEMA_VERSION)
 BASELINE = "P0"  # every cell's Δ is against its encoder's P0 on the same queries
 
 
@@ -85,25 +83,24 @@ class BootstrapStats(_Record):
 class Cell(_Record):
     """One program on one task under one encoder, against that encoder's P0.
 
-    ``per_query`` and ``baseline_per_query`` map every query id of the task to its nDCG@10
-    under the program and under P0; ``comparison`` holds both means, ``delta_ndcg_at_10`` (the
-    mean of their difference, also :attr:`delta`) and the per-query W/T/L at ±0.001. Schema 1
-    copied the comparison's fields flat; such a cell is read through
-    :func:`~embedding_ttc.evaluation.comparison.read_flat_schema_1`. Cost fields are those of
-    the program's :class:`~embedding_ttc.evaluation.records.CostRecord` (base and program calls,
-    ``c``); timings those of its :class:`~embedding_ttc.evaluation.records.Timings`.
-    ``bootstrap`` is the paired bootstrap of the per-query differences. ``shortlist`` is the
-    number of dense first-stage candidates every query's program (and P0) reranked, ``None``
-    when the whole corpus was scored; ``query_sample`` the size of the seeded sample of the
-    task's queries it was scored on (``None``: every query). ``program_version`` is the
-    program's ``version`` (:func:`~embedding_ttc.programs.base.program_version`) when the cell
-    was computed; ``source_sha256`` the sha256 of the source of a program read from a file
-    (``None`` for a library program), which identifies such a program as ``version`` does a
+    ``per_query`` and ``baseline_per_query`` map every query id of the task to its nDCG@10 under
+    the program and under P0; ``comparison`` holds both means, ``delta_ndcg_at_10`` (the mean of
+    their difference, also :attr:`delta`) and the per-query W/T/L at ±0.001. Cost fields are
+    those of the program's :class:`~embedding_ttc.evaluation.records.CostRecord` (base and
+    program calls, ``c``); timings those of its
+    :class:`~embedding_ttc.evaluation.records.Timings`. ``bootstrap`` is the paired bootstrap of
+    the per-query differences. ``shortlist`` is the number of dense first-stage candidates every
+    query's program (and P0) reranked, ``None`` when the whole corpus was scored;
+    ``query_sample`` the size of the seeded sample of the task's queries it was scored on
+    (``None``: every query). ``program_version`` is the program's ``version``
+    (:func:`~embedding_ttc.programs.base.program_version`) when the cell was computed;
+    ``source_sha256`` the sha256 of the source of a program read from a file (``None`` for a
+    library program), which identifies such a program as ``version`` does a
     library program's (:mod:`embedding_ttc.analysis.staleness`).
 
-    Schema 3 added ``source_sha256``; a cell of schema 2 is a library program's and reads
-    with ``None`` there. ``tokenizer`` (added within schema 3) is the result's: the tokenizer
-    of the lexical channels, ``None`` in a cell made before it was recorded.
+    ``tokenizer`` (added within schema 3) is the result's: the tokenizer of the lexical
+    channels, ``None`` in a cell made before it was recorded. A cell of another schema is
+    refused.
     """
 
     schema_version: Literal[3] = CELL_SCHEMA_VERSION
@@ -135,13 +132,8 @@ class Cell(_Record):
 
     @model_validator(mode="before")
     @classmethod
-    def _read_older_schema(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("schema_version") == 2:
-            # Schema 2 differs only by lacking source_sha256: program files were not cells yet.
-            if "source_sha256" in data:
-                raise ValueError("a cell of schema 2 has no source_sha256 (schema 3 added it)")
-            return {**data, "schema_version": CELL_SCHEMA_VERSION}
-        return read_flat_schema_1(data, CELL_SCHEMA_VERSION)
+    def _current_schema(cls, data: Any) -> Any:
+        return refuse_other_schema(data, CELL_SCHEMA_VERSION, "a transfer cell")
 
     @property
     def key(self) -> CellKey:
@@ -272,12 +264,10 @@ class CellStore:
         path = self.path(key)
         text = path.read_text(encoding="utf-8")
         version = _schema_version(text)
-        if version is not None and version not in READABLE_CELL_SCHEMAS:
-            *older, newest = (str(v) for v in READABLE_CELL_SCHEMAS)
-            readable = f"{', '.join(older)} and {newest}"
+        if version is not None and version != CELL_SCHEMA_VERSION:
             raise CellStoreError(
                 f"{path} has schema version {version}, this version reads "
-                f"{readable}; delete it to recompute the cell"
+                f"{CELL_SCHEMA_VERSION} only; delete it to recompute the cell"
             )
         try:
             cell = Cell.model_validate_json(text)

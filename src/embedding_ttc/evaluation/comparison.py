@@ -9,7 +9,7 @@ ledger), over the cells of the transfer matrix. Records that report a comparison
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, NonNegativeInt
 
@@ -60,9 +60,10 @@ class Comparison(BaseModel):
 
     ``delta_ndcg_at_10`` is the mean over queries of the per-query difference (the paper's
     footnote), and ``wtl`` counts those differences at ±:data:`TIE_THRESHOLD`. ``wtl`` is
-    ``None`` only in comparisons read from search ledgers of schema 1, which recorded each
-    task's Δ without its per-query counts; every comparison computed by :func:`compare` has it,
-    and the records that require it (the summary row, the transfer cell) refuse one without.
+    ``None`` only in the ledger lines of the first search run (``results/search``), which
+    recorded each task's Δ without its per-query counts; every comparison computed by
+    :func:`compare` has it, and the records that require it (the summary row, the transfer
+    cell) refuse one without.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -148,52 +149,3 @@ def comparison_of(
         delta_ndcg_at_10=sum(values) / len(values) if values else 0.0,
         wtl=WTL.count(values),
     )
-
-
-def lift_flat_comparison(
-    data: Mapping[str, Any], *, delta_key: str = "delta_ndcg_at_10"
-) -> dict[str, Any]:
-    """A schema-1 record's flat comparison fields, lifted into one ``comparison`` entry.
-
-    Schema 1 of the summary row, the transfer cell and the search's per-task outcome copied the
-    comparison field by field (``ndcg_at_10``, ``baseline_ndcg_at_10``, the Δ under
-    ``delta_key``, ``wins``/``ties``/``losses``); their ``model_validator(mode="before")`` reads
-    an old file through this. A field the old record lacks stays absent (the record's
-    validation names it), except two that schema 1 left implicit:
-
-    * the summary row had no baseline nDCG@10: it is ``ndcg_at_10 − Δ``, since both means are
-      over the same queries (exact up to floating-point rounding);
-    * the search's per-task outcome had no per-query W/T/L: ``wtl`` is ``None``.
-    """
-    body = dict(data)
-    lifted: dict[str, Any] = {}
-    for old, new in (
-        ("ndcg_at_10", "ndcg_at_10"),
-        ("baseline_ndcg_at_10", "baseline_ndcg_at_10"),
-        (delta_key, "delta_ndcg_at_10"),
-    ):
-        if old in body:
-            lifted[new] = body.pop(old)
-    ndcg, delta = lifted.get("ndcg_at_10"), lifted.get("delta_ndcg_at_10")
-    numbers = int | float
-    if (
-        "baseline_ndcg_at_10" not in lifted
-        and isinstance(ndcg, numbers)
-        and isinstance(delta, numbers)
-    ):
-        lifted["baseline_ndcg_at_10"] = ndcg - delta
-    counts = {k: body.pop(k) for k in ("wins", "ties", "losses") if k in body}
-    lifted["wtl"] = counts or None
-    body["comparison"] = lifted
-    return body
-
-
-def read_flat_schema_1(data: Any, current: int) -> Any:
-    """``data`` in schema ``current`` when it is a flat record of schema 1, else unchanged.
-
-    The ``model_validator(mode="before")`` of the summary row and the transfer cell, whose
-    schema 2 embeds the comparison that schema 1 copied (:func:`lift_flat_comparison`).
-    """
-    if isinstance(data, dict) and data.get("schema_version") == 1:
-        return {**lift_flat_comparison(data), "schema_version": current}
-    return data

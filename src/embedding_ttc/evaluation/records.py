@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from embedding_ttc.evaluation.comparison import CountedComparison, compare, read_flat_schema_1
+from embedding_ttc.durable import refuse_other_schema
+from embedding_ttc.evaluation.comparison import CountedComparison, compare
 from embedding_ttc.evaluation.outcome import Status
 
 TASK_RESULT_SCHEMA_VERSION: Literal[2] = 2
@@ -126,7 +127,7 @@ class TaskResult(_Record):
 
     Schema 2 added the extra measures of ``--metrics`` (``metrics``: the aggregate of each,
     ``per_query_metrics``: measure -> query id -> value, ``metrics_depth``: how deep a ranking
-    they were computed on) and ``first_stage_run``; a schema-1 record reads with none of them.
+    they were computed on) and ``first_stage_run``; a record of another schema is refused.
     ``tokenizer`` (added within schema 2) names the tokenizer of the lexical channels
     (:mod:`embedding_ttc.programs.primitives.tokenizers`) the result was computed under;
     ``None`` in a record made before it was recorded (the tokenizer now called ``letters``).
@@ -153,11 +154,8 @@ class TaskResult(_Record):
 
     @model_validator(mode="before")
     @classmethod
-    def _read_schema_1(cls, data: Any) -> Any:
-        # Schema 1 is schema 2 without the added fields, whose defaults say "none".
-        if isinstance(data, dict) and data.get("schema_version") == 1:
-            return {**data, "schema_version": TASK_RESULT_SCHEMA_VERSION}
-        return data
+    def _current_schema(cls, data: Any) -> Any:
+        return refuse_other_schema(data, TASK_RESULT_SCHEMA_VERSION, "a task result")
 
 
 class SummaryRow(_Record):
@@ -165,9 +163,8 @@ class SummaryRow(_Record):
 
     ``comparison`` is the program against P0 on the task (both nDCG@10, the mean Δ, the
     per-query W/T/L); the rest are the program's cost and timings, and ``metrics`` the
-    aggregates of the extra measures of ``--metrics`` (added in schema 3; a schema-2 row reads
-    with none). Schema 1 copied the comparison's fields flat; such a row is read through
-    :func:`~embedding_ttc.evaluation.comparison.read_flat_schema_1`.
+    aggregates of the extra measures of ``--metrics`` (added in schema 3). A row of another
+    schema is refused.
     """
 
     schema_version: Literal[3] = SUMMARY_SCHEMA_VERSION
@@ -190,10 +187,8 @@ class SummaryRow(_Record):
 
     @model_validator(mode="before")
     @classmethod
-    def _read_old_schemas(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("schema_version") == 2:
-            return {**data, "schema_version": SUMMARY_SCHEMA_VERSION}
-        return read_flat_schema_1(data, SUMMARY_SCHEMA_VERSION)
+    def _current_schema(cls, data: Any) -> Any:
+        return refuse_other_schema(data, SUMMARY_SCHEMA_VERSION, "a summary row")
 
 
 def summary_row(encoder: str, task: str, result: TaskResult, baseline: TaskResult) -> SummaryRow:

@@ -14,11 +14,9 @@ run's reference program, and each part of the run's validation split
 read any of them by objective (``p0`` or ``reference``) and scope (``all``, ``search`` or
 ``validation``); :meth:`LedgerRecord.seen_by_proposer` is the search part alone, the only view
 a proposer is given. A record also carries its ``lesson``
-(:mod:`~embedding_ttc.search.lessons`), written from that view alone. Older lines are read
-by :meth:`LedgerRecord._read_older`: schema 2 lacks only the new optional fields; schema 1
-(flat per-task fields, a ``per_task_delta`` copy, ``wins``/``ties``/``losses``, zeros on a
-failure) is lifted into the current shape, so a ledger written before still loads, resumes
-and reports.
+(:mod:`~embedding_ttc.search.lessons`), written from that view alone. A line of another schema
+is refused (the ledgers committed before 0.1.0 were rewritten once by
+``scripts/migrate_0_1_records.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from embedding_ttc.evaluation.comparison import WTL, Comparison, lift_flat_comparison
+from embedding_ttc.durable import refuse_other_schema
+from embedding_ttc.evaluation.comparison import WTL, Comparison
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.runs.split import Part
 
@@ -66,12 +65,6 @@ class Versus(BaseModel):
         """The mean Δ."""
         return self.comparison.delta_ndcg_at_10
 
-    @property
-    def losing_share(self) -> float:
-        """The share of queries that lose (Δ < −0.001); 0.0 over no query."""
-        wtl = self.comparison.wtl
-        return wtl.losses / wtl.total if wtl is not None and wtl.total else 0.0
-
 
 class PartOutcome(BaseModel):
     """One part of a task's split against P0 and, when the run has one, the reference."""
@@ -86,10 +79,11 @@ class TaskDelta(BaseModel):
     """One task's outcome for an evaluated program: its comparisons, tails and cost.
 
     ``comparison`` (all queries against P0) is what every ledger has recorded; its per-query
-    W/T/L is ``None`` in outcomes read from a ledger of schema 1. Since schema 3 a task also
-    records the worst query against P0, the comparison with the run's reference program
-    (``reference``), each part of the run's validation split (``parts``) and the query-time
-    cost ratio; a record read from an older ledger has none of them. Within schema 3 a task
+    W/T/L is ``None`` in the first search run's ledger (``results/search``), which did not
+    record it. A task also records the worst query against P0, the comparison with the run's
+    reference program (``reference``), each part of the run's validation split (``parts``) and
+    the query-time cost ratio; a record of a ledger written before they were has none of
+    them. A task
     also records the wall seconds of the program's call outside the encoder
     (``algebra_seconds``: its algebra and text work, in the sandbox for a candidate) and the
     reference's on the same task (``reference_algebra_seconds``), what the cost ratio, which
@@ -203,13 +197,8 @@ class LedgerRecord(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _read_older(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("schema_version") == 1:
-            return _ledger_schema_1(data)
-        if isinstance(data, dict) and data.get("schema_version") == 2:
-            # Schema 3 only added fields (tails, reference, split parts), all optional.
-            return {**data, "schema_version": LEDGER_SCHEMA_VERSION}
-        return data
+    def _current_schema(cls, data: Any) -> Any:
+        return refuse_other_schema(data, LEDGER_SCHEMA_VERSION, "a ledger line")
 
     @model_validator(mode="after")
     def _metrics_only_when_ok(self) -> LedgerRecord:
@@ -314,27 +303,3 @@ class LedgerRecord(BaseModel):
                 "wtl": WTL.count(deltas),
             }
         )
-
-
-def _ledger_schema_1(data: dict[str, Any]) -> dict[str, Any]:
-    """A ledger line of schema 1 in the shape of the current schema.
-
-    Schema 1 repeated each task's Δ in ``per_task_delta`` (dropped: it is the per-task
-    comparison's), kept the per-task comparison flat (lifted, without per-query W/T/L, which it
-    did not record), counted tasks in ``wins``/``ties``/``losses`` (one ``wtl`` when ``ok``),
-    and gave a failure zero counts (dropped; non-zero counts on a failure stay, and the
-    validation refuses them).
-    """
-    body = dict(data)
-    body.pop("per_task_delta", None)
-    per_task = body.get("per_task")
-    if isinstance(per_task, dict):
-        body["per_task"] = {
-            task: lift_flat_comparison(d, delta_key="delta") if isinstance(d, dict) else d
-            for task, d in per_task.items()
-        }
-    counts = {k: body.pop(k) for k in ("wins", "ties", "losses") if k in body}
-    if body.get("status") == Status.OK.value or any(counts.values()):
-        body["wtl"] = counts or None
-    body["schema_version"] = LEDGER_SCHEMA_VERSION
-    return body
