@@ -23,11 +23,7 @@ class CallStats:
         index_misses: document-side texts the index lacked (encoded live; 0 normally).
         live_documents: documents given as texts that the index does not hold, whose
             index-time work was computed live (:meth:`Reranker.rerank_texts`).
-        live_document_encodes: texts encoded for them (their ``D`` rows and the program's
-            index-time encodes; an encoder cache may have served some of them).
-        live_document_seconds: seconds computing their index-time work (the recording pass).
         program_calls: program invocations.
-        first_stage_seconds: query encoding plus the first stage (search only).
         encode_seconds: seconds in the live encoder (query embeddings and program encodes).
         program_seconds: seconds inside the program, its live encodes included.
         program_encode_seconds: the part of ``program_seconds`` spent in the live encoder.
@@ -41,10 +37,7 @@ class CallStats:
     store_texts: int = 0
     index_misses: int = 0
     live_documents: int = 0
-    live_document_encodes: int = 0
-    live_document_seconds: float = 0.0
     program_calls: int = 0
-    first_stage_seconds: float = 0.0
     encode_seconds: float = 0.0
     program_seconds: float = 0.0
     program_encode_seconds: float = 0.0

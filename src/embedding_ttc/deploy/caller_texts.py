@@ -11,7 +11,6 @@ program call as the documents the index holds.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -112,11 +111,8 @@ class CallerTexts:
         sample query), against the index's store: encodes the store already holds are served
         from it, and a cached encoder serves texts it has seen before.
         """
-        start = time.perf_counter()
         encoder, program = self._scorer.encoder, self._scorer.program
         D = encode_texts(encoder, texts, PASSAGE)
         rec = record_encodes(program, encoder, texts, D, [query], self.index.store, None)
         stats.live_documents += len(texts)
-        stats.live_document_encodes += len(texts) + rec.index_encodes
-        stats.live_document_seconds += time.perf_counter() - start
         return D, rec.recorded

@@ -256,10 +256,8 @@ class Reranker:
         queries = self._check_queries(queries)
         with self._lock:
             stats = CallStats()
-            start = time.perf_counter()
             Q = self._scorer.encode(queries, stats)
             lists = [np.sort(c) for c in self._first_stage(queries, Q, n, first_stage)]
-            stats.first_stage_seconds = time.perf_counter() - start
             return self._scorer.score(queries, lists, Q, stats, joint=False)
 
     def first_stage(
