@@ -128,16 +128,6 @@ def test_without_langchain_the_import_says_how_to_install_it(monkeypatch):
         import_without(monkeypatch, "langchain_core", "embedding_ttc.integrations.langchain")
 
 
-def test_the_former_name_is_the_same_class_and_warns():
-    import embedding_ttc.integrations.langchain as adapter
-
-    with pytest.warns(DeprecationWarning, match="EmbeddingTTCRerank is deprecated"):
-        from embedding_ttc.integrations.langchain import EmbeddingTTCRerank  # type: ignore[attr-defined]
-    assert EmbeddingTTCRerank is EmbeddingTTCReranker
-    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
-        adapter.Nope  # noqa: B018
-
-
 def test_the_documented_retriever_route_works(rerankers):
     """``ContextualCompressionRetriever`` over a base retriever, as docs/deploy.md shows it."""
     from langchain_classic.retrievers import ContextualCompressionRetriever

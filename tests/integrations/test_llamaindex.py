@@ -95,7 +95,7 @@ def test_from_index_and_serialisation_without_the_reranker(rerankers):
         "top_n": 1,
         "id_key": "corpus_id",
         "title_key": None,
-        "class_name": "EmbeddingTTCRerank",
+        "class_name": "EmbeddingTTCReranker",
     }
 
 
@@ -116,13 +116,3 @@ def test_without_llamaindex_the_import_says_how_to_install_it(monkeypatch):
         MissingExtraError, match=r"llama-index-core.*pip install -e '\.\[llamaindex\]'"
     ):
         import_without(monkeypatch, "llama_index", "embedding_ttc.integrations.llamaindex")
-
-
-def test_the_former_name_is_the_same_class_and_warns():
-    import embedding_ttc.integrations.llamaindex as adapter
-
-    with pytest.warns(DeprecationWarning, match="EmbeddingTTCRerank is deprecated"):
-        from embedding_ttc.integrations.llamaindex import EmbeddingTTCRerank  # type: ignore[attr-defined]
-    assert EmbeddingTTCRerank is EmbeddingTTCReranker
-    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
-        adapter.Nope  # noqa: B018

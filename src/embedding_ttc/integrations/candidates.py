@@ -9,10 +9,8 @@ document without an id is matched by its text.
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from embedding_ttc.deploy.errors import CandidateRequestError
 from embedding_ttc.deploy.reranker import Reranker
@@ -99,24 +97,3 @@ def missing_framework(
     if error.name is None or error.name.split(".")[0] != module:
         raise error
     return MissingExtraError(package, extra, purpose)
-
-
-def renamed(module: str, old: str, new: type) -> Callable[[str], Any]:
-    """A module ``__getattr__`` serving ``old`` as ``new`` with a :class:`DeprecationWarning`.
-
-    The adapters' classes share one name, ``EmbeddingTTCReranker``; the LangChain and
-    LlamaIndex ones were ``EmbeddingTTCRerank``, which docs and users have imported, so that
-    name still works (the same class) and says what to import instead.
-    """
-
-    def __getattr__(name: str) -> Any:
-        if name == old:
-            warnings.warn(
-                f"{module}.{old} is deprecated; import {new.__name__} instead",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return new
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-
-    return __getattr__

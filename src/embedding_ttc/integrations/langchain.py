@@ -30,7 +30,6 @@ from embedding_ttc.integrations.candidates import (
     metadata_string,
     missing_framework,
     rank,
-    renamed,
 )
 
 try:
@@ -115,7 +114,3 @@ class EmbeddingTTCReranker(BaseDocumentCompressor):
             title = metadata_string(doc.metadata, self.title_key, i, "title") or ""
             candidates.append(Candidate(doc.page_content, doc_id, title))
         return candidates
-
-
-# EmbeddingTTCRerank was this class's name: still importable, with a DeprecationWarning.
-__getattr__ = renamed(__name__, "EmbeddingTTCRerank", EmbeddingTTCReranker)

@@ -27,7 +27,6 @@ from embedding_ttc.integrations.candidates import (
     metadata_string,
     missing_framework,
     rank,
-    renamed,
 )
 
 try:
@@ -61,11 +60,8 @@ class EmbeddingTTCReranker(BaseNodePostprocessor):
 
     @classmethod
     def class_name(cls) -> str:
-        """The name LlamaIndex serialises this postprocessor under.
-
-        Still the class's former name, so what was serialised before the rename reads the same.
-        """
-        return "EmbeddingTTCRerank"
+        """The name LlamaIndex serialises this postprocessor under: the class's."""
+        return "EmbeddingTTCReranker"
 
     @classmethod
     def from_index(
@@ -128,7 +124,3 @@ class EmbeddingTTCReranker(BaseNodePostprocessor):
         title = metadata_string(metadata, self.title_key, position, "title") or ""
         text = node.node.get_content(metadata_mode=MetadataMode.NONE)
         return Candidate(text, node_id, title)
-
-
-# EmbeddingTTCRerank was this class's name: still importable, with a DeprecationWarning.
-__getattr__ = renamed(__name__, "EmbeddingTTCRerank", EmbeddingTTCReranker)
