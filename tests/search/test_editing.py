@@ -331,12 +331,12 @@ def test_the_command_line_selects_and_records_the_edit_mode():
         return parser.parse_args(["search", "--run-dir", "x", *argv])
 
     edit = args("--proposer", "llama-cpp", "--llm-mode", "edit")
-    assert _spec(edit) == spec("edit", "llama-cpp", ideas=True)
+    assert _spec(edit) == spec("edit", "llama-cpp") == spec("edit", "llama-cpp", ideas=True)
     assert _spec(args("--proposer", "llama-cpp")).strategy == "draft"  # drafting by default
     options = _spec(args("--proposer", "openai", "--llm-mode", "edit", "--repair-rounds", "0"))
     assert options == spec("edit", "openai", repair_rounds=0, ideas=True)
     plain = args("--proposer", "llama-cpp", "--llm-mode", "edit", "--no-edit-ideas")
-    assert _spec(plain) == spec("edit", "llama-cpp")
+    assert _spec(plain) == spec("edit", "llama-cpp", ideas=False)
     guided = _spec(args("--proposer", "llama-cpp", "--llm-mode", "guided"))
     assert "ideas" not in guided.options  # the guided proposer writes no edit
     # A run recorded before the ideas existed resumes without them, as it ran.

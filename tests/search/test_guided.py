@@ -311,9 +311,9 @@ def test_the_command_line_builds_the_guided_proposer():
     argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
     args = parser.parse_args(argv)
     options = _spec(args)
-    assert options == spec("guided", "openai", offers=GUIDED_OFFERS, share=True)
+    assert options == spec("guided", "openai") == spec("guided", "openai", offers=GUIDED_OFFERS)
     every = _spec(parser.parse_args([*argv, "--guided-offers", "0", "--no-guided-share"]))
-    assert every == spec("guided", "openai", offers=0)
+    assert every == spec("guided", "openai", offers=0, share=False)
     with pytest.raises(EmbeddingTTCError, match="at least 0"):
         _spec(parser.parse_args([*argv, "--guided-offers", "-1"]))
     edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]

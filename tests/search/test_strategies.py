@@ -47,6 +47,7 @@ REPLIES: dict[str, str] = {
         {
             "hypothesis": "consensus helps",
             "edit": {"op": "add_channel", "channel": "consensus", "normalisation": "local"},
+            "share": 0.8,
         }
     ),
 }

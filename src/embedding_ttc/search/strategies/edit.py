@@ -33,11 +33,7 @@ EDIT_REPAIR_ROUNDS = 1
 
 @dataclass(frozen=True)
 class EditOptions:
-    """How the edit proposer runs.
-
-    ``ideas`` (:mod:`~embedding_ttc.search.editing.suggest`) is off in a configuration
-    recorded before it existed, as those runs ran; :func:`resolve_edit` turns it on for a new
-    run unless asked not to.
+    """How the edit proposer runs; the defaults are a new run's.
 
     Attributes:
         repair_rounds: repair turns after a failed application or pre-check.
@@ -54,7 +50,7 @@ class EditOptions:
     explore: float = EXPLORE
     context_tokens: int = DEFAULT_EDIT_CONTEXT_TOKENS
     precheck: bool = True
-    ideas: bool = False
+    ideas: bool = True
 
 
 def build(backend: ChatBackend | None, options: EditOptions, given: Collaborators) -> Proposer:

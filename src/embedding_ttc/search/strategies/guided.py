@@ -3,7 +3,7 @@
 The proposer is :class:`~embedding_ttc.search.guided.proposer.GuidedStructuralProposer`; it
 needs a backend that constrains a reply to a JSON schema (llama-cpp, openai). The options are
 recorded in the run's configuration, so a resumed run goes on as it began; their defaults are
-how runs recorded before an option existed ran, and :func:`resolve_guided` sets a new run's.
+a new run's, which :func:`resolve_guided` builds from the command line's.
 """
 
 from __future__ import annotations
@@ -36,17 +36,14 @@ change the refinement), so each kind the parent allows is on offer."""
 
 @dataclass(frozen=True)
 class GuidedOptions:
-    """How the guided proposer runs.
+    """How the guided proposer runs; the defaults are a new run's.
 
     Attributes:
         repair_rounds: repair turns after an unusable reply.
         explore: probability of a parent off the frontier.
-        offers: the sample of open edits per generation (``0``: every open edit, as runs
-            recorded before it existed ran).
-        keep: channels never dropped or swapped out (empty, as runs recorded before it
-            existed ran).
-        share: the reply also sets the convex fusion's share (off, as runs recorded before it
-            existed ran).
+        offers: the sample of open edits per generation (``0``: every open edit).
+        keep: channels never dropped or swapped out.
+        share: the reply also sets the convex fusion's share.
 
     """
 
@@ -54,9 +51,9 @@ class GuidedOptions:
 
     repair_rounds: int = EDIT_REPAIR_ROUNDS
     explore: float = EXPLORE
-    offers: int = 0
+    offers: int = GUIDED_OFFERS
     keep: tuple[str, ...] = ()
-    share: bool = False
+    share: bool = True
 
 
 def build(backend: ChatBackend | None, options: GuidedOptions, given: Collaborators) -> Proposer:
