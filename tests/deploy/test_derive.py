@@ -281,7 +281,7 @@ def test_provenance_from_a_search_run_and_from_the_header(tmp_path):
     path = run / "programs" / "g0007.py"
     path.write_text(source)
     line = {
-        "schema_version": 2,
+        "schema_version": 3,
         "generation": 7,
         "program_id": "g0007",
         "parent_id": "g0003",

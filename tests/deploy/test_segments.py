@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -35,7 +34,6 @@ from . import QUERIES, corpus
 from fakes import HashingEncoder
 
 TESTS = Path(__file__).resolve().parents[1]
-PRECHANGE = Path(__file__).parent / "fixtures" / "prechange"
 MORE_QUERIES = [*QUERIES, "the", "cat", "postman", "zebra unicorn", "bank rates rose"]
 
 
@@ -317,22 +315,14 @@ def test_cli_compact(tmp_path, capsys):
 # --- an index of the previous schema ------------------------------------------------------------
 
 
-def test_an_index_of_schema_1_is_read_as_one_segment_and_compacted_into_the_new_layout(tmp_path):
-    shutil.copytree(PRECHANGE / "SentMaxSim", tmp_path / "ix")
-    old = Index.load(tmp_path / "ix", verify=True)
-    assert old.manifest.legacy and old.segments[0].directory == tmp_path / "ix"
-    with pytest.raises(DeployError, match=r"schema-1 layout .* index compact"):
-        old.add([Document("new", "", "a new document")], encoder=HashingEncoder())
-    new = old.compact()
-    assert new.manifest.schema_version == 3 and not new.manifest.legacy
-    assert new.doc_ids == old.doc_ids
-    assert list(new.doc_texts) == list(old.doc_texts)
-    np.testing.assert_array_equal(
-        new.vectors(np.arange(len(new))), old.vectors(np.arange(len(old)))
-    )
-    left = sorted(p.name for p in (tmp_path / "ix").iterdir())
-    assert left == ["manifest.json", "segments"]
-    Index.load(tmp_path / "ix", verify=True)
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_index_of_an_older_schema_is_refused_naming_the_file_and_the_version(tmp_path, version):
+    built = build(tmp_path / "ix", "P0", corpus(5))
+    path = built.directory / "manifest.json"
+    body = json.loads(path.read_text())
+    path.write_text(json.dumps({**body, "schema_version": version}))
+    with pytest.raises(DeployError, match=f"{path}: schema_version {version} is not supported"):
+        Index.load(built.directory)
 
 
 # --- kills --------------------------------------------------------------------------------------

@@ -237,14 +237,19 @@ def test_bm25_ranks_the_source_document_first(task: str) -> None:
 # --- an index refuses another tokenizer than its own ------------------------------------------
 
 
-def test_an_index_refuses_to_serve_under_another_tokenizer() -> None:
+def test_an_index_refuses_to_serve_under_another_tokenizer(tmp_path: Path) -> None:
+    from embedding_ttc.deploy.corpus import Document
     from embedding_ttc.deploy.errors import TokenizerMismatchError
     from embedding_ttc.deploy.index import Index
     from embedding_ttc.deploy.manifest import check_tokenizer
 
-    fixture = Path(__file__).resolve().parents[1] / "deploy" / "fixtures" / "prechange" / "P0"
-    index = Index.load(fixture)
-    check_tokenizer(index.manifest, fixture)  # built before the field: not checked
+    from fakes import HashingEncoder
+
+    docs = [Document(f"d{i}", "", f"document number {i} about cats") for i in range(4)]
+    fixture = tmp_path / "ix"
+    index = Index.build(fixture, docs, encoder=HashingEncoder(), program="P0")
+    unnamed = index.manifest.model_copy(update={"tokenizer": None})
+    check_tokenizer(unnamed, fixture)  # built before the field: not checked
     built = index.manifest.model_copy(update={"tokenizer": "ascii"})
     with use_tokenizer("ascii"):
         check_tokenizer(built, fixture)

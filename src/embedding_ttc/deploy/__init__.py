@@ -7,9 +7,8 @@
   (:mod:`~embedding_ttc.deploy.arrays`) and its :mod:`~embedding_ttc.deploy.errors`;
 * the index's ``manifest.json``: its records (:mod:`~embedding_ttc.deploy.manifest`, on
   :mod:`~embedding_ttc.deploy.manifest_base`; the program's in
-  :mod:`~embedding_ttc.deploy.program_records`), read from any schema by
-  :mod:`~embedding_ttc.deploy.manifest_reader` (schemas 1 and 2:
-  :mod:`~embedding_ttc.deploy.legacy_manifest`);
+  :mod:`~embedding_ttc.deploy.program_records`), read and checked by
+  :mod:`~embedding_ttc.deploy.manifest_reader`;
 * :mod:`~embedding_ttc.deploy.segment`: one immutable segment of an index (its texts on disk:
   :mod:`~embedding_ttc.deploy.doc_table`; its FAISS index: :mod:`~embedding_ttc.deploy.ann`),
   and :mod:`~embedding_ttc.deploy.first_stage`: the dense and BM25 first stages over segments;

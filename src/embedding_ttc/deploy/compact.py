@@ -7,9 +7,6 @@ document: the corpus-wide statistics that per-segment indexes approximate (as th
 Lucene and Elasticsearch do) until the next compaction. It is written as a new segment, then a
 manifest listing only it is published atomically, then the old segments are removed: a kill
 at any point leaves the old version or the new one, and the next writer sweeps the rest.
-
-An index of schema 1 or 2 (one segment at the root) is rewritten in the segment layout the
-same way; its old root files are removed last.
 """
 
 from __future__ import annotations

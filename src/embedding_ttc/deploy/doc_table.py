@@ -2,7 +2,7 @@
 
 Files of a segment (:mod:`embedding_ttc.deploy.segment`)::
 
-    docs.jsonl         {"id", "title", "text"} per document, in row order (as in schema 2)
+    docs.jsonl         {"id", "title", "text"} per document, in row order
     docs.offsets.npy   int64, rows + 1: where each line starts (the last: the file's size)
     ids.jsonl          the ids alone, one JSON string a line (read whole on load: id -> row)
     docs.hash.npy      uint64 per document: BLAKE2b-64 of its title and text joined, so that
@@ -10,9 +10,7 @@ Files of a segment (:mod:`embedding_ttc.deploy.segment`)::
 
 A row is read by slicing the memory-mapped ``docs.jsonl`` at its offsets and parsing one line.
 What stays in memory is the ids (a tuple of strings, about 60 to 100 bytes per id in CPython),
-8 bytes of offset and 8 of hash per document, all paged in by the OS as needed. A schema-1 or
-2 index has ``docs.jsonl`` only: its offsets, ids and hashes are computed when it is loaded
-(one pass over the file; such indexes were built whole in memory anyway).
+8 bytes of offset and 8 of hash per document, all paged in by the OS as needed.
 """
 
 from __future__ import annotations
@@ -105,24 +103,6 @@ class DocTable:
         if int(offsets[-1]) != (directory / DOCS).stat().st_size:
             raise IndexCorruptError(f"index file {directory / OFFSETS} does not fit {DOCS}")
         return cls(directory / DOCS, offsets, ids, hashes)
-
-    @classmethod
-    def scan(cls, directory: Path, n: int) -> DocTable:
-        """The table of a schema-1 or 2 index: offsets, ids and hashes from one pass."""
-        path = directory / DOCS
-        offsets = array("q", [0])
-        hashes = array("Q")
-        ids = []
-        with open(path, "rb") as fh:
-            for lineno, line in enumerate(fh, 1):
-                offsets.append(offsets[-1] + len(line))
-                doc = _parse(line, path, lineno)
-                ids.append(doc.id)
-                hashes.append(text_hash(doc.joined))
-        if len(ids) != n:
-            raise IndexCorruptError(f"index file {path} has {len(ids)} documents, not {n}")
-        offsets_arr = np.frombuffer(offsets, dtype=np.int64)
-        return cls(path, offsets_arr, ids, np.frombuffer(hashes, dtype=np.uint64))
 
     def document(self, row: int) -> Document:
         """The document at ``row`` of the segment."""

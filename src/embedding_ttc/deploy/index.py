@@ -24,8 +24,8 @@ place; :meth:`Index.add` writes one new segment and then a new manifest (atomica
 :meth:`Index.reindex_ann` rewrites the segments' ANN indexes under a new policy with nothing
 encoded (:mod:`.reindex`). An interrupted writer
 leaves the old version loadable; what it left on disk is swept by the next writer. Loading
-checks the schema version (:mod:`.manifest`; an index of schema 1 or 2 is read as one
-segment) and every listed file's size; ``verify=True`` also checks the SHA-256s.
+checks the schema version (:mod:`.manifest`; an index of another schema is refused) and
+every listed file's size; ``verify=True`` also checks the SHA-256s.
 
 The program an index serves is a library program, built from its name, or the source of a
 program file stored in the manifest, checked again on load and run in the search's sandbox
@@ -48,7 +48,6 @@ from embedding_ttc.deploy.chunk_rows import IndexChunks
 from embedding_ttc.deploy.compact import compact_index
 from embedding_ttc.deploy.corpus import Document, check_new_documents
 from embedding_ttc.deploy.errors import (
-    DeployError,
     EncoderMismatchError,
     IndexCorruptError,
     ProgramVersionError,
@@ -326,41 +325,29 @@ class Index:
         Raises:
             EncoderMismatchError: ``encoder`` is not the index's.
             DatasetError: no documents, or an id already indexed or given twice.
-            DeployError: the index is of schema 1 or 2 (compact it first), or it serves a
-                program file whose derived recipe does not describe what it encodes for the
-                new documents (rebuild the index).
+            DeployError: the index serves a program file whose derived recipe does not
+                describe what it encodes for the new documents (rebuild the index).
 
         """
-        self._check_segmented()
         program = self.load_program()
         encoder = encoder if encoder is not None else self.default_encoder()
         self.check_encoder(encoder.info)
         with index_lock(self.directory):
             current = Index.load(self.directory)  # the version on disk now
-            current._check_segmented()
             check_new_documents(docs, set(current.doc_ids), "new documents")
             extend_index(current, docs, encoder, program, current.recipe, progress, ann)
         return Index.load(self.directory)
-
-    def _check_segmented(self) -> None:
-        if self.manifest.legacy:
-            raise DeployError(
-                f"index {self.directory} has the schema-{self.manifest.schema_version} layout "
-                "(one directory, no segments); run `embedding-ttc index compact "
-                f"{self.directory}` once to rewrite it in segments, then add"
-            )
 
     def compact(
         self, *, progress: Progress | None = None, ann: AnnPolicy = DEFAULT_POLICY
     ) -> Index:
         """Merge every segment into one (corpus-wide BM25 statistics); return the new index.
 
-        Rows, ids and the program's scores of the documents do not change. An index of
-        schema 1 or 2 is rewritten in the segment layout.
+        Rows, ids and the program's scores of the documents do not change.
         """
         with index_lock(self.directory):
             current = Index.load(self.directory)
-            if len(current.segments) == 1 and not current.manifest.legacy:
+            if len(current.segments) == 1:
                 return current  # nothing to merge
             compact_index(current.directory, current.manifest, current.segments, progress, ann)
         return Index.load(self.directory)
@@ -371,14 +358,8 @@ class Index:
         """Rewrite every segment's ANN index under ``ann``; return the new index.
 
         Nothing is encoded and no other file changes (:mod:`~embedding_ttc.deploy.reindex`).
-
-        Raises:
-            DeployError: the index is of schema 1 or 2 (compact it first).
-
         """
-        self._check_segmented()
         with index_lock(self.directory):
             current = Index.load(self.directory)
-            current._check_segmented()
             reindex_ann(current.directory, current.manifest, current.segments, ann, progress)
         return Index.load(self.directory)

@@ -5,15 +5,13 @@ Every record forbids unknown fields and is frozen
 layout (:mod:`embedding_ttc.deploy.index`) are here too, since the manifest lists every file.
 The records of the program it serves are in :mod:`embedding_ttc.deploy.program_records`.
 
-Schema 2 added :class:`~embedding_ttc.deploy.program_records.DiscoveredRecord` (a program
-deployed from a search's program file: its source, sha256, provenance and derived recipe) as
-``program.discovered``. Schema 3 makes an index a list of immutable segments
-(:class:`SegmentRecord`, each with its own files, store groups, chunk tables, BM25 index and
-ANN index; :mod:`embedding_ttc.deploy.segment`). An index of schema 1 or 2 (one directory
-holding everything) is read as one segment rooted at the index directory
-(:class:`~embedding_ttc.deploy.legacy_manifest.LegacyManifest`, converted on reading); it
-serves as before, and ``index compact`` rewrites it in the schema-3 layout, which ``index add``
-asks for first. :func:`~embedding_ttc.deploy.manifest_reader.read_manifest` reads either.
+``program.discovered`` (:class:`~embedding_ttc.deploy.program_records.DiscoveredRecord`) is a
+program deployed from a search's program file: its source, sha256, provenance and derived
+recipe. Schema 3 makes an index a list of immutable segments (:class:`SegmentRecord`, each with
+its own files, store groups, chunk tables, BM25 index and ANN index;
+:mod:`embedding_ttc.deploy.segment`). An index of schema 1 or 2 (one directory holding
+everything, built before 0.1.0) is refused by
+:func:`~embedding_ttc.deploy.manifest_reader.read_manifest`, naming its version: rebuild it.
 
 ``tokenizer`` (added within schema 3) names the tokenizer of the index's BM25 indexes and
 text analyses (:mod:`embedding_ttc.programs.primitives.tokenizers`); :func:`check_tokenizer`
@@ -171,7 +169,7 @@ class AnnRecord(_Record):
 
 
 class SegmentRecord(_Record):
-    """One immutable segment: ``segments/NAME/`` (``""``: the root of a schema-1 or 2 index).
+    """One immutable segment: ``segments/NAME/``.
 
     Attributes:
         name: its folder's name (six digits, rising with each segment written).
@@ -199,7 +197,7 @@ class Manifest(_Record):
     ``files`` lists the index-level files (the reference sample); each segment lists its own.
     """
 
-    schema_version: Literal[1, 2, 3] = SCHEMA_VERSION
+    schema_version: Literal[3] = SCHEMA_VERSION
     embedding_ttc_version: str
     source: str
     encoder: EncoderIdentity
@@ -212,11 +210,6 @@ class Manifest(_Record):
     files: dict[str, FileEntry]
     history: list[HistoryEntry]
     tokenizer: str | None = None
-
-    @property
-    def legacy(self) -> bool:
-        """True for a schema-1 or 2 index (one segment at the root; compact to convert it)."""
-        return self.schema_version < 3
 
 
 def check_tokenizer(manifest: Manifest, root: Path) -> None:

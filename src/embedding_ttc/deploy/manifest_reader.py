@@ -1,8 +1,8 @@
-"""Reading ``manifest.json``: any readable schema, checked, as a schema-3 :class:`Manifest`.
+"""Reading ``manifest.json``, checked, as a schema-3 :class:`Manifest`.
 
-An embedding-ttc that reads older schemas only refuses a newer index with a message naming the
-version, rather than calling a new field malformed. Schemas 1 and 2 are converted on reading
-(:mod:`embedding_ttc.deploy.legacy_manifest`).
+An index of another schema is refused with a message naming the file and the version, rather
+than calling a new (or an old) field malformed: an index of schema 1 or 2, built before 0.1.0,
+is rebuilt.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from pydantic import ValidationError
 
 from embedding_ttc import __version__
 from embedding_ttc.deploy.errors import DeployError, IndexCorruptError
-from embedding_ttc.deploy.legacy_manifest import LegacyManifest
 from embedding_ttc.deploy.manifest import MANIFEST, Manifest
 
-READABLE_SCHEMAS = (1, 2, 3)
-"""Manifest versions this embedding-ttc reads (1 and 2: one segment at the index's root)."""
+READABLE_SCHEMAS = (3,)
+"""Manifest versions this embedding-ttc reads."""
 
 
 def read_manifest(root: Path) -> Manifest:
@@ -47,8 +46,6 @@ def read_manifest(root: Path) -> Manifest:
             f"{__version__} reads versions {readable}); rebuild the index"
         )
     try:
-        if version in (1, 2):
-            return LegacyManifest.model_validate(raw).upgraded()
         return Manifest.model_validate(raw)
     except ValidationError as exc:
         raise IndexCorruptError(f"index file {path} is malformed: {exc}") from None

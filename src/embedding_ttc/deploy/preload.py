@@ -26,7 +26,7 @@ def index_files(root: Path, manifest: Manifest) -> Iterator[Path]:
     for rel in manifest.files:
         yield root / rel
     for segment in manifest.segments:
-        folder = root / SEGMENTS / segment.name if segment.name else root  # "": schema 1 or 2
+        folder = root / SEGMENTS / segment.name
         for rel in segment.files:
             yield folder / rel
 

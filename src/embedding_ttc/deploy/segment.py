@@ -68,8 +68,6 @@ from embedding_ttc.programs.primitives.text_analysis import TextAnalyses, Vocabu
 DOCUMENTS = "documents.npy"
 BM25_DIR = "bm25"
 ANALYSES_DIR = "analyses"
-LEGACY_ROOT_ENTRIES = ("documents.npy", "docs.jsonl", "store", "chunks", "bm25")
-"""What a schema-1 or 2 index keeps at its root besides the manifest and reference sample."""
 
 
 # --- in memory --------------------------------------------------------------------------------
@@ -80,7 +78,7 @@ class Segment:
     """A loaded segment.
 
     Attributes:
-        directory: its folder (the index's root for a schema-1 or 2 index).
+        directory: its folder.
         record: its record in the manifest.
         documents: its ``D`` rows (memory-mapped).
         table: its documents' texts, read by row.
@@ -115,8 +113,7 @@ class Segment:
                 ``verify``), or unreadable.
 
         """
-        legacy = record.name == ""
-        directory = root if legacy else root / SEGMENTS / record.name
+        directory = root / SEGMENTS / record.name
         check_files(
             directory,
             record.files,
@@ -127,7 +124,7 @@ class Segment:
         )
         n = record.documents
         documents = load_array(directory / DOCUMENTS, np.float32, (n, dim))
-        table = DocTable.scan(directory, n) if legacy else DocTable.open(directory, n)
+        table = DocTable.open(directory, n)
         groups = {}
         for rec in record.store:
             emb = load_array(directory / f"{rec.file}.npy", np.float32, (rec.rows, rec.dim or dim))
@@ -282,8 +279,7 @@ def sweep(root: Path, manifest: Manifest) -> list[str]:
     Inside a listed segment, an ANN file it does not list (``ann*.faiss``: an interrupted
     re-indexing's, or one it replaced) goes too.
 
-    Only under the index's lock. A schema-3 index also loses the root files of the schema-2
-    layout a compaction converted it from. Returns what was removed (relative paths).
+    Only under the index's lock. Returns what was removed (relative paths).
     """
     removed = []
     listed = {s.name for s in manifest.segments}
@@ -294,11 +290,6 @@ def sweep(root: Path, manifest: Manifest) -> list[str]:
                 _remove(path)
                 removed.append(f"{SEGMENTS}/{path.name}")
         removed += _sweep_ann_files(folder, manifest)
-    if not manifest.legacy:
-        for name in LEGACY_ROOT_ENTRIES:
-            if (root / name).exists():
-                _remove(root / name)
-                removed.append(name)
     for path in root.iterdir():  # temporary files of an interrupted manifest write
         if path.name.startswith((f".{MANIFEST}.", f".{REFERENCE}.", f".{SPILL}.")):
             _remove(path)
