@@ -1,4 +1,4 @@
-"""``embedding-ttc cache stats | migrate | prune`` over a cache root written by fake encoders."""
+"""``embedding-ttc cache stats | prune`` over a cache root written by fake encoders."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 from embedding_ttc.cli import main
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.cache_store import STORE_NAME, disk_bytes
-from legacy_cache import entry_files, legacy_cache
 
 from fakes import HashingEncoder
 
@@ -50,12 +49,10 @@ def test_stats_reports_entries_per_view_and_bytes(tmp_path: Path, capsys):
     assert m["disk_bytes"] == disk_bytes(two.dir / STORE_NAME)
     assert m["ratio"] == pytest.approx(m["disk_bytes"] / m["vector_bytes"], abs=1e-4)
     assert models[one.dir.name]["views"] == {"retrieval.passage": 50}
-    assert m["unmigrated_files"] is False
 
 
 def test_stats_table_piped_names_each_model_and_view(tmp_path: Path, capsys):
     two, _ = fill(tmp_path)
-    legacy_cache(tmp_path / "other", PASSAGES[:3])  # an unmigrated root: its own listing
     assert main(["cache", "stats", "--cache-dir", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split("\t") == [
@@ -70,20 +67,6 @@ def test_stats_table_piped_names_each_model_and_view(tmp_path: Path, capsys):
     rows = {tuple(line.split("\t")[:3]) for line in lines[1:]}
     assert (two.dir.name, "retrieval.query", "30") in rows
     assert (two.dir.name, "all", "230") in rows
-    assert main(["cache", "stats", "--cache-dir", str(tmp_path / "other")]) == 0
-    out = capsys.readouterr().out
-    assert "(files)" in out and "run: cache migrate" in out
-
-
-def test_migrate_moves_every_old_folder(tmp_path: Path, capsys):
-    old = legacy_cache(tmp_path, PASSAGES[:25])
-    assert main(["cache", "migrate", "--cache-dir", str(tmp_path), "--no-progress"]) == 0
-    out = capsys.readouterr().out
-    assert f"{old.dir.name}: 25 entries moved, 0 already there, 0 corrupt dropped" in out
-    assert entry_files(old.dir) == []
-    assert stats(tmp_path, capsys)[old.dir.name]["views"] == {"(migrated)": 25}
-    assert main(["cache", "migrate", "--cache-dir", str(tmp_path), "--no-progress"]) == 0
-    assert "nothing to migrate" in capsys.readouterr().err
 
 
 def _age(db: Path, view: str, days: float) -> None:

@@ -1,8 +1,7 @@
-"""The ``cache stats``, ``cache migrate`` and ``cache prune`` commands over the embedding cache.
+"""The ``cache stats`` and ``cache prune`` commands over the embedding cache.
 
 Thin wiring of :mod:`embedding_ttc.encoders.cache_admin` (what each model's database holds,
-pruning) and :mod:`embedding_ttc.encoders.cache_migration` (moving a file-per-entry folder into
-its database).
+pruning).
 """
 
 from __future__ import annotations
@@ -10,11 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli.common import print_listing, stage_progress
+from embedding_ttc.cli.common import print_listing
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -40,15 +38,14 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
             models.append(
                 {
                     "model": f.name,
-                    "model_id": s.model_id if s else "",
-                    "revision": s.revision if s else "",
-                    "dim": s.dim if s else 0,
-                    "entries": s.entries if s else 0,
-                    "views": s.views if s else {},
-                    "vector_bytes": s.vector_bytes if s else 0,
-                    "disk_bytes": s.disk_bytes if s else 0,
-                    "ratio": None if s is None or math.isnan(s.ratio) else round(s.ratio, 4),
-                    "unmigrated_files": f.legacy,
+                    "model_id": s.model_id,
+                    "revision": s.revision,
+                    "dim": s.dim,
+                    "entries": s.entries,
+                    "views": s.views,
+                    "vector_bytes": s.vector_bytes,
+                    "disk_bytes": s.disk_bytes,
+                    "ratio": None if math.isnan(s.ratio) else round(s.ratio, 4),
                 }
             )
         print(json.dumps({"cache_dir": str(root), "models": models}, indent=2))
@@ -56,49 +53,18 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
     rows = []
     for f in folders:
         s = f.summary
-        if s is None:
-            rows.append((f.name, "(files)", "", "", "", "", ""))
-            continue
         for view, n in s.views.items():
             rows.append((f.name, view, f"{n:,}", str(s.dim), _mb(n * 4 * s.dim), "", ""))
         ratio = "" if math.isnan(s.ratio) else f"{s.ratio:.2f}"
         total = (f.name, "all", f"{s.entries:,}", str(s.dim), _mb(s.vector_bytes))
         rows.append((*total, _mb(s.disk_bytes), ratio))
-    legacy = [f.name for f in folders if f.legacy]
-    caption = f"cache: {root}"
-    if legacy:
-        caption += f"; still one file per entry: {', '.join(legacy)} (run: cache migrate)"
     print_listing(
         "Embedding cache",
         ("model", "view", "entries", "dim", "vectors MB", "disk MB", "disk/vectors"),
         rows,
         whole=(0, 1),
-        caption=caption,
+        caption=f"cache: {root}",
     )
-    return 0
-
-
-def cmd_cache_migrate(args: argparse.Namespace) -> int:
-    """Move every model folder still in the file-per-entry layout into its database."""
-    from embedding_ttc.encoders.cache_migration import legacy_folders, migrate_folder
-
-    root = _root(args)
-    folders = legacy_folders(root)
-    if not folders:
-        print(f"embedding-ttc: nothing to migrate under {root}", file=sys.stderr)
-        return 0
-    with stage_progress(not args.no_progress) as progress:
-        for folder in folders:
-
-            def step(done: int, total: int, name: str = folder.name) -> None:
-                if progress is not None:
-                    progress(name, done, total)
-
-            report = migrate_folder(folder, progress=step)
-            print(
-                f"{folder.name}: {report.moved:,} entries moved, {report.kept:,} already there, "
-                f"{report.corrupt:,} corrupt dropped, {report.removed:,} files removed"
-            )
     return 0
 
 
@@ -137,8 +103,8 @@ def _days(text: str) -> float:
 
 
 def add_cache_commands(sub: Any) -> None:
-    """Add ``cache stats``, ``cache migrate`` and ``cache prune`` to the subcommand parsers."""
-    cache = sub.add_parser("cache", help="inspect, migrate and prune the embedding cache")
+    """Add ``cache stats`` and ``cache prune`` to the subcommand parsers."""
+    cache = sub.add_parser("cache", help="inspect and prune the embedding cache")
     group = cache.add_subparsers(dest="cache_command", required=True)
     dir_help = "embedding cache (default: $EMBEDDING_TTC_CACHE or the user cache dir)"
 
@@ -151,17 +117,6 @@ def add_cache_commands(sub: Any) -> None:
     stats.add_argument("--cache-dir", type=Path, metavar="DIR", help=dir_help)
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(func=cmd_cache_stats)
-
-    migrate = group.add_parser(
-        "migrate",
-        help="move file-per-entry cache folders into their databases",
-        description="Move every model folder still in the file-per-entry layout into its "
-        "packed database (verified entries only; files removed once their rows are "
-        "committed; safe to interrupt and run again). Encoders also do this on first use.",
-    )
-    migrate.add_argument("--cache-dir", type=Path, metavar="DIR", help=dir_help)
-    migrate.add_argument("--no-progress", action="store_true", help="no progress bars")
-    migrate.set_defaults(func=cmd_cache_migrate)
 
     prune = group.add_parser(
         "prune",

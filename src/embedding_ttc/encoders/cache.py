@@ -10,15 +10,12 @@ every process that encodes with that model. A call looks all its texts up in bat
 then encodes the misses a block at a time, each sized to take about half a minute at the
 encoder's measured rate, and stores each block in one transaction. A row that
 does not verify (wrong length, wrong digest) is treated as a miss: it is recomputed and
-overwritten, never returned. A folder still in the older file-per-entry layout is moved into the
-database the first time an encoder opens it
-(:func:`~embedding_ttc.encoders.cache_migration.migrate_folder`).
+overwritten, never returned.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import re
 import time
@@ -38,10 +35,7 @@ from embedding_ttc.encoders.base import (
     check_view,
     finish,
 )
-from embedding_ttc.encoders.cache_migration import has_legacy_layout, migrate_folder
 from embedding_ttc.encoders.cache_store import STORE_NAME, CacheStore
-
-log = logging.getLogger(__name__)
 
 
 def default_cache_dir() -> Path:
@@ -125,15 +119,10 @@ class CachedEncoder:
         self._prefixes: dict[tuple[str, int | None], Any] = {}
 
     def _open(self) -> CacheStore:
-        """The store, recorded as this model's and with any file-per-entry folder moved in."""
+        """The store, recorded as this model's."""
         if not self._opened:
             info = self.inner.info
             self.store.record(model_id=info.model_id, revision=info.revision, dim=info.dim)
-            if has_legacy_layout(self.dir):
-                log.warning("moving the embedding cache %s into %s (once)", self.dir, STORE_NAME)
-                report = migrate_folder(self.dir, self.store)
-                if report.corrupt:
-                    log.warning("%d corrupt entries of %s were dropped", report.corrupt, self.dir)
             self._opened = True
         return self.store
 

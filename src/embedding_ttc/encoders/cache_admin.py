@@ -1,8 +1,7 @@
 """Looking after a cache root: what each model's database holds, and pruning it.
 
 A cache root holds one folder per model and revision (``<model>-<revision>``), each with its
-database (:mod:`~embedding_ttc.encoders.cache_store`) and possibly the file-per-entry layout it
-replaced (:mod:`~embedding_ttc.encoders.cache_migration`). Pruning deletes rows and then
+database (:mod:`~embedding_ttc.encoders.cache_store`). Pruning deletes rows and then
 VACUUMs, so the disk space is actually given back.
 
 Age is the time an entry was *written* (its ``created`` column), not when it was last read:
@@ -16,7 +15,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from embedding_ttc.encoders.cache_migration import has_legacy_layout, legacy_folders
 from embedding_ttc.encoders.cache_store import (
     STORE_NAME,
     CacheStore,
@@ -32,22 +30,15 @@ DAY = 86400.0
 
 @dataclass(frozen=True)
 class CacheFolder:
-    """One model folder of a cache root: its database's summary and any unmigrated layout."""
+    """One model folder of a cache root and its database's summary."""
 
     name: str
-    summary: StoreSummary | None
-    legacy: bool
+    summary: StoreSummary
 
 
 def cache_folders(root: Path) -> list[CacheFolder]:
-    """Every model folder of ``root`` that holds a database or the file-per-entry layout."""
-    folders = {p.name: p for p in [*model_stores(root), *legacy_folders(root)]}
-    out = []
-    for name, folder in sorted(folders.items()):
-        db = folder / STORE_NAME
-        summary = _summary(db) if db.is_file() else None
-        out.append(CacheFolder(name, summary, has_legacy_layout(folder)))
-    return out
+    """Every model folder of ``root`` that holds a database, by name."""
+    return [CacheFolder(f.name, _summary(f / STORE_NAME)) for f in model_stores(root)]
 
 
 def _summary(db: Path) -> StoreSummary:
