@@ -24,6 +24,8 @@ from embedding_ttc.search.strategies import get_strategy
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "results" / "search" / RUN_CONFIG_FILE
+FIXTURE = Path(__file__).parent / "data" / RUN_CONFIG_FILE
+"""A configuration of the current schema: the committed run's settings, today's limits."""
 DRAFTING = ProposerSpec(
     strategy="draft",
     backend="openai",
@@ -37,11 +39,15 @@ DRAFTING = ProposerSpec(
 )
 
 
-def committed(tmp_path: Path) -> RunConfig:
-    shutil.copy(COMMITTED, tmp_path / RUN_CONFIG_FILE)
+def committed(tmp_path: Path, source: Path = COMMITTED) -> RunConfig:
+    shutil.copy(source, tmp_path / RUN_CONFIG_FILE)
     config = read_run_config(tmp_path)
     assert config is not None
     return config
+
+
+def fixture(tmp_path: Path) -> RunConfig:
+    return committed(tmp_path, FIXTURE)
 
 
 def test_the_committed_configuration_reads_and_writes_back_unchanged(tmp_path):
@@ -67,7 +73,7 @@ def test_the_committed_configuration_reads_and_writes_back_unchanged(tmp_path):
 
 @pytest.mark.parametrize("version", [1, 2])
 def test_a_file_of_an_older_schema_is_refused_naming_the_file_and_the_schema(tmp_path, version):
-    body = {**json.loads(COMMITTED.read_text()), "schema_version": version}
+    body = {**json.loads(FIXTURE.read_text()), "schema_version": version}
     body["proposer"] = "structural"  # as schemas 1 and 2 named it
     path = tmp_path / RUN_CONFIG_FILE
     path.write_text(json.dumps(body))
@@ -77,14 +83,14 @@ def test_a_file_of_an_older_schema_is_refused_naming_the_file_and_the_schema(tmp
 
 
 def test_an_objective_against_no_reference_is_refused(tmp_path):
-    body = {**json.loads(COMMITTED.read_text()), "objective": "reference"}
+    body = {**json.loads(FIXTURE.read_text()), "objective": "reference"}
     (tmp_path / RUN_CONFIG_FILE).write_text(json.dumps(body))
     with pytest.raises(RunConfigError, match="needs a reference program"):
         read_run_config(tmp_path)
 
 
 def test_the_proposer_is_written_as_its_spec(tmp_path):
-    config = committed(tmp_path).model_copy(update={"proposer": DRAFTING})
+    config = fixture(tmp_path).model_copy(update={"proposer": DRAFTING})
     write_run_config(tmp_path, config)
     body = json.loads((tmp_path / RUN_CONFIG_FILE).read_text())
     assert body["proposer"]["strategy"] == "draft" and body["proposer"]["backend"] == "openai"
@@ -93,13 +99,13 @@ def test_the_proposer_is_written_as_its_spec(tmp_path):
 
 
 def test_the_same_settings_resume(tmp_path):
-    config = committed(tmp_path)
+    config = fixture(tmp_path)
     config.check_resume(None)  # a new run directory
     config.check_resume(config.model_copy())
 
 
 def test_other_settings_are_named_as_recorded_and_as_asked(tmp_path):
-    recorded = committed(tmp_path)
+    recorded = fixture(tmp_path)
     asked = recorded.model_copy(update={"seed": 3, "model": "gpt"})
     with pytest.raises(RunMismatchError) as caught:
         asked.check_resume(recorded)
@@ -110,7 +116,7 @@ def test_other_settings_are_named_as_recorded_and_as_asked(tmp_path):
 
 
 def test_another_proposer_is_a_mismatch(tmp_path):
-    recorded = committed(tmp_path)
+    recorded = fixture(tmp_path)
     asked = recorded.model_copy(update={"proposer": DRAFTING})
     with pytest.raises(
         RunMismatchError, match=r"proposer: run has \{'strategy': 'structural'.*asked \{'strategy'"
@@ -125,7 +131,7 @@ def test_a_malformed_configuration_is_an_error_naming_the_file(tmp_path):
     path.write_text("{not json")
     with pytest.raises(RunConfigError, match="is not JSON"):
         read_run_config(tmp_path)
-    body = {**json.loads(COMMITTED.read_text()), "surprise": 1}
+    body = {**json.loads(FIXTURE.read_text()), "surprise": 1}
     path.write_text(json.dumps(body))
     with pytest.raises(RunConfigError, match="surprise") as caught:
         read_run_config(tmp_path)
@@ -136,7 +142,7 @@ def test_a_malformed_configuration_is_an_error_naming_the_file(tmp_path):
 def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, capsys):
     from embedding_ttc.cli import main
 
-    committed(tmp_path)
+    fixture(tmp_path)
     code = main(
         [
             *("search", "--run-dir", str(tmp_path), "--seed", "5", "--generations", "0"),
@@ -145,7 +151,7 @@ def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, cap
     )
     assert code == 2
     assert "(seed: run has 0, asked 5)" in capsys.readouterr().err
-    assert (tmp_path / RUN_CONFIG_FILE).read_bytes() == COMMITTED.read_bytes()  # untouched
+    assert (tmp_path / RUN_CONFIG_FILE).read_bytes() == FIXTURE.read_bytes()  # untouched
 
 
 GUIDED = REPO / "results" / "proposers" / "guided"
