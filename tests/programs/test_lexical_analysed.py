@@ -28,12 +28,12 @@ from embedding_ttc.programs.primitives.lexical import (
 )
 from embedding_ttc.programs.primitives.lexical_analysed import (
     bigram_overlap_analysed,
-    bm25_analysed,
     query_term_coverage_analysed,
     rare_term_idf_analysed,
 )
 from embedding_ttc.programs.primitives.scores import rrf
 from embedding_ttc.programs.primitives.text_analysis import ColumnAnalyses, analyze
+from embedding_ttc.programs.text.bm25 import bm25_analysed
 from embedding_ttc.tasks.catalog import load_task
 
 from fakes import HashingEncoder

@@ -26,7 +26,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.library.lexical_channels import ranked_bm25
 from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import ZSCORE_EPS, Mask, Scores, zscore_rows
 from embedding_ttc.programs.recipe import Recipe
@@ -102,5 +102,5 @@ class ConvexHybrid:
         mask = mask_for(ctx, S)
         scale = minmax_rows if self.norm == "minmax" else zscore_rows
         dense = scale(S, mask).astype(np.float64)
-        lexical = scale(bm25_scores(ctx), mask).astype(np.float64)
+        lexical = scale(ranked_bm25(ctx), mask).astype(np.float64)
         return (self.alpha * dense + (1.0 - self.alpha) * lexical).astype(np.float32)
