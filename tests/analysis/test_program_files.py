@@ -19,9 +19,9 @@ from embedding_ttc.analysis.plan import ShortlistPolicy, plan
 from embedding_ttc.analysis.program_files import FileProgram, load_file_programs
 from embedding_ttc.analysis.staleness import to_compute
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import source_sha256
+from embedding_ttc.programs.outcome import Status
 from ledger_records import evaluated, split_evaluated
 
 from fakes import HashingEncoder

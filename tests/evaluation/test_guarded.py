@@ -9,10 +9,10 @@ import pytest
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import ProgramRun
 from embedding_ttc.evaluation.guarded import ProgramFailure, run_guarded
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.evaluation.records import FailureRow
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import load_program_files
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder

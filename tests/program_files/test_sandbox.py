@@ -22,8 +22,6 @@ import numpy as np
 import pytest
 
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.run_scope import program_run
 from embedding_ttc.program_files.checks.rules import ProgramRejected
 from embedding_ttc.program_files.sandbox.limits import KERNEL_ENV, SandboxLimits, child_env
@@ -41,6 +39,8 @@ from embedding_ttc.program_files.sandbox.wire import (
     frame_prefix,
 )
 from embedding_ttc.programs.base import Context, Program
+from embedding_ttc.programs.outcome import CandidateError, Status
+from embedding_ttc.programs.output import ProgramOutputError, check_output
 from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder

@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from embedding_ttc.evaluation.comparison import WTL
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.frontier import frontier
 from embedding_ttc.runs.ledger import LEDGER_FILE, Ledger
 from embedding_ttc.runs.records import LEDGER_SCHEMA_VERSION, LedgerRecord

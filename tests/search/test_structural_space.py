@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedding_ttc.evaluation.evaluate import check_output
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import load_program_file
+from embedding_ttc.programs.output import check_output
 from embedding_ttc.programs.primitives.scores import minmax_rows
 from embedding_ttc.search.novelty import fingerprint, structure
 from embedding_ttc.search.state import SearchState

@@ -35,10 +35,10 @@ from embedding_ttc.analysis.program_files import FileProgram
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.encoders.named import NamedEncoder
 from embedding_ttc.evaluation.evaluate import run_programs
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program, program_source_sha256
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.tasks.task import RetrievalTask, sample_queries
 
 
@@ -134,7 +134,7 @@ Event = GroupStarted | Cell | CellFailure
 def failure_of(exc: BaseException) -> tuple[Status, str]:
     """The status and reason a cell's failure records for ``exc``.
 
-    A :class:`~embedding_ttc.evaluation.outcome.CandidateError` (the sandbox's failures, a
+    A :class:`~embedding_ttc.programs.outcome.CandidateError` (the sandbox's failures, a
     static check's refusal, a bad output) carries both; a ``MemoryError`` is ``memory``; any
     other exception is ``crashed``, its reason the exception's type and message.
     """

@@ -144,10 +144,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate programs on tasks; print a summary table or JSON records."""
     from embedding_ttc.evaluation.first_stage_run import first_stage_candidates
     from embedding_ttc.evaluation.measures import parse_measures
-    from embedding_ttc.evaluation.outcome import Status
     from embedding_ttc.evaluation.output import RunDirectory, RunManifest, SandboxLimitsRecord
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import PROGRAMS, get_program, resolve_program_names
+    from embedding_ttc.programs.outcome import Status
     from embedding_ttc.tasks.catalog import find_data_root, load_task_in, locate_task
 
     program_names = resolve_program_names(args.program)

@@ -96,7 +96,7 @@ from embedding_ttc.durable import (
     write_lines,
 )
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
-from embedding_ttc.evaluation.evaluate import encode_texts
+from embedding_ttc.encoders.encode import encode_texts
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
 from embedding_ttc.programs.primitives.lexical import BM25_B, BM25_K1, BM25_METHOD

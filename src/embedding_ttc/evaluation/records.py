@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from embedding_ttc.evaluation.comparison import CountedComparison, compare, read_flat_schema_1
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 
 TASK_RESULT_SCHEMA_VERSION: Literal[2] = 2
 SUMMARY_SCHEMA_VERSION: Literal[3] = 3

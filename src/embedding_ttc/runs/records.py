@@ -29,7 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from embedding_ttc.evaluation.comparison import WTL, Comparison, lift_flat_comparison
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.split import Part
 
 LEDGER_SCHEMA_VERSION: Literal[3] = 3

@@ -44,7 +44,7 @@ import random
 import time
 from collections.abc import Sequence
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.backends.base import ChatReply, JsonChatBackend
 from embedding_ttc.search.conversation import (
