@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from embedding_ttc.program_files.program_file import read_program_file
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
-from embedding_ttc.program_files.sandbox.program import load_program_file
 from embedding_ttc.programs.output import check_output
 from embedding_ttc.programs.primitives.scores import minmax_rows
 from embedding_ttc.search.novelty import fingerprint, structure
@@ -210,7 +210,7 @@ def test_every_new_gene_runs_in_the_sandbox_as_in_process(tmp_path, candidates):
     path = tmp_path / "every_new_gene.py"
     path.write_text(render_program(EVERY_NEW_GENE), encoding="utf-8")
     limits = SandboxLimits(wall_seconds=60.0, memory_bytes=2 * 2**30)
-    program = load_program_file(path, limits=limits, task_names=["structural-synthetic"])
+    program = read_program_file(path, task_names=["structural-synthetic"]).sandboxed(limits)
     Q, D, S, ctx, _meter = direct_call(
         synthetic_task(), HashingEncoder(dim=32, two_views=True), candidates
     )

@@ -163,8 +163,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     failures: list[Any] = []
     sandbox_limits = None
     if args.program_file:
+        from embedding_ttc.program_files.program_file import read_program_files
         from embedding_ttc.program_files.sandbox.limits import SandboxLimits
-        from embedding_ttc.program_files.sandbox.program import load_program_files
         from embedding_ttc.tasks.catalog import available_task_names
 
         # The task-universal check refuses task names in a program, the ones named here too.
@@ -175,12 +175,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             timeout_covers=limits.timeout_covers,
             encode_texts_per_item=limits.encode_texts_per_item,
         )
-        files, rejected = load_program_files(
-            args.program_file,
-            limits=limits,
-            task_names=known,
-            taken=[*PROGRAMS, *program_names],
+        read = read_program_files(
+            args.program_file, task_names=known, taken=[*PROGRAMS, *program_names]
         )
+        files = [f.sandboxed(limits) for f in read if f.rejected is None]
+        rejected = [(f.name, f.rejected) for f in read if f.rejected is not None]
         program_names += [p.name for p in files]
         failures += [
             FailureRow(encoder=e, task=t, program=name, status=Status.REJECTED, reason=reason)
