@@ -25,7 +25,7 @@ A transfer study runs programs, unchanged, on held-out tasks and encoder familie
   discovery tasks alone);
 * the report, computed apart from its rendering: :mod:`~embedding_ttc.analysis.inputs` (what
   a study left on disk), :mod:`~embedding_ttc.analysis.transfer_report` (computed once),
-  :mod:`~embedding_ttc.analysis.tables` and :mod:`~embedding_ttc.analysis.grid` (tables as
+  :mod:`~embedding_ttc.analysis.tables` and :mod:`~embedding_ttc.evaluation.grid` (tables as
   Markdown, CSV, LaTeX), ``figure_data/`` (what each figure draws) and ``figures/``
   (matplotlib), :mod:`~embedding_ttc.analysis.report_page`,
   :mod:`~embedding_ttc.analysis.report_html` and :mod:`~embedding_ttc.analysis.report` (the
