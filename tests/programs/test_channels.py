@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from embedding_ttc.programs.library.lexical_channels import ranked_bm25
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.primitives import channels
 from embedding_ttc.programs.primitives.chunking import chunk_documents, split_sentences
 from embedding_ttc.programs.primitives.feedback import soft_centroid_query

@@ -19,7 +19,7 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.programs.base import Context, DeployedInputs
 from embedding_ttc.programs.catalog import get_program
-from embedding_ttc.programs.library.lexical_channels import HybridBackbone
+from embedding_ttc.programs.library.hybrid_evidence import HybridBackbone
 from embedding_ttc.programs.primitives.lexical import (
     BM25,
     bigram_overlap,

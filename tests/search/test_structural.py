@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity, structure
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     FUSIONS,

@@ -18,7 +18,7 @@ from embedding_ttc.programs.output import check_output
 from embedding_ttc.programs.primitives.scores import minmax_rows
 from embedding_ttc.search.novelty import fingerprint, structure
 from embedding_ttc.search.state import SearchState
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     DEFAULT_SHARE,

@@ -11,7 +11,7 @@ computed (finite; the evaluator ranks candidates only).
 from __future__ import annotations
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import ranked_bm25
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.recipe import Recipe
 
 

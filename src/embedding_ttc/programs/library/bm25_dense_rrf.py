@@ -10,7 +10,7 @@ LexicalHybridRRF adds on top of a plain sparse-dense hybrid.
 from __future__ import annotations
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import ranked_bm25
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import rrf
 from embedding_ttc.programs.recipe import Recipe

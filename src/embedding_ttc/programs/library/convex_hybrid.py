@@ -26,7 +26,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import ranked_bm25
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import minmax_rows, zscore_rows
 from embedding_ttc.programs.recipe import Recipe

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from embedding_ttc.search.structural.builder import ProgramBuilder, use_rocchio
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.genome import Genome, fusion_label
 from embedding_ttc.search.structural.normalise import RENDERER, normalised
 

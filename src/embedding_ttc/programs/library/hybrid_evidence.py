@@ -1,4 +1,4 @@
-"""Encoder-free lexical channels and the embedding backbone of the hybrid RRF programs.
+"""The evidence the hybrid RRF programs fuse: encoder-free lexical channels, embedding backbone.
 
 The lexical channels (no encoder call) of LexicalHybridRRF (paper App. "LexicalHybridRRF"):
 BM25-style IDF-weighted word overlap (Okapi BM25, Robertson et al. 1995, through
