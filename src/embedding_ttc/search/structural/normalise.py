@@ -21,6 +21,8 @@ and the primitives' own rules (the candidate mask, ``ZSCORE_EPS`` for "no spread
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 from embedding_ttc.search.structural.builder import ProgramBuilder
 
 RENDERERS: tuple[int, ...] = (1, 2)
@@ -29,22 +31,16 @@ RENDERERS: tuple[int, ...] = (1, 2)
 RENDERER = 2
 """The version new programs are rendered with."""
 
-MINMAX_HELPER_V1 = '''\
-def _minmax_rows(scores, mask):
-    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+MINMAX_HELPER_V1 = (files("embedding_ttc.search.structural") / "minmax_helper_v1.txt").read_text(
+    encoding="utf-8"
+)
+"""The min-max helper renderer version 1 wrote into each program, frozen as data.
 
-    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
-    as the z-scores treat a row without spread; non-candidates are 0.
-    """
-    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
-    x = np.where(cand, scores, 0.0).astype(np.float64)
-    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
-    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
-    span = high - low
-    spread = span > ZSCORE_EPS
-    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
-    return np.where(cand, scaled, 0.0).astype(np.float32)
-'''
+It is the text that committed program files with a min-max channel hold (``results/``); it is
+kept only so that their genomes re-render byte for byte. The package's min-max is
+:func:`~embedding_ttc.programs.primitives.scores.minmax_rows` (the same arithmetic, held to
+the helper bit for bit by a parity test), which version 2 calls.
+"""
 
 LOCAL_HELPER = '''\
 def _local_zscore(scores, dense, mask):
