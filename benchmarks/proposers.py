@@ -47,7 +47,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.frontier import admitted
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.records import LedgerRecord

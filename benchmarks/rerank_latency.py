@@ -69,7 +69,7 @@ from embedding_ttc.deploy.allocator import DEFAULT_RETAIN_MB, retain_freed_memor
 from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
 from embedding_ttc.deploy.corpus import Document, sample_texts
 from embedding_ttc.deploy.index import Index
-from embedding_ttc.deploy.program_file import read_program_file
+from embedding_ttc.deploy.program_file import read_deployable
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.base import QUERY
 from embedding_ttc.encoders.cache import CachedEncoder
@@ -106,7 +106,7 @@ def ensure_index(
         out,
         corpus,
         encoder=CachedEncoder(load_encoder(encoder_name)),
-        program=read_program_file(Path(program)) if program.endswith(".py") else program,
+        program=read_deployable(Path(program)) if program.endswith(".py") else program,
         reference_queries=queries,
         reference_source=f"{len(queries)} of the queries of {task_name} (seed 0)",
         source=f"task:{task_name}{suffix}",

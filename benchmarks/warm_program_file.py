@@ -23,7 +23,7 @@ from pathlib import Path
 
 from embedding_ttc.deploy.corpus import Document, sample_texts
 from embedding_ttc.deploy.index import Index
-from embedding_ttc.deploy.program_file import read_program_file
+from embedding_ttc.deploy.program_file import read_deployable
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.deploy.service import create_app
 from embedding_ttc.encoders.base import QUERY
@@ -52,7 +52,7 @@ def build(work: Path, task_name: str, docs: int, file: bool) -> Path:
         out,
         corpus,
         encoder=CachedEncoder(load_encoder(DEFAULT_ENCODER)),
-        program=read_program_file(path) if file else "P0",
+        program=read_deployable(path) if file else "P0",
         reference_queries=sample_texts(task.query_texts, 64, 0),
         reference_source=f"64 of the queries of {task_name} (seed 0)",
         source=f"task:{task_name}-first{docs}",

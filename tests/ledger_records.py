@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from embedding_ttc.evaluation.comparison import WTL, Comparison
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord, PartOutcome, TaskDelta, Versus
 
 

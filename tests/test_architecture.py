@@ -204,3 +204,121 @@ def test_no_import_circles() -> None:
     assert not found, "import circles between modules of src/:\n" + "\n".join(
         " <-> ".join(c) for c in found
     )
+
+
+# --- one home per concept -------------------------------------------------------------------
+#
+# Each concept below is defined in one module, at the lowest layer that needs it; every other
+# module imports it from there. A concept is named by the top-level functions and classes that
+# define it (and, for the LaTeX table writer, by the code that writes a tabular).
+
+CONCEPT_HOMES: dict[str, tuple[str, frozenset[str]]] = {
+    "BM25 scoring": ("programs.text.bm25", frozenset({"BM25", "bm25_analysed"})),
+    "min-max rows": ("programs.primitives.scores", frozenset({"minmax_rows", "_minmax_rows"})),
+    "a table and its writers": ("evaluation.grid", frozenset({"Grid", "tex_escape", "_tex"})),
+    "the chunked encode": ("encoders.encode", frozenset({"encode_texts"})),
+    "the output check": ("programs.output", frozenset({"check_output", "ProgramOutputError"})),
+    "the program-file record and loader": (
+        "program_files.program_file",
+        frozenset(
+            {
+                "ProgramFile",
+                "FileProgram",
+                "read_program_file",
+                "read_program_files",
+                "read_program_source",
+                "load_program_file",
+                "load_program_files",
+                "load_file_programs",
+            }
+        ),
+    ),
+}
+"""Concept -> (its one module, below ``embedding_ttc``; the names only that module defines)."""
+
+ONE_DEFINITION = frozenset({"bm25_scores"})
+"""Names that one module at most defines (two functions of one name did two things)."""
+
+
+def top_level_definitions(path: Path) -> set[str]:
+    """The names of the functions and classes defined at the top level of a module."""
+    tree = ast.parse(path.read_text(), str(path))
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return {node.name for node in tree.body if isinstance(node, kinds)}
+
+
+def definers(name: str) -> list[str]:
+    """The modules (below ``embedding_ttc``) that define ``name`` at their top level."""
+    return sorted(
+        module.removeprefix(f"{PACKAGE}.")
+        for module, path in _modules().items()
+        if name in top_level_definitions(path)
+    )
+
+
+def definers_in(home: str) -> set[str]:
+    """The top-level names of module ``home`` (below ``embedding_ttc``)."""
+    return top_level_definitions(_modules()[f"{PACKAGE}.{home}"])
+
+
+def writes_a_tabular(path: Path) -> bool:
+    """Whether a string of the module (an f-string's literal parts included) opens a tabular."""
+    tree = ast.parse(path.read_text(), str(path))
+    return any(
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and "\\begin{tabular}" in node.value
+        for node in ast.walk(tree)
+    )
+
+
+def test_the_definition_finder_reads_top_level_names_only(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "class A:\n    def inner(self):\n        pass\n\n\n"
+        "def f():\n    def g():\n        pass\n\n\n"
+        "X = 1\n"
+        'T = rf"\\begin{{tabular}}{{{X}}}"\n'
+    )
+    assert top_level_definitions(module) == {"A", "f"}
+    assert writes_a_tabular(module)
+    module.write_text('T = "tabular"\n')
+    assert not writes_a_tabular(module)
+
+
+def test_each_concept_is_defined_in_its_one_module() -> None:
+    wrong = []
+    for concept, (home, names) in CONCEPT_HOMES.items():
+        assert f"{PACKAGE}.{home}" in _modules(), f"{concept}: no module {home}"
+        for name in sorted(names):
+            elsewhere = [m for m in definers(name) if m != home]
+            if elsewhere:
+                wrong.append(f"{concept}: {name} defined in {', '.join(elsewhere)}, not {home}")
+    assert not wrong, "\n".join(wrong)
+    for concept, (home, names) in CONCEPT_HOMES.items():
+        assert names & set(definers_in(home)), f"{concept}: {home} defines none of {names}"
+
+
+def test_no_two_modules_define_a_name_that_did_two_things() -> None:
+    for name in sorted(ONE_DEFINITION):
+        assert len(definers(name)) <= 1, f"{name} is defined in {definers(name)}"
+
+
+def test_one_module_writes_latex_tables() -> None:
+    writers = sorted(m for m, path in _modules().items() if writes_a_tabular(path))
+    assert writers == [f"{PACKAGE}.{CONCEPT_HOMES['a table and its writers'][0]}"]
+
+
+def test_the_deployment_imports_nothing_of_the_evaluator() -> None:
+    graph = import_graph()
+    reaching = sorted(
+        m
+        for m, imported in graph.items()
+        if top_level(m) == "deploy" and f"{PACKAGE}.evaluation.evaluate" in imported
+    )
+    assert not reaching, f"deploy modules importing evaluation.evaluate: {reaching}"
+
+
+def test_one_module_is_named_channels() -> None:
+    named = sorted(m for m in _modules() if m.rsplit(".", 1)[-1] == "channels")
+    assert named == [f"{PACKAGE}.programs.primitives.channels"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src" / "embedding_ttc"

@@ -60,7 +60,7 @@ from typing import Any
 
 from embedding_ttc.cli import build_parser
 from embedding_ttc.cli.search import open_search_loop
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.search.external import (
     HandedOver,
     evaluate_external,

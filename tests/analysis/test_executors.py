@@ -11,8 +11,8 @@ from embedding_ttc.analysis.executors import InProcessExecutor, make_executor
 from embedding_ttc.analysis.groups import MatrixEnvironment
 from embedding_ttc.analysis.matrix import run_matrix
 from embedding_ttc.analysis.plan import plan
-from embedding_ttc.analysis.program_files import load_file_programs
 from embedding_ttc.errors import MissingExtraError
+from embedding_ttc.program_files.program_file import read_program_files
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 
 BOOT = BootstrapConfig(resamples=200, seed=0)
@@ -59,21 +59,27 @@ def test_ray_runs_program_files_as_the_in_process_executor_does(packaged_dataset
     source = Path(__file__).resolve().parents[1] / "program_files" / "programs" / "valid_zscore.py"
     (tmp_path / "zs.py").write_text(source.read_text())
     (tmp_path / "broken.py").write_text("def program(Q, D, S, ctx):\n    return S[:1]\n")
-    files = load_file_programs(
+    limits = SandboxLimits(wall_seconds=60.0)
+    files = read_program_files(
         [tmp_path / "zs.py", tmp_path / "broken.py"],
-        limits=SandboxLimits(wall_seconds=60.0),
         task_names=("aila_statutes",),
         taken=("P0",),
     )
     the_plan = plan(["tokenlearn-static-64"], ["aila_statutes"], ["P0", "zs", "broken"])
     local, remote = CellStore(tmp_path / "local"), CellStore(tmp_path / "ray")
     env = MatrixEnvironment(
-        data_root=packaged_datasets, cache_dir=tmp_path / "cache-local", program_files=files
+        data_root=packaged_datasets,
+        cache_dir=tmp_path / "cache-local",
+        program_files=files,
+        program_limits=limits,
     )
     here = run_matrix(the_plan, local, env=env, bootstrap=BOOT)
     executor = executors.RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
     env = MatrixEnvironment(
-        data_root=packaged_datasets, cache_dir=tmp_path / "cache-ray", program_files=files
+        data_root=packaged_datasets,
+        cache_dir=tmp_path / "cache-ray",
+        program_files=files,
+        program_limits=limits,
     )
     there = run_matrix(the_plan, remote, executor, env=env, bootstrap=BOOT)
     assert not ray.is_initialized()

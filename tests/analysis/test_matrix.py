@@ -10,9 +10,9 @@ from embedding_ttc.analysis.groups import CellFailure, GroupStarted, MatrixEnvir
 from embedding_ttc.analysis.matrix import run_matrix
 from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy, group_jobs, plan
 from embedding_ttc.analysis.staleness import to_compute
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.programs.base import program_version
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.outcome import Status
 
 from fakes import HashingEncoder
 

@@ -16,12 +16,12 @@ from embedding_ttc.analysis.groups import MatrixEnvironment
 from embedding_ttc.analysis.inputs import SearchRun
 from embedding_ttc.analysis.matrix import run_matrix
 from embedding_ttc.analysis.plan import ShortlistPolicy, plan
-from embedding_ttc.analysis.program_files import FileProgram, load_file_programs
 from embedding_ttc.analysis.staleness import to_compute
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.program_files.program_file import ProgramFile, read_program_files
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import source_sha256
+from embedding_ttc.programs.outcome import Status
 from ledger_records import evaluated, split_evaluated
 
 from fakes import HashingEncoder
@@ -57,7 +57,7 @@ def files(tmp_path, **sources):
         path = tmp_path / f"{name}.py"
         path.write_text(source)
         paths.append(path)
-    return load_file_programs(paths, limits=LIMITS, task_names=("tiny",), taken=("P0", "BM25"))
+    return read_program_files(paths, task_names=("tiny",), taken=("P0", "BM25"))
 
 
 def test_files_load_under_their_stem_and_a_refused_one_keeps_its_reason(tmp_path):
@@ -68,10 +68,10 @@ def test_files_load_under_their_stem_and_a_refused_one_keeps_its_reason(tmp_path
     )
     zs, env = loaded
     assert (zs.name, zs.rejected, zs.path) == ("zs", None, tmp_path / "zs.py")
-    assert zs.sha256 == source_sha256(zs.source) == zs.build().source_sha256
+    assert zs.sha256 == source_sha256(zs.source) == zs.sandboxed(LIMITS).source_sha256
     assert env.rejected is not None and "os" in env.rejected
     with pytest.raises(EmbeddingTTCError, match="os") as refused:
-        env.build()
+        env.sandboxed(LIMITS)
     assert refused.value.status == Status.REJECTED
 
 
@@ -84,12 +84,7 @@ def test_a_name_taken_by_a_library_program_or_another_file_is_refused(tmp_path):
     (tmp_path / "a" / "mine.py").write_text(source)
     (tmp_path / "b" / "MINE.py").write_text(source)
     with pytest.raises(EmbeddingTTCError, match=r"'MINE' is taken by the program file"):
-        load_file_programs(
-            [tmp_path / "a" / "mine.py", tmp_path / "b" / "MINE.py"],
-            limits=LIMITS,
-            task_names=(),
-            taken=(),
-        )
+        read_program_files([tmp_path / "a" / "mine.py", tmp_path / "b" / "MINE.py"])
 
 
 def test_failing_files_are_failures_with_their_status_and_the_rest_is_computed(tiny_task, tmp_path):
@@ -100,7 +95,7 @@ def test_failing_files_are_failures_with_their_status_and_the_rest_is_computed(t
         env=(PROGRAMS / "read_env.py").read_text(),
         wrong=(PROGRAMS / "wrong_shape.py").read_text(),
     )
-    env = FakeEnvironment(task_factory=tiny_task, program_files=loaded)
+    env = FakeEnvironment(task_factory=tiny_task, program_files=loaded, program_limits=LIMITS)
     store = CellStore(tmp_path / "out")
     the_plan = plan(["fake"], ["tiny"], ["P0", "raises", "SoftCentroid", "zs", "env", "wrong"])
     outcome = run_matrix(the_plan, store, env=env, bootstrap=BOOT)
@@ -123,7 +118,7 @@ def test_a_changed_source_makes_its_cells_stale_and_only_those(tiny_task, tmp_pa
     store = CellStore(tmp_path / "out")
     the_plan = plan(["fake"], ["tiny"], ["P0", "SoftCentroid", "zs", "sharpen"])
     before = files(tmp_path, zs=zs, sharpen=SHARPEN)
-    env = FakeEnvironment(task_factory=tiny_task, program_files=before)
+    env = FakeEnvironment(task_factory=tiny_task, program_files=before, program_limits=LIMITS)
     assert not run_matrix(the_plan, store, env=env, bootstrap=BOOT).failed
 
     after = files(tmp_path, zs=zs, sharpen=SHARPEN.replace("S * S * S", "S * S * S * 2.0"))
@@ -139,7 +134,7 @@ def test_a_changed_source_makes_its_cells_stale_and_only_those(tiny_task, tmp_pa
         "run_programs",
         lambda programs, *a, **k: ran.append([p.name for p in programs]) or real(programs, *a, **k),
     )
-    env = FakeEnvironment(task_factory=tiny_task, program_files=after)
+    env = FakeEnvironment(task_factory=tiny_task, program_files=after, program_limits=LIMITS)
     outcome = run_matrix(the_plan, store, env=env, bootstrap=BOOT)
     assert outcome.computed == outcome.stale == (CellKey("fake", "tiny", "sharpen"),)
     assert ran == [["P0", "sharpen"]]
@@ -180,7 +175,7 @@ def test_a_file_program_is_plain_values_for_the_workers(tmp_path):
     import pickle
 
     (loaded,) = files(tmp_path, sharpen=SHARPEN)
-    assert isinstance(loaded, FileProgram)
+    assert isinstance(loaded, ProgramFile)
     assert pickle.loads(pickle.dumps(loaded)) == loaded  # Ray ships it with the environment
 
 

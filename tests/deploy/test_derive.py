@@ -26,10 +26,10 @@ from embedding_ttc.deploy.provenance import provenance_of
 from embedding_ttc.deploy.recording import record_encodes
 from embedding_ttc.deploy.store import IndexEmbeddingStore
 from embedding_ttc.encoders.base import PASSAGE, QUERY
-from embedding_ttc.evaluation.evaluate import encode_texts
-from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.encoders.encode import encode_texts
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.programs.catalog import PROGRAMS, get_program, recipe_for
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.programs.primitives import lexical
 from embedding_ttc.programs.primitives.chunking import split_sentences
 from embedding_ttc.programs.primitives.lexical import BM25

@@ -21,10 +21,14 @@ from embedding_ttc.cli.deploy import main as deploy_main
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.errors import DeployError, IndexCorruptError
 from embedding_ttc.deploy.index import Index
-from embedding_ttc.deploy.program_file import read_program_file, source_sha256
+from embedding_ttc.deploy.program_file import read_deployable
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.evaluation.evaluate import run_programs
-from embedding_ttc.program_files.sandbox.program import SandboxedProgram, load_program_file
+from embedding_ttc.program_files.program_file import read_program_file
+from embedding_ttc.program_files.sandbox.program import (
+    SandboxedProgram,
+    source_sha256,
+)
 from embedding_ttc.tasks.task import RetrievalTask
 
 from . import QUERIES, TEXTS, corpus
@@ -52,7 +56,10 @@ def evaluated(name: str, docs: list[Document], queries: list[str], encoder, **kw
     """``evaluate --program-file``'s run: the file loaded as it loads it, then run_programs."""
     return next(
         run_programs(
-            [load_program_file(PROGRAMS / f"{name}.py")], task_of(docs, queries), encoder, **kw
+            [read_program_file(PROGRAMS / f"{name}.py").sandboxed()],
+            task_of(docs, queries),
+            encoder,
+            **kw,
         )
     )
 
@@ -93,7 +100,7 @@ def built(tmp_path_factory, encoder):
                 root / name,
                 corpus(),
                 encoder=encoder,
-                program=read_program_file(copy),
+                program=read_deployable(copy),
                 reference_queries=QUERIES,
                 reference_source="test queries",
                 source="test",
@@ -260,7 +267,7 @@ def test_a_program_failing_on_a_request_is_a_500_and_the_service_goes_on(tmp_pat
         "        raise ValueError('asked to explode')\n"
         "    return S.copy()\n"
     )
-    index = Index.build(tmp_path / "ix", corpus(), encoder=encoder, program=read_program_file(path))
+    index = Index.build(tmp_path / "ix", corpus(), encoder=encoder, program=read_deployable(path))
     client = TestClient(create_app(Reranker(index, encoder)))
     body = {"query": "please explode", "candidates": ["d0", "d1"]}
     response = client.post("/rerank", json=body)
@@ -312,7 +319,7 @@ def test_bad_program_files_are_named_and_leave_no_index(tmp_path, name, source, 
     encoder = HashingEncoder()
     out = tmp_path / "ix"
     with pytest.raises(DeployError, match=message):
-        Index.build(out, corpus(), encoder=encoder, program=read_program_file(path))
+        Index.build(out, corpus(), encoder=encoder, program=read_deployable(path))
     assert not out.exists()
     assert leftovers(tmp_path) == []
 
@@ -372,9 +379,7 @@ def test_an_addition_runs_the_stored_source_and_is_refused_when_the_recipe_no_lo
 ):
     path = tmp_path / "paragraphs.py"
     path.write_text(PARAGRAPHS)
-    index = Index.build(
-        tmp_path / "ix", corpus(5), encoder=encoder, program=read_program_file(path)
-    )
+    index = Index.build(tmp_path / "ix", corpus(5), encoder=encoder, program=read_deployable(path))
     # Each test document is one paragraph: the paragraphs are the documents, and the tie
     # is named as documents.
     assert index.manifest.program.split["artifacts"][1:] == ["document@retrieval.passage"]

@@ -2,14 +2,10 @@ import numpy as np
 import pytest
 
 from embedding_ttc.evaluation.comparison import compare
-from embedding_ttc.evaluation.evaluate import (
-    ProgramOutputError,
-    evaluate,
-    evaluate_programs,
-    run_programs,
-)
+from embedding_ttc.evaluation.evaluate import evaluate, evaluate_programs, run_programs
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Context, Matrix
+from embedding_ttc.programs.output import ProgramOutputError
 from embedding_ttc.programs.p0 import P0
 
 from fakes import HashingEncoder

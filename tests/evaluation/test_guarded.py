@@ -9,10 +9,10 @@ import pytest
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.evaluate import ProgramRun
 from embedding_ttc.evaluation.guarded import ProgramFailure, run_guarded
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.evaluation.records import FailureRow
+from embedding_ttc.program_files.program_file import read_program_files
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
-from embedding_ttc.program_files.sandbox.program import load_program_files
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder
@@ -22,9 +22,10 @@ LIMITS = SandboxLimits(wall_seconds=60.0)
 
 
 def _load(*names: str) -> tuple[list, list[tuple[str, str]]]:
-    return load_program_files(
-        [PROGRAMS / f"{n}.py" for n in names], limits=LIMITS, task_names=("tiny",)
-    )
+    """The files' sandboxed programs, and ``(name, reason)`` of those the checks refused."""
+    files = read_program_files([PROGRAMS / f"{n}.py" for n in names], task_names=("tiny",))
+    programs = [f.sandboxed(LIMITS) for f in files if f.rejected is None]
+    return programs, [(f.name, f.rejected) for f in files if f.rejected is not None]
 
 
 def test_a_rejected_file_is_reported_and_the_others_still_load() -> None:
@@ -65,12 +66,8 @@ def test_a_program_file_may_not_take_a_name_in_use(tmp_path: Path) -> None:
     for path in (tmp_path / "p0.py", tmp_path / "a" / "mine.py", tmp_path / "b" / "Mine.py"):
         path.write_text(source)
     with pytest.raises(EmbeddingTTCError, match=r"'p0' is taken by the program 'P0'"):
-        load_program_files([tmp_path / "p0.py"], limits=LIMITS, task_names=(), taken=("P0", "BM25"))
+        read_program_files([tmp_path / "p0.py"], taken=("P0", "BM25"))
     with pytest.raises(EmbeddingTTCError, match=r"'Mine' is taken by the program file .*mine"):
-        load_program_files(
-            [tmp_path / "a" / "mine.py", tmp_path / "b" / "Mine.py"], limits=LIMITS, task_names=()
-        )
-    programs, rejected = load_program_files(
-        [tmp_path / "a" / "mine.py"], limits=LIMITS, task_names=(), taken=("P0",)
-    )
-    assert [p.name for p in programs] == ["mine"] and rejected == []
+        read_program_files([tmp_path / "a" / "mine.py", tmp_path / "b" / "Mine.py"])
+    (mine,) = read_program_files([tmp_path / "a" / "mine.py"], taken=("P0",))
+    assert mine.name == "mine" and mine.rejected is None

@@ -1,6 +1,7 @@
 import pytest
 
 from embedding_ttc.evaluation.comparison import WTL, Comparison
+from embedding_ttc.evaluation.grid import Grid
 from embedding_ttc.evaluation.records import SummaryRow
 from embedding_ttc.evaluation.table import DiscoveryTable
 
@@ -90,3 +91,22 @@ def test_extra_measures_are_columns_of_their_means_over_tasks():
     x = DiscoveryTable.from_rows(partial).lines[1]
     assert x.metrics == {"map": None, "recall_100": None}
     assert "| – | – |" in DiscoveryTable.from_rows(partial).to_markdown()
+
+
+def test_a_grid_refuses_rows_formats_or_tex_header_of_another_width():
+    with pytest.raises(ValueError, match="a row of 1 cells, 2 columns"):
+        Grid("t", ("a", "b"), (("x",),), ("", ""))
+    with pytest.raises(ValueError, match="1 formats, 2 columns"):
+        Grid("t", ("a", "b"), (), ("",))
+    with pytest.raises(ValueError, match="3 TeX header cells, 2 columns"):
+        Grid("t", ("a", "b"), (), ("", ""), tex_header=("$a$", "b", "c"))
+
+
+def test_a_tex_header_is_written_as_given_and_the_rest_as_every_grid():
+    grid = Grid("t", ("name", "Δ"), (("a_b", -0.5), ("c", None)), ("", "{:+.2f}"))
+    assert grid.to_latex().splitlines()[2] == r"\textbf{name} & \textbf{$\Delta$} \\"
+    given = Grid("t", ("name", "Δ"), grid.rows, grid.formats, tex_header=("Name", r"$\Delta$"))
+    lines = given.to_latex().splitlines()
+    assert lines[2] == r"Name & $\Delta$ \\"
+    assert lines[4:6] == [r"\textsc{a\_b} & $-0.50$ \\", r"\textsc{c} & -- \\"]
+    assert given.to_latex().splitlines()[4:] == grid.to_latex().splitlines()[4:]

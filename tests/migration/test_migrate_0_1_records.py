@@ -18,7 +18,7 @@ import pytest
 
 from embedding_ttc.analysis.cells import CellKey, CellStore, CellStoreError
 from embedding_ttc.evaluation.comparison import WTL
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.config import (
     RUN_CONFIG_FILE,
     ProposerSpec,

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.program_files.checks.imports import module_allowed
 from embedding_ttc.program_files.checks.rules import (
     CONTEXT_FIELDS,
@@ -19,6 +18,7 @@ from embedding_ttc.program_files.checks.rules import (
 from embedding_ttc.program_files.checks.source import ParsedProgram, check_source
 from embedding_ttc.program_files.contract import CONSTRAINTS
 from embedding_ttc.programs.base import Context
+from embedding_ttc.programs.outcome import CandidateError, Status
 
 PROGRAMS = Path(__file__).parent / "programs"
 

@@ -22,14 +22,12 @@ import numpy as np
 import pytest
 
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.run_scope import program_run
 from embedding_ttc.program_files.checks.rules import ProgramRejected
+from embedding_ttc.program_files.program_file import read_program_file
 from embedding_ttc.program_files.sandbox.limits import KERNEL_ENV, SandboxLimits, child_env
 from embedding_ttc.program_files.sandbox.program import (
     SandboxedProgram,
-    load_program_file,
     run_source,
 )
 from embedding_ttc.program_files.sandbox.verdict import SandboxFailure, Spent
@@ -41,6 +39,8 @@ from embedding_ttc.program_files.sandbox.wire import (
     frame_prefix,
 )
 from embedding_ttc.programs.base import Context, Program
+from embedding_ttc.programs.outcome import CandidateError, Status
+from embedding_ttc.programs.output import ProgramOutputError, check_output
 from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder
@@ -545,25 +545,32 @@ def test_frame_reader_does_not_allocate_an_announced_payload_over_the_limit() ->
 # --- files and limits -----------------------------------------------------------------------
 
 
-def test_load_program_file_checks_and_names_after_the_stem(tmp_path: Path) -> None:
-    prog = load_program_file(PROGRAMS / "valid_zscore.py")
-    assert prog.name == "valid_zscore"
+def test_read_program_file_checks_and_names_after_the_stem(tmp_path: Path) -> None:
+    file = read_program_file(PROGRAMS / "valid_zscore.py")
+    assert (file.name, file.rejected) == ("valid_zscore", None) and file.parsed is not None
+    prog = file.sandboxed()
+    assert prog.name == "valid_zscore" and prog.source_sha256 == file.sha256
+    fork = read_program_file(PROGRAMS / "fork.py")
+    assert fork.rejected is not None and fork.rejected.startswith("no-external-model")
+    assert fork.parsed is None
     with pytest.raises(ProgramRejected) as info:
-        load_program_file(PROGRAMS / "fork.py")
-    assert info.value.reason.startswith("no-external-model")
+        fork.sandboxed()
+    assert info.value.reason == fork.rejected and info.value.constraint == "no-external-model"
     named = tmp_path / "scifact_special.py"
     named.write_text("def program(Q, D, S, ctx):\n    return S if 'SciFact' else S\n")
     with pytest.raises(ProgramRejected, match="task-universal"):
-        load_program_file(named, task_names=["scifact"])
+        read_program_file(named, task_names=["scifact"]).sandboxed()
 
 
-def test_load_program_file_reports_unreadable_files(tmp_path: Path) -> None:
+def test_read_program_file_reports_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingTTCError, match=r"program file .*missing\.py does not exist"):
+        read_program_file(tmp_path / "missing.py")
     with pytest.raises(EmbeddingTTCError, match="cannot read program file"):
-        load_program_file(tmp_path / "missing.py")
+        read_program_file(tmp_path)  # a directory
     binary = tmp_path / "binary.py"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(EmbeddingTTCError, match="not UTF-8"):
-        load_program_file(binary)
+        read_program_file(binary)
 
 
 @pytest.mark.parametrize(

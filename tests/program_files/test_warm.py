@@ -11,12 +11,12 @@ from contextlib import nullcontext
 import numpy as np
 import pytest
 
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.program_files.sandbox.verdict import SandboxFailure
 from embedding_ttc.program_files.sandbox.warm import WarmProgram, warm
 from embedding_ttc.programs.base import Context
+from embedding_ttc.programs.outcome import Status
 
 # A program whose behaviour the query text chooses: one source, a failing call, then a good one.
 SOURCE = """\

@@ -5,12 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.primitives import channels
 from embedding_ttc.programs.primitives.chunking import chunk_documents, split_sentences
 from embedding_ttc.programs.primitives.feedback import soft_centroid_query
 from embedding_ttc.programs.primitives.late import maxsim
 from embedding_ttc.programs.primitives.lexical import BM25
 from embedding_ttc.programs.primitives.scores import candidate_mask, rrf, zscore_rows
+from embedding_ttc.programs.text.analyses import analyze
+from embedding_ttc.programs.text.bm25 import bm25_analysed
 from embedding_ttc.tasks.task import RetrievalTask
 
 from fakes import HashingEncoder
@@ -82,6 +85,19 @@ def test_bm25_scores_is_bm25(tiny_task):
     expected = BM25.fit(tiny_task.doc_texts).scores(tiny_task.query_texts)
     np.testing.assert_array_equal(channels.bm25_scores(ctx), expected)
     assert meter.snapshot().total() == 0
+
+
+def test_the_two_bm25_paths_agree_bit_for_bit(tiny_task):
+    """Parity where the paths merge: the bm25s index and the analysed arithmetic of ``text.bm25``.
+
+    Without candidates, the library's BM25 over the ranked documents ranks every document, so it
+    must equal the prompt's channel, which indexes the texts with ``bm25s``.
+    """
+    _, _, _, ctx, _ = direct_call(tiny_task, HashingEncoder())
+    np.testing.assert_array_equal(ranked_bm25(ctx), channels.bm25_scores(ctx))
+    analysed = bm25_analysed(tiny_task.query_texts, analyze(tiny_task.doc_texts))
+    np.testing.assert_array_equal(analysed, channels.bm25_scores(ctx))
+    assert analysed.any()  # the tiny task shares words between queries and documents
 
 
 def test_prf_scores_rescores_the_soft_centroid_query(tiny_task):

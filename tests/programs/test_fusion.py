@@ -7,10 +7,10 @@ import pytest
 
 from embedding_ttc.programs.base import Context
 from embedding_ttc.programs.catalog import get_program
-from embedding_ttc.programs.library.convex_hybrid import ConvexHybrid, minmax_rows
+from embedding_ttc.programs.library.convex_hybrid import ConvexHybrid
 from embedding_ttc.programs.library.weighted_rrf import WeightedRRF
 from embedding_ttc.programs.primitives.lexical import BM25
-from embedding_ttc.programs.primitives.scores import zscore_rows
+from embedding_ttc.programs.primitives.scores import minmax_rows, zscore_rows
 
 DOCS = ("apple pie recipe", "banana bread", "apple apple cider", "car engine repair")
 QUERIES = ("apple", "engine")

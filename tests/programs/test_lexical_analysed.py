@@ -19,7 +19,7 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.programs.base import Context, DeployedInputs
 from embedding_ttc.programs.catalog import get_program
-from embedding_ttc.programs.library.lexical_channels import HybridBackbone
+from embedding_ttc.programs.library.hybrid_evidence import HybridBackbone
 from embedding_ttc.programs.primitives.lexical import (
     BM25,
     bigram_overlap,
@@ -28,12 +28,12 @@ from embedding_ttc.programs.primitives.lexical import (
 )
 from embedding_ttc.programs.primitives.lexical_analysed import (
     bigram_overlap_analysed,
-    bm25_analysed,
     query_term_coverage_analysed,
     rare_term_idf_analysed,
 )
 from embedding_ttc.programs.primitives.scores import rrf
 from embedding_ttc.programs.primitives.text_analysis import ColumnAnalyses, analyze
+from embedding_ttc.programs.text.bm25 import bm25_analysed
 from embedding_ttc.tasks.catalog import load_task
 
 from fakes import HashingEncoder

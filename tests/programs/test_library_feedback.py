@@ -21,7 +21,7 @@ from embedding_ttc.programs.catalog import FRONTIER, get_program
 from embedding_ttc.programs.library.consensus_rocchio import consensus_split
 from embedding_ttc.programs.library.expansion import Pipeline, contrast
 from embedding_ttc.programs.library.fisher_stability import fisher_scores
-from embedding_ttc.programs.library.lexical_channels import hybrid_lexical
+from embedding_ttc.programs.library.hybrid_evidence import hybrid_lexical
 from embedding_ttc.programs.library.rocchio import Rocchio
 from embedding_ttc.programs.library.soft_centroid import SoftCentroid
 from embedding_ttc.programs.p0 import P0

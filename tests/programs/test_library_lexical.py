@@ -15,7 +15,7 @@ from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.programs.library.cross_round_rrf import CrossRoundRRF, side_means
-from embedding_ttc.programs.library.lexical_channels import HybridBackbone
+from embedding_ttc.programs.library.hybrid_evidence import HybridBackbone
 from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.lexical import (
     BM25,

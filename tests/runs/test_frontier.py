@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.frontier import (
     FrontierError,
     admitted,

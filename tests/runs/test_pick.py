@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from embedding_ttc.cli import main
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.pick import (
     DEFAULT_RULE,

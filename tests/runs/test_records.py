@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from embedding_ttc.evaluation.comparison import WTL
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.ledger import LEDGER_FILE, Ledger, LedgerError
 from embedding_ttc.runs.records import LedgerRecord
 from ledger_records import evaluated

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from embedding_ttc.evaluation.comparison import WTL, Comparison
-from embedding_ttc.evaluation.outcome import CandidateError
 from embedding_ttc.program_files.checks.rules import ProgramRejected
 from embedding_ttc.programs.base import Context, Matrix, Program
+from embedding_ttc.programs.outcome import CandidateError
 from embedding_ttc.runs.records import SuiteScore, TaskDelta
 from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.search.state import Proposal, SearchState, Usage

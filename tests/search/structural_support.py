@@ -12,7 +12,7 @@ from functools import cache
 
 import numpy as np
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.novelty import fingerprint, structure
 from embedding_ttc.search.state import FrontierProgram, SearchState

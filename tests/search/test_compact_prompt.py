@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.contract import CONSTRAINTS
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.backends.base import estimate_tokens
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity

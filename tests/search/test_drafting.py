@@ -18,10 +18,10 @@ import pytest
 from embedding_ttc.cli.search import _spec, add_search_commands
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend

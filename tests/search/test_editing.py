@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.parse import parse_reply
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
 from embedding_ttc.search.editing.blocks import (
     EditBlock,

@@ -22,10 +22,10 @@ import pytest
 from embedding_ttc.cli import main
 from embedding_ttc.encoders.named import NamedEncoder
 from embedding_ttc.errors import MissingExtraError, UnknownNameError
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.runs.config import RUN_CONFIG_FILE
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import SPLIT_FILE

@@ -13,7 +13,7 @@ import pytest
 
 from embedding_ttc.cli import build_parser
 from embedding_ttc.cli.search import open_search_loop
-from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.frontier import frontier
 from embedding_ttc.runs.ledger import Ledger

@@ -18,12 +18,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
 from embedding_ttc.search.guided.proposer import GuidedStructuralProposer, sample_offers
 from embedding_ttc.search.state import FrontierProgram, SearchState
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.edits import (
     GenomeEditError,
     apply_edit,

@@ -14,10 +14,10 @@ import pytest
 
 from embedding_ttc.cli import main
 from embedding_ttc.encoders.catalog import load_encoder
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.frontier import frontier
 from embedding_ttc.runs.ledger import Ledger

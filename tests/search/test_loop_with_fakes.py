@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from embedding_ttc.evaluation.comparison import WTL
-from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.loop import Budget, LoopEvents, SearchLoop
 from embedding_ttc.search.proposer import ProposerError

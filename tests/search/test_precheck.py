@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.novelty import registered_structures, structure

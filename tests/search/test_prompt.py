@@ -16,8 +16,8 @@ import pkgutil
 from pathlib import Path
 
 import embedding_ttc.programs.primitives as primitives_package
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.contract import CONSTRAINTS, INTERFACE_TEXT
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.prompts.inspirations import PAPER_INSPIRATIONS

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from embedding_ttc.search.novelty import NOVELTY_THRESHOLD, similarity, structure
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     FUSIONS,
@@ -201,6 +201,28 @@ def test_earlier_genomes_render_as_before():
     assert digest.hexdigest() == EARLIER_SHA256
 
 
+# Every earlier and wider genome as renderer version 1 wrote it (min-max as a helper in the
+# program): the digest the renderer gave before it called the min-max primitive.
+RENDERER_V1_SHA256 = "4112092bac58dde37cfa7aa4be431c11b0b292b7671d3119d75294dc3d2266a5"
+
+
+def test_renderer_version_1_renders_as_before():
+    digest = hashlib.sha256()
+    for genome in earlier_genomes() + wider_genomes():
+        digest.update(f"{genome.key()}\0{render_program(genome, renderer=1)}\0".encode())
+    assert digest.hexdigest() == RENDERER_V1_SHA256
+
+
+def test_the_renderer_versions_differ_in_min_max_only():
+    for genome in earlier_genomes() + wider_genomes():
+        current, first = render_program(genome), render_program(genome, renderer=1)
+        uses_minmax = "minmax" in {norm for _, norm in genome.channels}
+        assert (current == first) is not uses_minmax, genome.key()
+        assert "_minmax_rows" not in current
+    with pytest.raises(ValueError, match="renderer version 3"):
+        render_program(earlier_genomes()[0], renderer=3)
+
+
 def emitted_sources() -> list[tuple[str, str]]:
     genomes = earlier_genomes() + wider_genomes()
     sources = [(g.key(), render_program(g)) for g in genomes]
@@ -246,6 +268,8 @@ def test_structural_programs_pass_the_static_checks():
 # Pinned output: the generated program text must not change for the same seed. When a change
 # is intended, regenerate with EMBEDDING_TTC_UPDATE_GOLDEN=1 and review the diff.
 STRUCTURAL_GOLDEN = Path(__file__).parent / "golden" / "structural_program.txt"
+# The same program as renderer version 1 wrote it (frozen: never rewritten).
+STRUCTURAL_GOLDEN_V1 = Path(__file__).parent / "golden" / "structural_program_v1.txt"
 PINNED_CHAIN = [
     (
         "dense:row+bm25:row+consensus:none|rrf|0",
@@ -298,7 +322,9 @@ PINNED_CHAIN = [
         "drops feedback round 2",
     ),
 ]
-EMITTED_SHA256 = "731485d2894f8f5bbab2df566abbae1c1332625a5033266b88138ff94ef91570"
+# Under the current renderer (version 2: min-max through the primitive); version 1's sources of
+# the same genomes are pinned by RENDERER_V1_SHA256.
+EMITTED_SHA256 = "4e16dd99baf5c61af6ab9a4ce589440d3a8aa94369c7ac5b7c30372c27053489"
 
 
 def test_structural_mutation_chain_and_rendering_are_pinned():
@@ -314,9 +340,17 @@ def test_structural_mutation_chain_and_rendering_are_pinned():
         hypothesis="Pinned output.",
         parent_id="g0003",
     )
+    first = render_program(
+        genome,
+        novelty="Relative to g0003, a pinned chain of twelve mutations.",
+        hypothesis="Pinned output.",
+        parent_id="g0003",
+        renderer=1,
+    )
     if os.environ.get("EMBEDDING_TTC_UPDATE_GOLDEN") == "1":
         STRUCTURAL_GOLDEN.write_text(source, encoding="utf-8")
     assert source == STRUCTURAL_GOLDEN.read_text(encoding="utf-8")
+    assert first == STRUCTURAL_GOLDEN_V1.read_text(encoding="utf-8")
 
 
 def test_structural_emitted_sources_are_pinned():

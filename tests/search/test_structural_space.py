@@ -12,12 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedding_ttc.evaluation.evaluate import check_output
+from embedding_ttc.program_files.program_file import read_program_file
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
-from embedding_ttc.program_files.sandbox.program import load_program_file
+from embedding_ttc.programs.output import check_output
+from embedding_ttc.programs.primitives.scores import minmax_rows
 from embedding_ttc.search.novelty import fingerprint, structure
 from embedding_ttc.search.state import SearchState
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     DEFAULT_SHARE,
@@ -26,6 +27,7 @@ from embedding_ttc.search.structural.genome import (
     genome_from_source,
 )
 from embedding_ttc.search.structural.mutate import _step_share, _toggle_local
+from embedding_ttc.search.structural.normalise import RENDERER
 from embedding_ttc.search.structural.proposer import StructuralProposer
 from embedding_ttc.search.structural.render import render_program
 from ledger_records import evaluated
@@ -41,7 +43,7 @@ from .structural_support import (
 from fakes import HashingEncoder
 from library_support import direct_call
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "search" / "programs"
+RESULTS = Path(__file__).resolve().parents[2] / "results"
 LOCAL = ("consensus", "anti_hub")
 EVERY_NEW_GENE = Genome.make(
     {
@@ -58,9 +60,12 @@ EVERY_NEW_GENE = Genome.make(
 )
 
 
-def namespace_of(genome: Genome) -> dict:
+def namespace_of(genome: Genome, renderer: int | None = None) -> dict:
     namespace: dict = {}
-    exec(compile(render_program(genome), f"<structural {genome.key()}>", "exec"), namespace)
+    source = (
+        render_program(genome) if renderer is None else render_program(genome, renderer=renderer)
+    )
+    exec(compile(source, f"<structural {genome.key()}>", "exec"), namespace)
     return namespace
 
 
@@ -90,9 +95,12 @@ def test_the_share_is_a_gene_of_the_convex_fusion_only():
 
 
 def test_genomes_in_results_render_to_their_files():
-    """The proposer continues from these files' genomes: they must render as they were written."""
+    """The proposer continues from these files' genomes: they must render as they were written.
+
+    Every committed structural program was written by renderer version 1.
+    """
     checked = 0
-    for path in sorted(RESULTS.glob("*.py")):
+    for path in sorted(RESULTS.glob("*/programs/*.py")):
         source = path.read_text(encoding="utf-8")
         genome = genome_from_source(source)
         if genome is None:
@@ -100,18 +108,25 @@ def test_genomes_in_results_render_to_their_files():
         header = dict(re.findall(r"^(Novelty|Hypothesis|Parent): (.*)$", source, re.MULTILINE))
         parent = None if header["Parent"] == "none" else header["Parent"]
         rendered = render_program(
-            genome, novelty=header["Novelty"], hypothesis=header["Hypothesis"], parent_id=parent
+            genome,
+            novelty=header["Novelty"],
+            hypothesis=header["Hypothesis"],
+            parent_id=parent,
+            renderer=1,
         )
-        assert rendered == source, path.name
+        assert rendered == source, str(path.relative_to(RESULTS))
         checked += 1
-    assert checked >= 20
+    assert checked >= 300
 
 
 # --- normalisations, pinned by hand -------------------------------------------------------
 
 
-def test_minmax_maps_each_querys_candidates_onto_the_unit_interval():
-    minmax = namespace_of(EVERY_NEW_GENE)["_minmax_rows"]
+@pytest.mark.parametrize(
+    ("renderer", "name"), [(RENDERER, "minmax_rows"), (1, "_minmax_rows")], ids=["primitive", "v1"]
+)
+def test_minmax_maps_each_querys_candidates_onto_the_unit_interval(renderer, name):
+    minmax = namespace_of(EVERY_NEW_GENE, renderer)[name]
     scores = np.array([[1.0, 3.0, 2.0, 9.0], [5.0, 5.0, 5.0, np.nan]], dtype=np.float32)
     mask = np.array([[True, True, True, False], [True, True, True, False]])
     with warnings.catch_warnings():
@@ -122,6 +137,17 @@ def test_minmax_maps_each_querys_candidates_onto_the_unit_interval():
     np.testing.assert_allclose(out, [[0.0, 1.0, 0.5, 0.0], [0.0, 0.0, 0.0, 0.0]])
     assert out.dtype == np.float32
     np.testing.assert_allclose(minmax(scores[:1], None), [[0.0, 0.25, 0.125, 1.0]])
+
+
+def test_the_version_1_helper_and_the_primitive_agree_bit_for_bit():
+    """Parity where the two paths merge: committed programs' helper and the primitive."""
+    helper = namespace_of(EVERY_NEW_GENE, 1)["_minmax_rows"]
+    assert "_minmax_rows" not in namespace_of(EVERY_NEW_GENE)
+    rng = np.random.default_rng(3)
+    scores = rng.normal(size=(40, 60)).astype(np.float32)
+    scores[3] = 0.5  # a row without spread
+    for mask in (None, rng.random((40, 60)) < 0.3):
+        np.testing.assert_array_equal(minmax_rows(scores, mask), helper(scores, mask))
 
 
 def test_local_zscore_takes_its_statistics_from_the_dense_head_and_clips_the_tail():
@@ -184,7 +210,7 @@ def test_every_new_gene_runs_in_the_sandbox_as_in_process(tmp_path, candidates):
     path = tmp_path / "every_new_gene.py"
     path.write_text(render_program(EVERY_NEW_GENE), encoding="utf-8")
     limits = SandboxLimits(wall_seconds=60.0, memory_bytes=2 * 2**30)
-    program = load_program_file(path, limits=limits, task_names=["structural-synthetic"])
+    program = read_program_file(path, task_names=["structural-synthetic"]).sandboxed(limits)
     Q, D, S, ctx, _meter = direct_call(
         synthetic_task(), HashingEncoder(dim=32, two_views=True), candidates
     )

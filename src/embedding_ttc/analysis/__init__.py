@@ -15,7 +15,7 @@ A transfer study runs programs, unchanged, on held-out tasks and encoder familie
   :mod:`~embedding_ttc.analysis.staleness` (which stored cells to recompute),
   :mod:`~embedding_ttc.analysis.manifest` and :mod:`~embedding_ttc.analysis.run_log` (what each
   run wrote and asked);
-* what runs in a cell besides the library: :mod:`~embedding_ttc.analysis.program_files`,
+* what runs in a cell besides the library: :mod:`~embedding_ttc.program_files.program_file`,
   :mod:`~embedding_ttc.analysis.discovered` (a search run's programs), and the learned-head
   baseline, :mod:`~embedding_ttc.analysis.heads` and :mod:`~embedding_ttc.analysis.head_store`;
 * statistics and comparisons: :mod:`~embedding_ttc.analysis.stats` (paired bootstrap),
@@ -25,7 +25,7 @@ A transfer study runs programs, unchanged, on held-out tasks and encoder familie
   discovery tasks alone);
 * the report, computed apart from its rendering: :mod:`~embedding_ttc.analysis.inputs` (what
   a study left on disk), :mod:`~embedding_ttc.analysis.transfer_report` (computed once),
-  :mod:`~embedding_ttc.analysis.tables` and :mod:`~embedding_ttc.analysis.grid` (tables as
+  :mod:`~embedding_ttc.analysis.tables` and :mod:`~embedding_ttc.evaluation.grid` (tables as
   Markdown, CSV, LaTeX), ``figure_data/`` (what each figure draws) and ``figures/``
   (matplotlib), :mod:`~embedding_ttc.analysis.report_page`,
   :mod:`~embedding_ttc.analysis.report_html` and :mod:`~embedding_ttc.analysis.report` (the

@@ -13,9 +13,9 @@ the grid renders as the report's other tables do.
 
 from __future__ import annotations
 
-from embedding_ttc.analysis.grid import Grid
 from embedding_ttc.analysis.headline import HEADLINE_PROGRAMS
 from embedding_ttc.analysis.latency import LatencyRecord
+from embedding_ttc.evaluation.grid import Grid
 
 
 def deploy_grid(headline: Grid | None, latency: LatencyRecord | None) -> Grid | None:

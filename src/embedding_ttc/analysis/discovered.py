@@ -7,7 +7,7 @@ run's records to the selected ones: :class:`AdmittedBy` (a rule and an objective
 :data:`admitted_programs`, the paper's compute rule against P0) is the frontier's admitted
 sequence (:func:`embedding_ttc.runs.frontier.frontier`) without generation 0, which is P0
 and already in every group. :func:`discovered_paths` turns a selection into the program
-files, which :mod:`embedding_ttc.analysis.program_files` reads and checks like any other.
+files, which :mod:`embedding_ttc.program_files.program_file` reads and checks like any other.
 """
 
 from __future__ import annotations

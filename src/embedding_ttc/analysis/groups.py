@@ -15,7 +15,7 @@ values. The learned-head baseline's cells (program ``LearnedHead``) are computed
 program's: the environment's ``heads_root`` holds each encoder's trained head
 (:mod:`embedding_ttc.analysis.heads`, trained before the matrix runs), and
 :meth:`MatrixEnvironment.program` builds it as a program for that encoder's groups. Program
-files (:mod:`embedding_ttc.analysis.program_files`) travel in the environment too, as their
+files (:mod:`embedding_ttc.program_files.program_file`) travel in the environment too, as their
 sources, and are built there into sandboxed programs; their cells record their source's
 sha256.
 """
@@ -31,14 +31,15 @@ from embedding_ttc.analysis.cells import BASELINE, Cell, CellKey, make_cell
 from embedding_ttc.analysis.head_store import HeadStore
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadStoreError
 from embedding_ttc.analysis.plan import GroupJob
-from embedding_ttc.analysis.program_files import FileProgram
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.encoders.named import NamedEncoder
 from embedding_ttc.evaluation.evaluate import run_programs
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
+from embedding_ttc.program_files.program_file import ProgramFile
+from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.programs.base import Program, program_source_sha256
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.tasks.task import RetrievalTask, sample_queries
 
 
@@ -59,6 +60,7 @@ class MatrixEnvironment:
             cells.
         program_files: the study's program files, each built by name into a sandboxed
             program.
+        program_limits: the sandbox's limits of every call of a program file.
 
     """
 
@@ -68,7 +70,8 @@ class MatrixEnvironment:
     device: str = "auto"
     use_cache: bool = True
     heads_root: Path | None = None
-    program_files: tuple[FileProgram, ...] = ()
+    program_files: tuple[ProgramFile, ...] = ()
+    program_limits: SandboxLimits = DEFAULT_LIMITS
 
     def encoder(self, name: str) -> Encoder:
         """Load encoder ``name``, wrapped in the on-disk cache."""
@@ -95,7 +98,7 @@ class MatrixEnvironment:
         """
         for file in self.program_files:
             if file.name == name:
-                return file.build()
+                return file.sandboxed(self.program_limits)
         if name != LEARNED_HEAD:
             return get_program(name)
         if self.heads_root is None:
@@ -134,7 +137,7 @@ Event = GroupStarted | Cell | CellFailure
 def failure_of(exc: BaseException) -> tuple[Status, str]:
     """The status and reason a cell's failure records for ``exc``.
 
-    A :class:`~embedding_ttc.evaluation.outcome.CandidateError` (the sandbox's failures, a
+    A :class:`~embedding_ttc.programs.outcome.CandidateError` (the sandbox's failures, a
     static check's refusal, a bad output) carries both; a ``MemoryError`` is ``memory``; any
     other exception is ``crashed``, its reason the exception's type and message.
     """

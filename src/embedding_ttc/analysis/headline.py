@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from embedding_ttc.analysis.cells import BASELINE as P0
 from embedding_ttc.analysis.comparisons import CellBlock, head_to_head
-from embedding_ttc.analysis.grid import Grid, Value
 from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.evaluation.comparison import DEEP_LOSS
+from embedding_ttc.evaluation.grid import Grid, Value
 
 FUSION_BASELINES: tuple[str, ...] = (
     "BM25DenseRRF",

@@ -41,8 +41,8 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Encoder
+from embedding_ttc.encoders.encode import encode_texts
 from embedding_ttc.errors import EmbeddingTTCError, UnknownNameError
-from embedding_ttc.evaluation.evaluate import encode_texts
 from embedding_ttc.evaluation.ranking import TaskRanker
 from embedding_ttc.programs.base import Matrix
 from embedding_ttc.registry import closest

@@ -24,9 +24,9 @@ from embedding_ttc import __version__
 from embedding_ttc.analysis.cells import BootstrapConfig
 from embedding_ttc.analysis.inputs import ReportError, load_search_run
 from embedding_ttc.analysis.plan import QuerySample, ShortlistPolicy
-from embedding_ttc.analysis.program_files import FileProgram
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.program_files.program_file import ProgramFile
 
 MANIFEST = "transfer.json"
 MANIFEST_SCHEMA_VERSION: Literal[1] = 1
@@ -147,7 +147,7 @@ def write_manifest(
     sample: QuerySample,
     executor: str,
     search_run: Path | None,
-    program_files: Sequence[FileProgram] = (),
+    program_files: Sequence[ProgramFile] = (),
     search_programs: SearchPrograms | None = None,
 ) -> None:
     """Write ``out/transfer.json``; ``search_run`` is checked first (a ledger must be there)."""

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 from embedding_ttc import __version__
 from embedding_ttc.analysis.figure_data.base import Skipped
-from embedding_ttc.analysis.grid import Grid
 from embedding_ttc.analysis.heads import HeadRecord
 from embedding_ttc.analysis.inputs import SearchRun
 from embedding_ttc.analysis.manifest import MANIFEST
@@ -26,6 +25,7 @@ from embedding_ttc.analysis.run_log import (
     total_wall_seconds,
 )
 from embedding_ttc.analysis.tables import sections
+from embedding_ttc.evaluation.grid import Grid
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
@@ -69,7 +69,7 @@ def skipped_html(title: str, skipped: Skipped) -> str:
 
 
 def grid_html(grid: Grid) -> str:
-    """A :class:`~embedding_ttc.analysis.grid.Grid` as an HTML table (Markdown's formats)."""
+    """A :class:`~embedding_ttc.evaluation.grid.Grid` as an HTML table (Markdown's formats)."""
     head = "".join(f"<th>{_e(h)}</th>" for h in grid.header)
     rows = []
     for row in grid.rows:

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import spearmanr
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord, Objective, Scope
 
 Aggregate = Callable[[NDArray[np.float64]], NDArray[np.float64]]

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from embedding_ttc.analysis.cells import BootstrapConfig, BootstrapStats, Cell, CellKey
 from embedding_ttc.analysis.cells import bootstrap_stats as _bootstrap_stats
-from embedding_ttc.analysis.grid import Grid, Value
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.evaluation.grid import Grid, Value
 
 
 class SideBySideError(EmbeddingTTCError):

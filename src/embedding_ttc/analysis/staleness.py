@@ -1,7 +1,7 @@
 """Which stored cells a run must recompute, and which only need their statistics redone.
 
 A cell records its ``shortlist``, its ``query_sample`` and its program's ``version``, or for a
-program file (:mod:`embedding_ttc.analysis.program_files`) the sha256 of its source; a stored
+program file (:mod:`embedding_ttc.program_files.program_file`) the sha256 of its source; a stored
 cell made under another setting than the run's for its task, by another version of its
 program than the installed one, or from another source than the file's now, is stale and is
 recomputed (:func:`to_compute`); cells of unchanged sources are reused. A cell whose

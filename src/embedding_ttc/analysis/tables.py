@@ -1,6 +1,6 @@
 """The transfer tables: a :class:`~embedding_ttc.analysis.transfer_report.TransferReport` as grids.
 
-Each section is a :class:`~embedding_ttc.analysis.grid.Grid`, written by :func:`write_tables`
+Each section is a :class:`~embedding_ttc.evaluation.grid.Grid`, written by :func:`write_tables`
 as ``<section>.md``, ``.csv`` and ``.tex``, with every section but ``cells`` in one
 ``report.md``:
 
@@ -36,11 +36,11 @@ from pathlib import Path
 from embedding_ttc.analysis.cells import CellKey
 from embedding_ttc.analysis.comparisons import FusionComparison, PRFComparison
 from embedding_ttc.analysis.deploy_table import deploy_grid
-from embedding_ttc.analysis.grid import Grid, Value
 from embedding_ttc.analysis.headline import headline_grid
 from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.evaluation.comparison import DEEP_LOSS, Comparison
+from embedding_ttc.evaluation.grid import Grid, Value
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM as REFERENCE
 
 

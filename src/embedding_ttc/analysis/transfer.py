@@ -8,7 +8,7 @@ same configuration again computes only what is still missing (or stale:
 :mod:`embedding_ttc.analysis.staleness`).
 
 Programs are the library's, named, and program files run in the sandbox
-(:mod:`embedding_ttc.analysis.program_files`): those given (``program_files``) and, with a
+(:mod:`embedding_ttc.program_files.program_file`): those given (``program_files``) and, with a
 search run and ``frontier`` among the programs, the programs the run discovered
 (:mod:`embedding_ttc.analysis.discovered`; which ledger records, ``select`` decides). Their
 cells are cells like any other; a program file that fails on a cell is a failure of that cell
@@ -188,6 +188,7 @@ def _environment(config: TransferConfig, study: Study) -> MatrixEnvironment:
         use_cache=config.use_cache,
         heads_root=config.out if study.heads else None,
         program_files=study.files,
+        program_limits=config.program_limits,
     )
 
 

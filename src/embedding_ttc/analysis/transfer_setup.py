@@ -17,7 +17,6 @@ from embedding_ttc.analysis.head_store import HeadStore
 from embedding_ttc.analysis.heads import LEARNED_HEAD, HeadConfig
 from embedding_ttc.analysis.inputs import SearchRun, load_search_run
 from embedding_ttc.analysis.manifest import SearchPrograms
-from embedding_ttc.analysis.program_files import FileProgram, load_file_programs
 from embedding_ttc.analysis.transfer_config import NO_DISCOVERY, TransferConfig
 from embedding_ttc.analysis.transfer_events import (
     SearchProgramsChosen,
@@ -26,6 +25,7 @@ from embedding_ttc.analysis.transfer_events import (
 )
 from embedding_ttc.analysis.transfer_report import default_oracle
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.program_files.program_file import ProgramFile, read_program_files
 from embedding_ttc.programs.catalog import PROGRAMS, resolve_program_names
 from embedding_ttc.tasks.catalog import available_task_names, find_data_root, suite_tasks
 
@@ -58,7 +58,7 @@ class Study:
     data_root: Path | None
     search: SearchRun | None
     programs: list[str]
-    files: tuple[FileProgram, ...]
+    files: tuple[ProgramFile, ...]
     chosen: SearchPrograms | None
     oracle: list[str]
     heads: bool
@@ -125,7 +125,7 @@ def _programs(
     tasks: list[str],
     data_root: Path | None,
     tell: Callable[[TransferEvent], None],
-) -> tuple[list[str], tuple[FileProgram, ...], SearchPrograms | None]:
+) -> tuple[list[str], tuple[ProgramFile, ...], SearchPrograms | None]:
     """The library programs named, the program files, and the search run's programs chosen.
 
     ``frontier`` names the search run's programs when there is a run (``select`` chooses
@@ -153,9 +153,8 @@ def _programs(
         return library, (), chosen
     # The task-universal check refuses a task's name in a program: every task known here.
     known = {*available_task_names(data_root), *tasks}
-    files = load_file_programs(
+    files = read_program_files(
         paths,
-        limits=config.program_limits,
         task_names=known,
         taken=[*PROGRAMS, *library, LEARNED_HEAD],
     )
@@ -174,7 +173,7 @@ def _qualified_name(function: object) -> str:
     return f"{module}.{name}" if module and name else repr(function)
 
 
-def _oracle_names(names: tuple[str, ...], files: tuple[FileProgram, ...]) -> list[str]:
+def _oracle_names(names: tuple[str, ...], files: tuple[ProgramFile, ...]) -> list[str]:
     """The oracle's programs: program files by name, library names and groups resolved."""
     file_names = {f.name for f in files}
     out: list[str] = []

@@ -55,9 +55,9 @@ def _task_names(args: argparse.Namespace) -> tuple[str, ...]:
 def _program(args: argparse.Namespace) -> Any:
     """The program to build: a library name, or a program file read and checked."""
     if args.program_file is not None:
-        from embedding_ttc.deploy.program_file import read_program_file
+        from embedding_ttc.deploy.program_file import read_deployable
 
-        return read_program_file(args.program_file, task_names=_task_names(args))
+        return read_deployable(args.program_file, task_names=_task_names(args))
     from embedding_ttc.programs.catalog import recipe_for
 
     name = args.program or "P0"

@@ -144,10 +144,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate programs on tasks; print a summary table or JSON records."""
     from embedding_ttc.evaluation.first_stage_run import first_stage_candidates
     from embedding_ttc.evaluation.measures import parse_measures
-    from embedding_ttc.evaluation.outcome import Status
     from embedding_ttc.evaluation.output import RunDirectory, RunManifest, SandboxLimitsRecord
     from embedding_ttc.evaluation.records import FailureRow
     from embedding_ttc.programs.catalog import PROGRAMS, get_program, resolve_program_names
+    from embedding_ttc.programs.outcome import Status
     from embedding_ttc.tasks.catalog import find_data_root, load_task_in, locate_task
 
     program_names = resolve_program_names(args.program)
@@ -163,8 +163,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     failures: list[Any] = []
     sandbox_limits = None
     if args.program_file:
+        from embedding_ttc.program_files.program_file import read_program_files
         from embedding_ttc.program_files.sandbox.limits import SandboxLimits
-        from embedding_ttc.program_files.sandbox.program import load_program_files
         from embedding_ttc.tasks.catalog import available_task_names
 
         # The task-universal check refuses task names in a program, the ones named here too.
@@ -175,12 +175,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             timeout_covers=limits.timeout_covers,
             encode_texts_per_item=limits.encode_texts_per_item,
         )
-        files, rejected = load_program_files(
-            args.program_file,
-            limits=limits,
-            task_names=known,
-            taken=[*PROGRAMS, *program_names],
+        read = read_program_files(
+            args.program_file, task_names=known, taken=[*PROGRAMS, *program_names]
         )
+        files = [f.sandboxed(limits) for f in read if f.rejected is None]
+        rejected = [(f.name, f.rejected) for f in read if f.rejected is not None]
         program_names += [p.name for p in files]
         failures += [
             FailureRow(encoder=e, task=t, program=name, status=Status.REJECTED, reason=reason)

@@ -42,7 +42,7 @@
     reranker.search("what causes fever?", k=10)
 
     Index.build("indexes/scifact-g0013", docs, encoder=encoder,
-                program=read_program_file("results/search/programs/g0013.py"))
+                program=read_deployable("results/search/programs/g0013.py"))
 """
 
 from embedding_ttc.deploy.corpus import Document, read_corpus
@@ -53,7 +53,7 @@ from embedding_ttc.deploy.errors import (
     IndexCorruptError,
 )
 from embedding_ttc.deploy.index import Index
-from embedding_ttc.deploy.program_file import ProgramFile, read_program_file
+from embedding_ttc.deploy.program_file import read_deployable
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.programs.catalog import recipe_for
 from embedding_ttc.programs.recipe import Recipe
@@ -65,10 +65,9 @@ __all__ = [
     "EncoderMismatchError",
     "Index",
     "IndexCorruptError",
-    "ProgramFile",
     "Recipe",
     "Reranker",
     "read_corpus",
-    "read_program_file",
+    "read_deployable",
     "recipe_for",
 ]

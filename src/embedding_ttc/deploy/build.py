@@ -12,7 +12,7 @@ restoring corpus-wide BM25 statistics, publishes the manifest listing only it, a
 old segments.
 
 The program is a library program's name, whose recipe is the one it declares, or a program
-file (:class:`~embedding_ttc.deploy.program_file.ProgramFile`), run in the sandbox, whose
+file (:class:`~embedding_ttc.program_files.program_file.ProgramFile`), run in the sandbox, whose
 recipe is derived after the recording pass (:mod:`.derive`, :mod:`.probe`) and written into
 the manifest with its source. Every check of a program file (reading, static checks, a crash
 in the recording pass or the probes, an index-time encode no index can store) happens
@@ -62,7 +62,7 @@ from embedding_ttc.deploy.manifest import (
     SegmentRecord,
     check_tokenizer,
 )
-from embedding_ttc.deploy.program_file import ProgramFile
+from embedding_ttc.deploy.program_file import deployable
 from embedding_ttc.deploy.program_records import ProgramRecord
 from embedding_ttc.deploy.recording import (
     Progress,
@@ -96,7 +96,8 @@ from embedding_ttc.durable import (
     write_lines,
 )
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
-from embedding_ttc.evaluation.evaluate import encode_texts
+from embedding_ttc.encoders.encode import encode_texts
+from embedding_ttc.program_files.program_file import ProgramFile
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
 from embedding_ttc.programs.primitives.lexical import BM25_B, BM25_K1, BM25_METHOD
@@ -229,7 +230,7 @@ def build_index(
     with spill_dir(out) as spill:
         declared: Recipe | None = None  # a program file's recipe is learnt from the recording
         if isinstance(program, ProgramFile):
-            runner: Program = program.sandboxed()
+            runner: Program = deployable(program).sandboxed()
             version = 1
         else:
             declared = recipe_for(program)  # an unknown name fails before anything is encoded

@@ -25,7 +25,7 @@ from embedding_ttc.deploy.recording import record_encodes
 from embedding_ttc.deploy.store import StoreBuilder
 from embedding_ttc.deploy.text_documents import TextDocument
 from embedding_ttc.encoders.base import PASSAGE, Embeddings
-from embedding_ttc.evaluation.evaluate import encode_texts
+from embedding_ttc.encoders.encode import encode_texts
 
 
 class CallerTexts:

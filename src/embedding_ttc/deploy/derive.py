@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.probe import Measured, measure
-from embedding_ttc.deploy.program_file import ProgramFile
+from embedding_ttc.deploy.program_file import provenance
 from embedding_ttc.deploy.program_records import (
     BatchMeasurement,
     DiscoveredRecord,
@@ -56,6 +56,7 @@ from embedding_ttc.deploy.store import IndexEmbeddingStore, StoreKey
 from embedding_ttc.encoders.base import PASSAGE, Embeddings, Encoder
 from embedding_ttc.program_files.checks.imports import import_aliases, qualified_name
 from embedding_ttc.program_files.checks.source import ParsedProgram
+from embedding_ttc.program_files.program_file import ProgramFile
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.primitives.channels import MAX_PIECES_PER_DOC, SPLITTERS
 from embedding_ttc.programs.primitives.chunking import MAX_CHUNKS_PER_DOC
@@ -257,7 +258,7 @@ def derived_program(
     artifacts = derive_artifacts(texts, recorded)  # before the probes: the clearer refusal
     if progress is not None:
         progress("measure the program", 0, 1)
-    lexical = has_lexical_channels(file.parsed)
+    lexical = has_lexical_channels(file.checked())
     ids = [d.id for d in docs]
     measured = measure(program, encoder, store, texts, ids, D, queries, lexical=lexical)
     derived = derive_recipe(artifacts, lexical, measured)
@@ -269,7 +270,7 @@ def derived_program(
         discovered=DiscoveredRecord(
             source=file.source,
             sha256=file.sha256,
-            provenance=file.provenance,
+            provenance=provenance(file),
             recipe=RecipeRecord.of(derived.recipe),
             batch=derived.batch,
         ),

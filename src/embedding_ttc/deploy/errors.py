@@ -29,7 +29,7 @@ class CandidateRequestError(EmbeddingTTCError, ValueError):
     """A rerank request's candidates are bad: an empty list, an unknown id, or an id given twice.
 
     The request is at fault, not the program (whose failures are
-    :class:`~embedding_ttc.evaluation.outcome.CandidateError`): the service answers it with a
+    :class:`~embedding_ttc.programs.outcome.CandidateError`): the service answers it with a
     422 located at the offending candidate. Texts given to ``rerank_texts`` and the adapters
     raise it too, for a malformed document or an empty text.
 

@@ -60,13 +60,14 @@ from embedding_ttc.deploy.manifest import (
     check_tokenizer,
 )
 from embedding_ttc.deploy.manifest_reader import read_manifest
-from embedding_ttc.deploy.program_file import ProgramFile, stored_program
+from embedding_ttc.deploy.program_file import stored_program
 from embedding_ttc.deploy.recording import Progress
 from embedding_ttc.deploy.reindex import reindex_ann
 from embedding_ttc.deploy.segment import Segment
 from embedding_ttc.deploy.store import Reference, SegmentedStore
 from embedding_ttc.durable import check_files
 from embedding_ttc.encoders.base import Encoder, EncoderInfo
+from embedding_ttc.program_files.program_file import ProgramFile
 from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.programs.base import Program, program_version
 from embedding_ttc.programs.catalog import get_program, recipe_for
@@ -277,7 +278,7 @@ class Index:
             encoder: the frozen encoder (usually cached).
             program: a program name of the catalog (parametrised names allowed), or a
                 program file found by the search
-                (:func:`~embedding_ttc.deploy.program_file.read_program_file`), whose recipe
+                (:func:`~embedding_ttc.deploy.program_file.read_deployable`), whose recipe
                 is derived and which is stored in the index and served in the sandbox.
             reference_queries: queries for the reference sample of a batch-statistics
                 program (and the recording pass); pseudo-queries from the corpus if empty.

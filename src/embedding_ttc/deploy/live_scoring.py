@@ -40,8 +40,8 @@ from embedding_ttc.deploy.rerank_results import CandidateScores
 from embedding_ttc.deploy.store import StoreBuilder, StoreEncodeFn
 from embedding_ttc.encoders.base import QUERY, Embeddings, Encoder
 from embedding_ttc.evaluation.batches import SHORTLIST_BATCH
-from embedding_ttc.evaluation.evaluate import check_output
 from embedding_ttc.programs.base import Context, DeployedInputs, Program, TextAnalysisSource
+from embedding_ttc.programs.output import check_output
 from embedding_ttc.programs.primitives.text_analysis import ColumnAnalyses
 from embedding_ttc.programs.recipe import Recipe
 

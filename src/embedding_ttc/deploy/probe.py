@@ -51,9 +51,10 @@ from embedding_ttc.deploy.errors import DeployError
 from embedding_ttc.deploy.program_records import BatchMeasurement
 from embedding_ttc.deploy.store import IndexEmbeddingStore, StoreEncodeFn
 from embedding_ttc.encoders.base import QUERY, Encoder
-from embedding_ttc.evaluation.evaluate import check_output, encode_texts
-from embedding_ttc.evaluation.outcome import CandidateError
+from embedding_ttc.encoders.encode import encode_texts
 from embedding_ttc.programs.base import Context, Matrix, Program
+from embedding_ttc.programs.outcome import CandidateError
+from embedding_ttc.programs.output import check_output
 from embedding_ttc.programs.recipe import BatchKind
 
 PROBE_CANDIDATES = 20

@@ -2,12 +2,13 @@
 
 ``index build --program-file F`` deploys a program that is not in the library: a search's
 ``RUN/programs/gNNNN.py`` (or any file defining ``def program(Q, D, S, ctx)``).
-:func:`read_program_file` reads it and applies the search's static checks
-(:mod:`embedding_ttc.program_files.checks`); its name (the file's stem) must not be a library
-program's, compared without case, since the manifest, ``/health`` and the logs name the
-program served by it. The index keeps a copy of the source with its sha256 and provenance
-(:class:`~embedding_ttc.deploy.program_records.DiscoveredRecord`): a file edited or removed after
-the build changes nothing in the index. Its recipe is derived at build time
+:func:`read_deployable` reads it as every command reads a program file
+(:class:`~embedding_ttc.program_files.program_file.ProgramFile`) and refuses one that failed
+the search's static checks (:mod:`embedding_ttc.program_files.checks`); its name (the file's
+stem) must not be a library program's, compared without case, since the manifest, ``/health``
+and the logs name the program served by it. The index keeps a copy of the source with its
+sha256 and provenance (:class:`~embedding_ttc.deploy.program_records.DiscoveredRecord`): a file
+edited or removed after the build changes nothing in the index. Its recipe is derived at build time
 (:mod:`embedding_ttc.deploy.derive`).
 
 **Serving runs the stored source in the search's sandbox, never in-process.** A discovered
@@ -36,58 +37,59 @@ checks of the installed embedding-ttc (they may have become stricter since the b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from embedding_ttc.deploy.errors import DeployError, IndexCorruptError
 from embedding_ttc.deploy.program_records import DiscoveredRecord, Provenance
 from embedding_ttc.deploy.provenance import provenance_of
+from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.program_files.checks.rules import ProgramRejected
 from embedding_ttc.program_files.checks.source import ParsedProgram, check_source
+from embedding_ttc.program_files.program_file import ProgramFile, read_program_file
 from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram, source_sha256
 from embedding_ttc.programs.catalog import PROGRAMS
-
-
-@dataclass(frozen=True)
-class ProgramFile:
-    """A program file that passed the static checks, ready to be built into an index.
-
-    Attributes:
-        name: the program's name (the file's stem).
-        source: the file's text.
-        parsed: its syntax tree (what the derivation reads the lexical channels from).
-        provenance: where it comes from.
-
-    """
-
-    name: str
-    source: str
-    parsed: ParsedProgram
-    provenance: Provenance
-
-    @property
-    def sha256(self) -> str:
-        """The SHA-256 of :attr:`source`."""
-        return source_sha256(self.source)
-
-    def sandboxed(self, limits: SandboxLimits = DEFAULT_LIMITS) -> SandboxedProgram:
-        """The program, run in the sandbox on every call."""
-        return SandboxedProgram(self.source, self.name, limits)
 
 
 def _check(source: str, where: str, task_names: tuple[str, ...]) -> ParsedProgram:
     try:
         return check_source(source, task_names=task_names)
     except ProgramRejected as exc:
-        detail = exc.reason.removeprefix(f"{exc.constraint}:").strip()
+        raise _refused(exc, where) from None
+
+
+def _refused(exc: ProgramRejected, where: str) -> DeployError:
+    detail = exc.reason.removeprefix(f"{exc.constraint}:").strip()
+    return DeployError(f"{where} fails the search's static check {exc.constraint!r}: {detail}")
+
+
+def deployable(file: ProgramFile) -> ProgramFile:
+    """``file`` if an index may be built of it: checks passed, and no library program's name.
+
+    Raises:
+        DeployError: the file is named like a library program, or failed a static check (the
+            message names the check).
+
+    """
+    library = {name.casefold(): name for name in PROGRAMS}
+    taken = library.get(file.name.casefold())
+    if taken is not None:
         raise DeployError(
-            f"{where} fails the search's static check {exc.constraint!r}: {detail}"
-        ) from None
+            f"program file {file.path}: its name {file.name!r} is the library program "
+            f"{taken!r} (names compare without case); an index of it would be taken for that "
+            "program's, so rename the file"
+        )
+    if file.rejection is not None:
+        raise _refused(file.rejection, f"program file {file.path}")
+    return file
 
 
-def read_program_file(path: Path | str, *, task_names: tuple[str, ...] = ()) -> ProgramFile:
+def read_deployable(path: Path | str, *, task_names: tuple[str, ...] = ()) -> ProgramFile:
     """Read a program file and check it as the search would, before anything is encoded.
+
+    The file is read as every command reads one
+    (:func:`~embedding_ttc.program_files.program_file.read_program_file`), then
+    :func:`deployable` applies the deployment's refusals.
 
     Args:
         path: the file (``def program(Q, D, S, ctx)``).
@@ -99,25 +101,16 @@ def read_program_file(path: Path | str, *, task_names: tuple[str, ...] = ()) -> 
             names the check), or is named like a library program.
 
     """
-    path = Path(path)
     try:
-        source = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DeployError(f"program file {path} does not exist") from None
-    except UnicodeDecodeError as exc:
-        raise DeployError(f"program file {path} is not UTF-8 text ({exc})") from None
-    except OSError as exc:
-        raise DeployError(f"cannot read program file {path}: {exc.strerror}") from None
-    library = {name.casefold(): name for name in PROGRAMS}
-    taken = library.get(path.stem.casefold())
-    if taken is not None:
-        raise DeployError(
-            f"program file {path}: its name {path.stem!r} is the library program {taken!r} "
-            "(names compare without case); an index of it would be taken for that program's, "
-            "so rename the file"
-        )
-    parsed = _check(source, f"program file {path}", task_names)
-    return ProgramFile(path.stem, source, parsed, provenance_of(path, source))
+        file = read_program_file(path, task_names=task_names)
+    except EmbeddingTTCError as exc:
+        raise DeployError(str(exc)) from None
+    return deployable(file)
+
+
+def provenance(file: ProgramFile) -> Provenance:
+    """Where ``file`` comes from: its search run, generation and parent, when it says so."""
+    return provenance_of(file.path, file.source)
 
 
 def stored_program(

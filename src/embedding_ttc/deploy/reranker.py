@@ -17,7 +17,7 @@ why), loaded once into a warm contained child that each call messages
 (:mod:`~embedding_ttc.program_files.sandbox.warm`; a failed call replaces the child); its batch
 kind was measured at build time.
 A failure of such a call (a crash, a timeout) raises
-:class:`~embedding_ttc.evaluation.outcome.CandidateError` with its status and reason.
+:class:`~embedding_ttc.programs.outcome.CandidateError` with its status and reason.
 
 Rankings: best first; ties broken as trec_eval breaks them (descending document id), as in
 :class:`~embedding_ttc.evaluation.ranking.TaskRanker`; a ranking of texts breaks ties by

@@ -55,7 +55,7 @@ from embedding_ttc.deploy.live_index import LiveIndex
 from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST, Reranker
 from embedding_ttc.deploy.text_documents import TextInput
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.evaluation.outcome import CandidateError
+from embedding_ttc.programs.outcome import CandidateError
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

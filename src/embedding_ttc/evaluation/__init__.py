@@ -5,7 +5,7 @@
   (:mod:`~embedding_ttc.evaluation.batches`), or over a user's own first stage
   (:mod:`~embedding_ttc.evaluation.first_stage_run`);
 * :mod:`~embedding_ttc.evaluation.guarded`: programs that may fail, one at a time, and
-  :mod:`~embedding_ttc.evaluation.outcome`: what became of a run (status and reason);
+  :mod:`~embedding_ttc.programs.outcome`: what became of a run (status and reason);
 * :mod:`~embedding_ttc.evaluation.metrics` (nDCG@10 as pytrec_eval computes it),
   :mod:`~embedding_ttc.evaluation.ranking` (scores to rankings) and
   :mod:`~embedding_ttc.evaluation.measures` (the measures of ``--metrics``);

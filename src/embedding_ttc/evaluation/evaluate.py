@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Embeddings, Encoder
+from embedding_ttc.encoders.encode import Progress, encode_texts
 from embedding_ttc.encoders.meter import CostCounts, Meter, MeteredEncoder
 from embedding_ttc.evaluation.batches import (
     Batch,
@@ -36,7 +37,6 @@ from embedding_ttc.evaluation.batches import (
 )
 from embedding_ttc.evaluation.first_stage_run import FirstStageRun
 from embedding_ttc.evaluation.measures import Measures, MeasureScorer
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.ranking import TaskRanker
 from embedding_ttc.evaluation.records import (
     CostRecord,
@@ -47,40 +47,9 @@ from embedding_ttc.evaluation.records import (
 )
 from embedding_ttc.evaluation.run_scope import program_run
 from embedding_ttc.programs.base import Context, Matrix, Program, program_version
+from embedding_ttc.programs.output import check_output
 from embedding_ttc.programs.primitives.tokenizers import tokenizer_name
 from embedding_ttc.tasks.task import RetrievalTask
-
-Progress = Callable[[int], None]
-"""Called with the number of texts just encoded (for progress bars)."""
-
-ENCODE_CHUNK = 256
-
-
-class ProgramOutputError(CandidateError):
-    """A program returned something other than a finite |Q|×|D| float matrix."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(Status.INVALID_OUTPUT, reason)
-        self.args = (reason,)  # the message a user reads is the reason alone
-
-
-def encode_texts(
-    encoder: Encoder, texts: Sequence[str], view: str, progress: Progress | None = None
-) -> Embeddings:
-    """Encode in chunks, longest texts first, so a progress bar moves and padding stays low."""
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    out: Embeddings | None = None
-    for start in range(0, len(order), ENCODE_CHUNK):
-        idx = order[start : start + ENCODE_CHUNK]
-        emb = encoder.encode([texts[i] for i in idx], view=view)
-        if out is None:
-            out = np.empty((len(texts), emb.shape[1]), dtype=np.float32)
-        out[idx] = emb
-        if progress is not None:
-            progress(len(idx))
-    if out is None:
-        return np.zeros((0, encoder.info.dim), dtype=np.float32)
-    return out
 
 
 def _versions() -> dict[str, str]:
@@ -137,19 +106,6 @@ def _cost(counts: CostCounts) -> CostRecord:
         cost_ratio=counts.cost_ratio,
         query_time_cost_ratio=(base_q + prog_q) / base_q if base_q else float("nan"),
     )
-
-
-def check_output(out: object, shape: tuple[int, int], name: str) -> Matrix:
-    """Return ``out`` as a float32 matrix if it is a finite array of ``shape``, else raise."""
-    if not isinstance(out, np.ndarray):
-        raise ProgramOutputError(f"program {name} returned {type(out).__name__}, not an array")
-    if out.shape != shape:
-        raise ProgramOutputError(f"program {name} returned shape {out.shape}, expected {shape}")
-    if not np.issubdtype(out.dtype, np.number):
-        raise ProgramOutputError(f"program {name} returned dtype {out.dtype}")
-    if not np.all(np.isfinite(out)):
-        raise ProgramOutputError(f"program {name} returned non-finite scores")
-    return out.astype(np.float32, copy=False)
 
 
 ScoredRow = tuple[NDArray[np.intp] | None, NDArray[np.float32]]

@@ -18,8 +18,8 @@ from embedding_ttc.evaluation.batches import FirstStage
 from embedding_ttc.evaluation.evaluate import ProgramRun, run_programs
 from embedding_ttc.evaluation.first_stage_run import FirstStageRun
 from embedding_ttc.evaluation.measures import Measures
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.programs.base import Program
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.tasks.task import RetrievalTask
 
 
@@ -44,7 +44,7 @@ def run_guarded(
 ) -> Iterator[ProgramRun | ProgramFailure]:
     """Run each program alone on ``task``; yield its run, or its failure instead of raising.
 
-    A :class:`~embedding_ttc.evaluation.outcome.CandidateError` keeps its status and reason;
+    A :class:`~embedding_ttc.programs.outcome.CandidateError` keeps its status and reason;
     any other user-facing error of the run (its scores could not be used) is recorded as
     ``invalid_output`` with its message. Each program encodes the base embeddings through
     ``encoder`` again, so pass the cached encoder that scored the other programs. The keyword

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from embedding_ttc.durable import refuse_other_schema
 from embedding_ttc.evaluation.comparison import CountedComparison, compare
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 
 TASK_RESULT_SCHEMA_VERSION: Literal[2] = 2
 SUMMARY_SCHEMA_VERSION: Literal[3] = 3

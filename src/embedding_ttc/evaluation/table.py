@@ -12,17 +12,17 @@ Per program, over the tasks of a suite:
   task), in columns after the mean nDCG@10; ``None`` (shown ``–``) for a program that lacks
   the measure on a task.
 
-The object computes; ``to_markdown``, ``to_csv`` and ``to_latex`` only format.
+The object computes; its renderings are :class:`~embedding_ttc.evaluation.grid.Grid` s, which
+only format (``to_markdown``, ``to_csv`` and ``to_latex``).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from embedding_ttc.evaluation.comparison import WTL
+from embedding_ttc.evaluation.grid import Grid, tex_escape
 from embedding_ttc.evaluation.records import SummaryRow
 
 
@@ -88,74 +88,103 @@ class DiscoveryTable:
         lines.sort(key=lambda line: (line.cost_ratio, line.program))
         return cls(encoders.pop(), tasks, lines, metrics)
 
-    def _header(self) -> list[str]:
+    def grid(self) -> Grid:
+        """The table as Markdown shows it: ``c`` to two decimals, the per-task Δ after the means."""
         extra = [f"mean {m}" for m in self.metrics]
-        return ["program", "c", "mean ΔnDCG@10", "W/T/L", "mean nDCG@10", *extra, *self.tasks]
-
-    def _cells(self, line: ProgramLine) -> list[str]:
-        return [
-            line.program,
-            f"{line.cost_ratio:.2f}",
-            f"{line.mean_delta:+.4f}",
-            str(line.wtl),
-            f"{line.mean_ndcg:.4f}",
-            *(_number(line.metrics[m]) for m in self.metrics),
-            *(f"{line.per_task_delta[t]:+.4f}" for t in self.tasks),
-        ]
-
-    def to_markdown(self) -> str:
-        """A GitHub-flavoured Markdown table."""
-        header = self._header()
-        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(self._cells(line)) + " |" for line in self.lines]
-        return "\n".join(out) + "\n"
-
-    def to_csv(self) -> str:
-        """CSV with machine-readable numbers (full precision)."""
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(
-            ["program", "cost_ratio", "mean_delta", "wins", "ties", "losses", "mean_ndcg"]
-            + [f"mean:{m}" for m in self.metrics]
-            + [f"delta:{t}" for t in self.tasks]
-            + ["index_calls", "query_calls", "encode_seconds", "algebra_seconds"]
-        )
-        for ln in self.lines:
-            writer.writerow(
-                [ln.program, ln.cost_ratio, ln.mean_delta, ln.wtl.wins, ln.wtl.ties, ln.wtl.losses]
-                + [ln.mean_ndcg]
-                + ["" if ln.metrics[m] is None else ln.metrics[m] for m in self.metrics]
-                + [ln.per_task_delta[t] for t in self.tasks]
-                + [ln.index_calls, ln.query_calls, ln.encode_seconds, ln.algebra_seconds]
+        header = ("program", "c", "mean ΔnDCG@10", "W/T/L", "mean nDCG@10", *extra, *self.tasks)
+        rows = tuple(
+            (
+                ln.program,
+                ln.cost_ratio,
+                ln.mean_delta,
+                str(ln.wtl),
+                ln.mean_ndcg,
+                *(ln.metrics[m] for m in self.metrics),
+                *(ln.per_task_delta[t] for t in self.tasks),
             )
-        return buf.getvalue()
+            for ln in self.lines
+        )
+        formats = ("", "{:.2f}", "{:+.4f}", "", "{:.4f}", *["{:.4f}"] * len(extra))
+        return Grid(self._title(), header, rows, (*formats, *["{:+.4f}"] * len(self.tasks)))
 
-    def to_latex(self) -> str:
-        """A booktabs table in the layout of the paper's Table 2 (without per-task columns).
+    def latex_grid(self) -> Grid:
+        """The layout of the paper's Table 2 (without per-task columns): ``c`` to one decimal.
 
         The extra measures, if any, follow as columns of their means over the tasks.
         """
-        rows = [
-            rf"\textsc{{{_tex(ln.program)}}} & ${ln.cost_ratio:.1f}$ & ${ln.mean_delta:+.4f}$ & "
-            rf"${ln.wtl}$"
-            + "".join(f" & {_tex_number(ln.metrics[m])}" for m in self.metrics)
-            + r" \\"
-            for ln in self.lines
-        ]
-        n = len(self.tasks)
-        extra = "".join(f" & mean {_tex(m)}" for m in self.metrics)
-        return "\n".join(
-            [
-                rf"\begin{{tabular}}{{@{{}}lccc{'c' * len(self.metrics)}@{{}}}}",
-                r"\toprule",
-                rf"\textbf{{Program}} & $c$ & mean $\Delta$nDCG@10 & W/T/L ({n} tasks){extra} \\",
-                r"\midrule",
-                *rows,
-                r"\bottomrule",
-                r"\end{tabular}",
-                "",
-            ]
+        extra = tuple(f"mean {m}" for m in self.metrics)
+        tex_header = (
+            r"\textbf{Program}",
+            "$c$",
+            r"mean $\Delta$nDCG@10",
+            f"W/T/L ({len(self.tasks)} tasks)",
+            *(f"mean {tex_escape(m)}" for m in self.metrics),
         )
+        rows = tuple(
+            (
+                ln.program,
+                ln.cost_ratio,
+                ln.mean_delta,
+                str(ln.wtl),
+                *(ln.metrics[m] for m in self.metrics),
+            )
+            for ln in self.lines
+        )
+        formats = ("", "{:.1f}", "{:+.4f}", "", *["{:.4f}"] * len(extra))
+        header = ("program", "c", "mean ΔnDCG@10", "W/T/L", *extra)
+        return Grid(self._title(), header, rows, formats, tex_header=tex_header)
+
+    def csv_grid(self) -> Grid:
+        """Machine-readable numbers (full precision), W/T/L in three columns, then the costs."""
+        header = (
+            "program",
+            "cost_ratio",
+            "mean_delta",
+            "wins",
+            "ties",
+            "losses",
+            "mean_ndcg",
+            *(f"mean:{m}" for m in self.metrics),
+            *(f"delta:{t}" for t in self.tasks),
+            "index_calls",
+            "query_calls",
+            "encode_seconds",
+            "algebra_seconds",
+        )
+        rows = tuple(
+            (
+                ln.program,
+                ln.cost_ratio,
+                ln.mean_delta,
+                ln.wtl.wins,
+                ln.wtl.ties,
+                ln.wtl.losses,
+                ln.mean_ndcg,
+                *(ln.metrics[m] for m in self.metrics),
+                *(ln.per_task_delta[t] for t in self.tasks),
+                ln.index_calls,
+                ln.query_calls,
+                ln.encode_seconds,
+                ln.algebra_seconds,
+            )
+            for ln in self.lines
+        )
+        return Grid(self._title(), header, rows, ("",) * len(header))
+
+    def _title(self) -> str:
+        return f"Discovery table: {self.encoder} on {len(self.tasks)} tasks"
+
+    def to_markdown(self) -> str:
+        """A GitHub-flavoured Markdown table."""
+        return self.grid().to_markdown()
+
+    def to_csv(self) -> str:
+        """CSV with machine-readable numbers (full precision)."""
+        return self.csv_grid().to_csv()
+
+    def to_latex(self) -> str:
+        """A booktabs table in the layout of the paper's Table 2 (without per-task columns)."""
+        return self.latex_grid().to_latex()
 
 
 def _mean_over(rows: dict[str, SummaryRow], tasks: list[str], measure: str) -> float | None:
@@ -163,17 +192,3 @@ def _mean_over(rows: dict[str, SummaryRow], tasks: list[str], measure: str) -> f
     values = [rows[t].metrics.get(measure) for t in tasks]
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present and len(present) == len(values) else None
-
-
-def _number(value: float | None) -> str:
-    return "–" if value is None else f"{value:.4f}"
-
-
-def _tex_number(value: float | None) -> str:
-    return "--" if value is None else f"${value:.4f}$"
-
-
-def _tex(text: str) -> str:
-    for ch in "\\&%$#_{}":
-        text = text.replace(ch, "\\" + ch)
-    return text

@@ -13,5 +13,5 @@ the search use to run a program that is not in the library:
   in (limits, containment, the wire protocol, what an outcome means).
 
 What became of a run (its ``Status``, a failure's ``CandidateError``) is
-:mod:`embedding_ttc.evaluation.outcome`.
+:mod:`embedding_ttc.programs.outcome`.
 """

@@ -3,7 +3,7 @@
 Everything that runs a program file (the prompt, the static checks, the sandbox, the ledger,
 ``evaluate --program-file``, a deployed index) speaks of programs through this module, so the
 contract is written once. What became of a candidate (its ``Status``, a failure's
-``CandidateError``) is in :mod:`embedding_ttc.evaluation.outcome`.
+``CandidateError``) is in :mod:`embedding_ttc.programs.outcome`.
 
 A *program file* is ordinary Python source that defines a top-level function
 

@@ -27,7 +27,7 @@ from typing import Literal
 
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.comparison import TIE_THRESHOLD
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord, Objective, Scope
 
 Rule = Literal["compute", "transfer"]

@@ -36,7 +36,7 @@ from scipy.stats import trim_mean
 
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord, Objective, Scope, SuiteScore
 
 PICK_RULE_FILE = "pick-rule.json"

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from embedding_ttc.durable import refuse_other_schema
 from embedding_ttc.evaluation.comparison import WTL, Comparison
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.split import Part
 
 LEDGER_SCHEMA_VERSION: Literal[3] = 3

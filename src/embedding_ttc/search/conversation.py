@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.search.backends.base import ChatReply
 from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.search.state import Attempt, Usage

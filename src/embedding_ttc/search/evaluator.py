@@ -45,9 +45,9 @@ from embedding_ttc.evaluation.comparison import (
     query_deltas,
 )
 from embedding_ttc.evaluation.evaluate import ProgramRun, run_programs
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.programs.p0 import P0
 from embedding_ttc.runs.records import PartOutcome, SuiteScore, TaskDelta, Versus
 from embedding_ttc.runs.split import PARTS, Part, QuerySplit

@@ -34,10 +34,10 @@ from typing import Any
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.encoders.named import NamedEncoder, worker_encoder
 from embedding_ttc.errors import EmbeddingTTCError
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.base import Program
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.ray_runtime import check_executor, ray_session
 from embedding_ttc.search.task_runs import TaskExecutor, TaskJob, TaskRun, run_job
 from embedding_ttc.tasks.task import RetrievalTask

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from embedding_ttc.evaluation.comparison import WTL
-from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.runs.frontier import Frontier, frontier
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.records import LedgerRecord, Objective

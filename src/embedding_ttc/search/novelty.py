@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.programs.catalog import library_modules
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.ledger import Ledger
 
 NOVELTY_THRESHOLD = 0.92

@@ -27,7 +27,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.state import FrontierProgram, SearchState
 from embedding_ttc.search.structural.edits import Edit

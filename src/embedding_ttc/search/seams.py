@@ -23,7 +23,7 @@ from embedding_ttc.programs.base import Program
 from embedding_ttc.runs.records import SuiteScore, TaskDelta
 
 Checker = Callable[[str], object]
-"""Static checks: returns, or raises :class:`~embedding_ttc.evaluation.outcome.CandidateError`."""
+"""Static checks: returns, or raises :class:`~embedding_ttc.programs.outcome.CandidateError`."""
 
 SandboxFactory = Callable[[str, str], Program]
 """``(source, program_id) -> Program`` that runs the source contained."""

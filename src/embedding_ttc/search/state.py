@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 
 

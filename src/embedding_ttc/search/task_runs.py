@@ -2,7 +2,7 @@
 
 A :class:`TaskJob` asks for a program's run(s) on one task; :func:`run_job` computes it with an
 encoder and returns a :class:`TaskRun` per run, or raises the one failure type of a candidate,
-:class:`~embedding_ttc.evaluation.outcome.CandidateError`, with the task named in its reason.
+:class:`~embedding_ttc.programs.outcome.CandidateError`, with the task named in its reason.
 :class:`TaskExecutor` is the seam through which
 :class:`~embedding_ttc.search.evaluator.SuiteEvaluator` has its jobs computed (in this process
 or as Ray tasks: :mod:`~embedding_ttc.search.executors`); every executor computes a job with
@@ -18,10 +18,11 @@ from typing import Protocol
 import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
-from embedding_ttc.evaluation.evaluate import ProgramOutputError, ProgramRun, run_programs
-from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.evaluation.evaluate import ProgramRun, run_programs
 from embedding_ttc.evaluation.records import TaskResult
 from embedding_ttc.programs.base import Program
+from embedding_ttc.programs.outcome import CandidateError, Status
+from embedding_ttc.programs.output import ProgramOutputError
 from embedding_ttc.tasks.task import RetrievalTask
 
 

@@ -7,7 +7,7 @@ the constraint's name (:data:`~embedding_ttc.program_files.contract.CONSTRAINTS`
 
 from __future__ import annotations
 
-from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.programs.outcome import CandidateError, Status
 
 MAX_SOURCE_BYTES = 100_000
 """The largest program file accepted, in UTF-8 bytes."""

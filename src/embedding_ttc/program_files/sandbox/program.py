@@ -41,13 +41,8 @@ well-formed result frame itself and exit: that is no worse than returning that m
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from pathlib import Path
 
-from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.run_scope import current_run
-from embedding_ttc.program_files.checks.rules import ProgramRejected
-from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.program_files.sandbox.session import Session
 from embedding_ttc.program_files.sandbox.verdict import Spent
@@ -62,7 +57,8 @@ def source_sha256(source: str) -> str:
 class SandboxedProgram:
     """A program file's source, run in a fresh contained process on every call.
 
-    Construction runs no static check (see :func:`load_program_file` for that), so tests can
+    Construction runs no static check (a
+    :class:`~embedding_ttc.program_files.program_file.ProgramFile` has run them), so tests can
     hand hostile code straight to the containment. ``source_sha256`` identifies the source
     (:func:`~embedding_ttc.programs.base.program_source_sha256`), as a library program's
     ``version`` identifies its code.
@@ -113,74 +109,3 @@ def run_source(
 ) -> Matrix:
     """Run a program's source once in the sandbox (no static checks) and return its matrix."""
     return SandboxedProgram(source, name, limits)(Q, D, S, ctx)
-
-
-def read_program_source(path: Path) -> str:
-    """A program file's text.
-
-    Raises:
-        EmbeddingTTCError: the file cannot be read, or is not UTF-8 text (naming the file).
-
-    """
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise EmbeddingTTCError(f"program file {path} is not UTF-8 text ({exc})") from None
-    except OSError as exc:
-        raise EmbeddingTTCError(f"cannot read program file {path}: {exc.strerror}") from None
-
-
-def load_program_file(
-    path: Path, *, limits: SandboxLimits = DEFAULT_LIMITS, task_names: Iterable[str] = ()
-) -> SandboxedProgram:
-    """Read a program file, check it statically, and wrap it for sandboxed calls.
-
-    Raises:
-        EmbeddingTTCError: the file cannot be read.
-        ProgramRejected: a static check failed (its ``reason`` names the constraint).
-
-    """
-    source = read_program_source(path)
-    check_source(source, task_names=task_names)
-    return SandboxedProgram(source, Path(path).stem, limits)
-
-
-def load_program_files(
-    paths: Iterable[Path],
-    *,
-    limits: SandboxLimits,
-    task_names: Iterable[str],
-    taken: Iterable[str] = (),
-) -> tuple[list[SandboxedProgram], list[tuple[str, str]]]:
-    """Load several program files: the sandboxed programs, and ``(name, reason)`` rejections.
-
-    A program file is named by its stem, and its results are written under that name, so a
-    name already ``taken`` (the library's programs, the other programs of the command) or
-    used by two files is refused before anything runs: ``P0.py`` would otherwise write its
-    results over the baseline's. Names are compared without case, as a case-insensitive file
-    system would. A file that fails a static check is reported, not raised, so that one bad
-    file among several does not stop the others from running (``evaluate --program-file``).
-
-    Raises:
-        EmbeddingTTCError: a file cannot be read, or its name is taken.
-
-    """
-    paths = [Path(p) for p in paths]
-    used = {name.casefold(): f"the program {name!r}" for name in taken}
-    for path in paths:
-        owner = used.get(path.stem.casefold())
-        if owner is not None:
-            raise EmbeddingTTCError(
-                f"program file {path}: its name {path.stem!r} is taken by {owner}, and its "
-                "results would overwrite that program's; rename the file"
-            )
-        used[path.stem.casefold()] = f"the program file {path}"
-    names = tuple(task_names)
-    programs: list[SandboxedProgram] = []
-    rejected: list[tuple[str, str]] = []
-    for path in paths:
-        try:
-            programs.append(load_program_file(path, limits=limits, task_names=names))
-        except ProgramRejected as exc:
-            rejected.append((path.stem, exc.reason))
-    return programs, rejected

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from embedding_ttc.evaluation.evaluate import ProgramOutputError, check_output
-from embedding_ttc.evaluation.outcome import CandidateError, Status
 from embedding_ttc.program_files.contract import ALLOWED_MODULES
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits, cpu_limit
 from embedding_ttc.program_files.sandbox.wire import (
@@ -26,6 +24,8 @@ from embedding_ttc.program_files.sandbox.wire import (
     ProtocolError,
 )
 from embedding_ttc.programs.base import Matrix
+from embedding_ttc.programs.outcome import CandidateError, Status
+from embedding_ttc.programs.output import ProgramOutputError, check_output
 
 REASON_BYTES = 4000
 """The longest failure reason (message, traceback tail, output tail)."""

@@ -11,7 +11,7 @@ computed (finite; the evaluator ranks candidates only).
 from __future__ import annotations
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.recipe import Recipe
 
 
@@ -25,4 +25,4 @@ class BM25Program:
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the BM25 score of every query-document pair."""
-        return bm25_scores(ctx)
+        return ranked_bm25(ctx)

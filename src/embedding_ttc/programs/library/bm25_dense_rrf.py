@@ -10,7 +10,7 @@ LexicalHybridRRF adds on top of a plain sparse-dense hybrid.
 from __future__ import annotations
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import rrf
 from embedding_ttc.programs.recipe import Recipe
@@ -26,4 +26,4 @@ class BM25DenseRRF:
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``rrf([BM25, S])`` over each query's candidates."""
-        return rrf([bm25_scores(ctx), S], mask_for(ctx, S))
+        return rrf([ranked_bm25(ctx), S], mask_for(ctx, S))

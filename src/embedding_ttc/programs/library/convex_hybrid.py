@@ -2,7 +2,7 @@
 
 ``alpha * norm(S) + (1 - alpha) * norm(BM25)``, each channel normalised over the query's
 candidates, by z-score (:func:`~embedding_ttc.programs.primitives.scores.zscore_rows`) or by
-min-max (:func:`minmax_rows`: Elasticsearch's and
+min-max (:func:`~embedding_ttc.programs.primitives.scores.minmax_rows`: Elasticsearch's and
 OpenSearch's linear retriever with its ``minmax`` normaliser). Bruch, Gai and Ingber ("An
 Analysis of Fusion Functions for Hybrid Retrieval", TOIS 2023) find such convex combinations
 ahead of reciprocal rank fusion once ``alpha`` is tuned on the target domain. ``alpha`` weighs
@@ -26,9 +26,9 @@ from typing import Literal, get_args
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.primitives.channels import mask_for
-from embedding_ttc.programs.primitives.scores import ZSCORE_EPS, Mask, Scores, zscore_rows
+from embedding_ttc.programs.primitives.scores import minmax_rows, zscore_rows
 from embedding_ttc.programs.recipe import Recipe
 
 Normaliser = Literal["zscore", "minmax"]
@@ -40,29 +40,6 @@ CONVEX_NORM: Normaliser = "zscore"
 CONVEX_ALPHA: dict[Normaliser, float] = {"zscore": 0.5, "minmax": 0.3}
 """The default ``alpha`` per normaliser, each its grid's best on discovery (mean Δ +0.2636 for
 z-scores and +0.2433 for min-max, against BM25DenseRRF's +0.1067 and BM25's +0.2165)."""
-
-
-def minmax_rows(S: Matrix, mask: Mask | None = None) -> Scores:
-    """Scale each row to ``[0, 1]`` over its candidates: ``(s - min) / (max - min)``.
-
-    The ``minmax`` normaliser of Elasticsearch's and OpenSearch's linear retriever, per query.
-    A row whose candidates span at most :data:`~embedding_ttc.programs.primitives.scores.
-    ZSCORE_EPS` has no spread to scale by and is all 0, as a constant row's z-scores are;
-    non-candidates are 0.
-    """
-    x = np.asarray(S, dtype=np.float64)
-    if mask is None:
-        low = x.min(axis=1, keepdims=True)
-        high = x.max(axis=1, keepdims=True)
-    else:
-        low = np.where(mask, x, np.inf).min(axis=1, keepdims=True)
-        high = np.where(mask, x, -np.inf).max(axis=1, keepdims=True)
-    span = high - low
-    spread = span > ZSCORE_EPS
-    out = np.where(spread, (x - np.where(spread, low, 0.0)) / np.where(spread, span, 1.0), 0.0)
-    if mask is not None:
-        out = np.where(mask, out, 0.0)
-    return out.astype(np.float32)
 
 
 class ConvexHybrid:
@@ -102,5 +79,5 @@ class ConvexHybrid:
         mask = mask_for(ctx, S)
         scale = minmax_rows if self.norm == "minmax" else zscore_rows
         dense = scale(S, mask).astype(np.float64)
-        lexical = scale(bm25_scores(ctx), mask).astype(np.float64)
+        lexical = scale(ranked_bm25(ctx), mask).astype(np.float64)
         return (self.alpha * dense + (1.0 - self.alpha) * lexical).astype(np.float32)

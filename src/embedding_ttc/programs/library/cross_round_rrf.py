@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from embedding_ttc.programs.base import Context, Matrix
 from embedding_ttc.programs.library.coverage_channels import unit_rows
-from embedding_ttc.programs.library.lexical_channels import (
+from embedding_ttc.programs.library.hybrid_evidence import (
     HYBRID_ARTIFACTS,
     HybridBackbone,
     all_rows,

@@ -41,7 +41,7 @@ Choices where the paper is silent (all global, never tuned per task):
   constant, so RRF sums stay comparable across queries.
 * **Candidates.** Anchors, centroids and statistics are taken over each query's candidates;
   BM25's corpus statistics (IDF, average length) over every document the program is handed,
-  as in LexicalHybridRRF (:mod:`~embedding_ttc.programs.library.lexical_channels`): they are
+  as in LexicalHybridRRF (:mod:`~embedding_ttc.programs.library.hybrid_evidence`): they are
   index-time statistics of the corpus, the same ones a deployed index stores.
 * **Collapsed views.** When the encoder's views share one realisation
   (``ctx.views_collapsed``), an encode that would repeat one already made (documents under
@@ -63,7 +63,7 @@ from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import hybrid_lexical
+from embedding_ttc.programs.library.hybrid_evidence import hybrid_lexical
 from embedding_ttc.programs.primitives.anchors import QUARTER, top_portion
 from embedding_ttc.programs.primitives.channels import (
     ChunkChannel,

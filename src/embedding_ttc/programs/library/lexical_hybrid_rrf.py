@@ -10,7 +10,7 @@ Choices where the paper is silent:
 * the embedding channels are those inherited from the cheaper frontier programs, which is
   what makes the cost 3.9: CoverageTriple's eight (debiased MaxSim and TopMeanSim at three
   granularities, topic, full document) and BidirZScore's bidirectional channel; see
-  :mod:`embedding_ttc.programs.library.lexical_channels`;
+  :mod:`embedding_ttc.programs.library.hybrid_evidence`;
 * the fusion is a flat RRF over the eleven channels, each counting once;
 * ``k`` = 60, the value of Cormack et al., not the ``k`` = 0 the paper prints (see
   :data:`~embedding_ttc.programs.primitives.scores.RRF_K` for why).
@@ -25,7 +25,7 @@ centroid, where the batch form centres every candidate chunk in float64 first).
 from __future__ import annotations
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import (
+from embedding_ttc.programs.library.hybrid_evidence import (
     HYBRID_ARTIFACTS,
     HybridBackbone,
     all_rows,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.primitives.channels import mask_for
 from embedding_ttc.programs.primitives.scores import RRF_K, ranks
 from embedding_ttc.programs.recipe import Recipe
@@ -57,5 +57,5 @@ class WeightedRRF:
         """Return ``w / (k + rank_S) + (1 - w) / (k + rank_BM25)`` (0 at non-candidates)."""
         mask = mask_for(ctx, S)
         dense = 1.0 / (self.k + ranks(S, mask, "average").astype(np.float64))
-        lexical = 1.0 / (self.k + ranks(bm25_scores(ctx), mask, "average").astype(np.float64))
+        lexical = 1.0 / (self.k + ranks(ranked_bm25(ctx), mask, "average").astype(np.float64))
         return (self.w * dense + (1.0 - self.w) * lexical).astype(np.float32)

@@ -1,6 +1,6 @@
 """The lexical channels computed from text analyses: the values of :mod:`.lexical`, bit for bit.
 
-:mod:`.lexical` computes BM25, bigram overlap, query-term coverage and rare-term IDF from the
+:mod:`.lexical` computes bigram overlap, query-term coverage and rare-term IDF from the
 documents' texts, tokenising them on every call. Here the same channels take the documents'
 :class:`~.text_analysis.TextAnalyses` (their token ids and counts and their bigrams, computed
 once per document), so a call's work is the queries' tokens and the algebra over the entries of
@@ -9,18 +9,12 @@ the query terms. Coverage, bigram overlap and rare-term IDF build the same
 documents, numbered in order of first occurrence) and share their algebra
 (:func:`~.lexical.ratio_scores`, :func:`~.lexical.rare_term_scores`).
 
-BM25 is the exception: ``bm25s`` (behind :class:`~.lexical.BM25`) indexes a whole corpus from
-its tokens, per call, which at a deployed query's 1,000 candidates was most of the query's
-time. :func:`bm25_analysed` computes, from the stored counts, the same quantities for the query
-terms only, in the arithmetic ``bm25s`` uses (variant ``lucene``: IDF ``log(1 + (N - df + 0.5)
-/ (df + 0.5))`` rounded to ``float32``, term-frequency part in ``float64``, each product
-rounded to ``float32`` and summed in ``float32`` in the order of the query's tokens), so its
-scores equal ``BM25.fit(docs).scores(queries)`` exactly; a parity test holds it to that.
+BM25 computed from the same analyses is :func:`~embedding_ttc.programs.text.bm25.bm25_analysed`,
+beside :class:`~.lexical.BM25` in BM25's one module.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -28,8 +22,6 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from embedding_ttc.programs.primitives.lexical import (
-    BM25_B,
-    BM25_K1,
     RARE_TERM_QUANTILE,
     TermIncidence,
     bigrams,
@@ -126,50 +118,3 @@ def bigram_overlap_analysed(
     grams = analyses.bigrams
     incidence = _incidence(grams.indptr, grams.values, np.unique(np.concatenate(keys)), name)
     return ratio_scores([bigrams(tokens) for tokens in query_tokens], incidence)
-
-
-def bm25_analysed(query_texts: Sequence[str], analyses: TextAnalyses) -> NDArray[np.float32]:
-    """``BM25.fit(docs).scores(query_texts)`` of the analysed documents (module docstring).
-
-    Args:
-        query_texts: the queries.
-        analyses: the documents' analyses.
-
-    Returns:
-        ``float32`` matrix ``(n_queries, n_docs)``, non-negative.
-
-    """
-    n_docs = analyses.n_docs
-    out = np.zeros((len(query_texts), n_docs), dtype=np.float32)
-    lengths = np.ascontiguousarray(analyses.lengths, dtype=np.int64)
-    if n_docs == 0 or not lengths.any():
-        return out  # BM25.fit indexes nothing: every score is 0
-    # bm25s: avg_doc_len = np.array(lengths).mean(); k1 * ((1 - b) + b * l_d / l_avg) per doc.
-    average = lengths.mean()
-    saturation = BM25_K1 * ((1 - BM25_B) + BM25_B * lengths.astype(np.float64) / average)
-    vocabulary = analyses.vocabulary
-    query_ids = [vocabulary.lookup(tokenize(text)) for text in query_texts]
-    wanted = np.unique(np.concatenate([np.zeros(0, np.int64), *query_ids]))
-    terms = analyses.terms
-    where = np.flatnonzero(np.isin(terms.values[:, 0], wanted[wanted >= 0]))
-    by_term = np.argsort(np.asarray(terms.values[where, 0]), kind="stable")
-    where = where[by_term]
-    ids = np.asarray(terms.values[where, 0], dtype=np.int64)
-    tf = np.asarray(terms.values[where, 1]).astype(np.float32).astype(np.float64)
-    docs = np.searchsorted(terms.indptr, where, side="right") - 1
-    bounds = np.searchsorted(ids, wanted, side="left"), np.searchsorted(ids, wanted, side="right")
-    contributions: dict[int, tuple[NDArray[np.intp], NDArray[np.float32]]] = {}
-    for term, start, stop in zip(wanted.tolist(), *bounds, strict=True):
-        df = int(stop - start)
-        if term < 0 or df == 0:
-            continue
-        idf = np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5)))
-        d, f = docs[start:stop], tf[start:stop]
-        part = (np.float64(idf) * (f / (saturation[d] + f))).astype(np.float32)
-        contributions[term] = (d, part)
-    for row, token_ids in enumerate(query_ids):
-        for term in token_ids.tolist():  # in query order, repeats counted, as bm25s sums
-            found = contributions.get(term)
-            if found is not None:
-                out[row, found[0]] += found[1]
-    return out

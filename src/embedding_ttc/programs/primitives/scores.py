@@ -1,4 +1,4 @@
-"""Score-matrix primitives: z-scores, ranks, reciprocal rank fusion and top-k selection.
+"""Score-matrix primitives: z-scores, min-max, ranks, reciprocal rank fusion and top-k selection.
 
 Every function here is pure numpy: it calls no encoder, never mutates its inputs, is
 deterministic, and returns ``float32`` scores (or ``intp`` indices, or boolean masks).
@@ -31,6 +31,24 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+# What the search's prompt lists (``search.prompts.primitives``): the names it listed before
+# :func:`minmax_rows` moved here, so the prompt stays as it was; every public name imports.
+__all__ = [  # noqa: RUF022 (source order, the order the prompt lists them in)
+    "ZSCORE_EPS",
+    "RRF_K",
+    "candidate_mask",
+    "zscore_rows",
+    "zscore_cols",
+    "ranks",
+    "rrf",
+    "row_candidates",
+    "row_top_k",
+    "row_bottom_k",
+    "top_k_indices",
+    "bottom_k_indices",
+    "median_split",
+]
 
 Mask = NDArray[np.bool_]
 """Boolean ``(n_q, n_d)`` candidate mask; see the module docstring."""
@@ -124,6 +142,34 @@ def zscore_cols(S: ArrayLike, mask: Mask | None = None) -> Scores:
 
     """
     return _zscore(S, mask, axis=0)
+
+
+def minmax_rows(S: ArrayLike, mask: Mask | None = None) -> Scores:
+    """Scale each row to ``[0, 1]`` over its candidates: ``(s - min) / (max - min)``.
+
+    The ``minmax`` normaliser of Elasticsearch's and OpenSearch's linear retriever, per query;
+    Lee (1997) and Bruch, Gai and Ingber (TOIS 2023) pair it with score fusion: every channel
+    spans ``[0, 1]`` for every query, so a fixed convex weight means the same on every task.
+
+    Args:
+        S: ``(n_q, n_d)`` scores.
+        mask: candidate mask (module docstring); ``None`` means all candidates.
+
+    Returns:
+        A new ``float32`` matrix: each query's best candidate 1, its worst 0. A row whose
+        candidates span at most :data:`ZSCORE_EPS` (one candidate, a constant row) has no
+        spread to scale by and is all 0, as a constant row's z-scores are; non-candidates are 0
+        and never read (NaN there is harmless).
+
+    """
+    cand = np.ones(np.shape(S), dtype=bool) if mask is None else mask
+    x = np.where(cand, S, 0.0).astype(np.float64)
+    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
+    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
+    span = high - low
+    spread = span > ZSCORE_EPS
+    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
+    return np.where(cand, scaled, 0.0).astype(np.float32)
 
 
 def ranks(S: ArrayLike, mask: Mask | None = None, ties: Ties = "first") -> Scores:

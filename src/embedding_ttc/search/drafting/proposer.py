@@ -43,8 +43,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.parse import parse_reply
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.search.backends.base import ChatBackend, ChatReply
 from embedding_ttc.search.conversation import (
     REASON_CHARS,

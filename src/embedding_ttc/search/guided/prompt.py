@@ -19,7 +19,7 @@ from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.prompts.common import section, task_introduction
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.state import SearchState
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.edits import Edit
 from embedding_ttc.search.structural.genome import (
     FUSION_LABELS,

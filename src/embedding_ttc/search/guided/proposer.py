@@ -44,7 +44,7 @@ import random
 import time
 from collections.abc import Sequence
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.backends.base import ChatReply, JsonChatBackend
 from embedding_ttc.search.conversation import (
@@ -59,7 +59,7 @@ from embedding_ttc.search.guided.prompt import render_guided_prompt
 from embedding_ttc.search.population import EXPLORE, SEED_MIX, genome_parent, open_genome_parent
 from embedding_ttc.search.proposer import ProposerError, base_seed
 from embedding_ttc.search.state import Proposal, SearchState, Usage
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.edits import (
     Edit,
     GenomeEditError,

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
-from embedding_ttc.evaluation.evaluate import ProgramOutputError, run_programs
-from embedding_ttc.evaluation.outcome import CandidateError, Status
+from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.base import Program
+from embedding_ttc.programs.outcome import CandidateError, Status
+from embedding_ttc.programs.output import ProgramOutputError
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.novelty import closest, registered_structures, structure
 from embedding_ttc.search.precheck.synthetic import synthetic_task
@@ -142,7 +143,7 @@ def precheck(
     Args:
         source: the program file's source.
         checker: the loop's static checks (raises
-            :class:`~embedding_ttc.evaluation.outcome.CandidateError` on a violation).
+            :class:`~embedding_ttc.programs.outcome.CandidateError` on a violation).
         registered: the structures the candidate must differ from.
         sandbox_factory: ``(source, name) -> Program`` running the source contained (with
             short limits, see :func:`precheck_limits`).

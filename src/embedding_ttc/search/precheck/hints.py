@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.search.precheck.check import PrecheckResult
 from embedding_ttc.search.precheck.repairs import ARGUMENTS
 from embedding_ttc.search.prompts.helper_list import helper_modules, helper_signature

@@ -20,8 +20,8 @@ the same state always renders the same text, pinned by a golden test. Its sectio
 
 from __future__ import annotations
 
-from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.contract import INTERFACE_TEXT, PROGRAM_FUNCTION
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.prompts.common import (
     clip,

@@ -36,7 +36,7 @@ import io
 import tokenize
 from collections.abc import Mapping
 
-from embedding_ttc.evaluation.outcome import Status
+from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
 from embedding_ttc.search.backends.base import estimate_tokens
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS

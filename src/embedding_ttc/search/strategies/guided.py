@@ -109,7 +109,7 @@ def resolve_guided(
 def _check_channels(names: Sequence[str]) -> None:
     """Raise naming each of ``names`` that is not a structural channel, with close names."""
     from embedding_ttc.registry import closest
-    from embedding_ttc.search.structural.channels import CHANNELS
+    from embedding_ttc.search.structural.catalogue import CHANNELS
 
     for name in names:
         if name not in CHANNELS:

@@ -48,7 +48,7 @@ proposal is reproducible.
 The modules, each building on the ones before it:
 
 * ``builder``: the text of a program as it is built (imports, constants, helpers, body);
-* ``channels``: the channel catalogue and the code of each channel;
+* ``catalogue``: the channel catalogue and the code of each channel;
 * ``genome``: the genome, its canonical, key and JSON forms, and the base genome (genes
   added later are written only where they apply, so earlier genomes keep their forms and
   render to the same program text);

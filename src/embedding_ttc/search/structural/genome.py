@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 
 NORMALISATIONS: tuple[str, ...] = ("none", "row", "col", "both", "minmax", "local")
 FUSIONS: tuple[str, ...] = ("rrf", "zsum", "wsum", "convex")
@@ -38,7 +38,7 @@ class Genome:
 
     Attributes:
         channels: ``(channel, normalisation)`` pairs, in the order of the channel catalogue
-            (:data:`~embedding_ttc.search.structural.channels.CHANNELS`).
+            (:data:`~embedding_ttc.search.structural.catalogue.CHANNELS`).
         fusion: one of :data:`FUSIONS`.
         rounds: feedback rounds, ``0 .. MAX_ROUNDS``.
         refine: the query refinement of the rounds, one of :data:`REFINEMENTS`.

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable
 from dataclasses import replace
 
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.edits import apply_share
 from embedding_ttc.search.structural.genome import (
     FUSIONS,

@@ -1,12 +1,16 @@
 """The normalisations a channel takes before fusion, and the code each renders.
 
-The z-scores come from ``primitives.scores``. The two normalisations no primitive provides are
-written into the program as helpers, from numpy and the primitives' own rules (the candidate
-mask, ``ZSCORE_EPS`` for "no spread", ``top_k_indices``'s ranking order):
+The z-scores and the per-query min-max (``minmax``: the normalisation Lee (1997) and Bruch et
+al. (2023) pair with score fusion) come from ``primitives.scores``. Renderer version 1
+(:data:`RENDERERS`) wrote the min-max into each program as a helper, :data:`MINMAX_HELPER_V1`;
+programs committed under it keep that text, and their genomes re-render to it byte for byte
+with ``renderer=1``. The current renderer calls the primitive
+(:func:`~embedding_ttc.programs.primitives.scores.minmax_rows`, the same arithmetic).
 
-* ``minmax``: per-query min-max over the query's candidates, the normalisation Lee (1997) and
-  Bruch et al. (2023) pair with score fusion: every channel spans [0, 1] for every query, so
-  a fixed convex weight means the same on every task;
+The normalisation no primitive provides is written into the program as a helper, from numpy
+and the primitives' own rules (the candidate mask, ``ZSCORE_EPS`` for "no spread",
+``top_k_indices``'s ranking order):
+
 * ``local``: a *candidate-local* z-score, whose mean and deviation are those of the query's
   top ``LOCAL_K`` candidates under the dense cosine ``S``. Fusion decides the order of that
   head; standardising by the spread there, not over every candidate, keeps the long tail
@@ -17,24 +21,26 @@ mask, ``ZSCORE_EPS`` for "no spread", ``top_k_indices``'s ranking order):
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 from embedding_ttc.search.structural.builder import ProgramBuilder
 
-MINMAX_HELPER = '''\
-def _minmax_rows(scores, mask):
-    """Min-max over each query's candidates: its best candidate 1, its worst 0.
+RENDERERS: tuple[int, ...] = (1, 2)
+"""The renderer's versions: 1 wrote min-max as a helper in the program, 2 calls the primitive."""
 
-    A query whose candidates span at most ZSCORE_EPS (one candidate, a constant row) is all 0,
-    as the z-scores treat a row without spread; non-candidates are 0.
-    """
-    cand = np.ones(np.shape(scores), dtype=bool) if mask is None else mask
-    x = np.where(cand, scores, 0.0).astype(np.float64)
-    low = x.min(axis=1, keepdims=True, where=cand, initial=np.inf)
-    high = x.max(axis=1, keepdims=True, where=cand, initial=-np.inf)
-    span = high - low
-    spread = span > ZSCORE_EPS
-    scaled = np.where(spread, (x - low) / np.where(spread, span, 1.0), 0.0)
-    return np.where(cand, scaled, 0.0).astype(np.float32)
-'''
+RENDERER = 2
+"""The version new programs are rendered with."""
+
+MINMAX_HELPER_V1 = (files("embedding_ttc.search.structural") / "minmax_helper_v1.txt").read_text(
+    encoding="utf-8"
+)
+"""The min-max helper renderer version 1 wrote into each program, frozen as data.
+
+It is the text that committed program files with a min-max channel hold (``results/``); it is
+kept only so that their genomes re-render byte for byte. The package's min-max is
+:func:`~embedding_ttc.programs.primitives.scores.minmax_rows` (the same arithmetic, held to
+the helper bit for bit by a parity test), which version 2 calls.
+"""
 
 LOCAL_HELPER = '''\
 def _local_zscore(scores, dense, mask):
@@ -61,13 +67,22 @@ def _local_zscore(scores, dense, mask):
 '''
 
 
-def normalised(expr: str, norm: str, b: ProgramBuilder) -> str:
+def normalised(expr: str, norm: str, b: ProgramBuilder, renderer: int = RENDERER) -> str:
     """The expression of channel ``expr`` under ``norm`` (a gene of ``genome.NORMALISATIONS``).
 
+    Args:
+        expr: the channel's expression.
+        norm: the normalisation.
+        b: the program being built.
+        renderer: the renderer's version (:data:`RENDERERS`); only ``minmax`` renders
+            differently across versions.
+
     Raises:
-        ValueError: on an unknown normalisation.
+        ValueError: on an unknown normalisation or renderer version.
 
     """
+    if renderer not in RENDERERS:
+        raise ValueError(f"unknown renderer version {renderer!r}; versions: {RENDERERS}")
     if norm == "none":
         return expr
     if norm == "row":
@@ -79,10 +94,13 @@ def normalised(expr: str, norm: str, b: ProgramBuilder) -> str:
     if norm == "both":
         b.need("scores", "zscore_rows", "zscore_cols")
         return f"zscore_rows(zscore_cols({expr}, mask), mask)"
-    if norm == "minmax":
+    if norm == "minmax" and renderer == 1:
         b.need("scores", "ZSCORE_EPS")
-        b.helpers["_minmax_rows"] = MINMAX_HELPER
+        b.helpers["_minmax_rows"] = MINMAX_HELPER_V1
         return f"_minmax_rows({expr}, mask)"
+    if norm == "minmax":
+        b.need("scores", "minmax_rows")
+        return f"minmax_rows({expr}, mask)"
     if norm == "local":
         b.need("scores", "ZSCORE_EPS", "top_k_indices")
         b.constant("LOCAL_K")

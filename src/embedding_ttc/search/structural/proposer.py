@@ -8,7 +8,7 @@ import time
 
 from embedding_ttc.search.population import best_genome
 from embedding_ttc.search.state import Proposal, SearchState, Usage
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.genome import (
     BASE_GENOME,
     Genome,

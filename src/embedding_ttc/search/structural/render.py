@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from embedding_ttc.search.structural.builder import ProgramBuilder, use_rocchio
-from embedding_ttc.search.structural.channels import CHANNELS
+from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.genome import Genome, fusion_label
-from embedding_ttc.search.structural.normalise import normalised
+from embedding_ttc.search.structural.normalise import RENDERER, normalised
 
 AUX_WEIGHT = 0.5
 """Weight of every channel after the first in the weighted-sum fusion."""
@@ -89,7 +89,12 @@ def _feedback_round(genome: Genome, round_no: int, b: ProgramBuilder) -> None:
 
 
 def render_program(
-    genome: Genome, *, novelty: str = "", hypothesis: str = "", parent_id: str | None = None
+    genome: Genome,
+    *,
+    novelty: str = "",
+    hypothesis: str = "",
+    parent_id: str | None = None,
+    renderer: int = RENDERER,
 ) -> str:
     """The program file of ``genome``, with its header docstring.
 
@@ -98,6 +103,8 @@ def render_program(
         novelty: the header's ``Novelty:`` sentence.
         hypothesis: the header's ``Hypothesis:`` sentence.
         parent_id: the header's ``Parent:`` id (``None`` renders ``none``).
+        renderer: the renderer's version (``normalise.RENDERERS``): the current one for a new
+            program, 1 to re-render a genome committed under version 1 as it was written.
 
     Returns:
         Python source defining ``program(Q, D, S, ctx)``.
@@ -108,7 +115,7 @@ def render_program(
     b.lines("n_q, n_d = S.shape", "mask = candidate_mask(n_q, n_d, ctx.candidates)")
     exprs = []
     for name, norm in genome.channels:
-        exprs.append(normalised(CHANNELS[name].emit(b), norm, b))
+        exprs.append(normalised(CHANNELS[name].emit(b), norm, b, renderer))
     b.lines("channels = [", *(f"    {e}," for e in exprs), "]")
     _fuse(genome, b)
     if genome.rounds:

@@ -1,4 +1,4 @@
-"""Encoder-free lexical channels and the embedding backbone of the hybrid RRF programs.
+"""The evidence the hybrid RRF programs fuse: encoder-free lexical channels, embedding backbone.
 
 The lexical channels (no encoder call) of LexicalHybridRRF (paper App. "LexicalHybridRRF"):
 BM25-style IDF-weighted word overlap (Okapi BM25, Robertson et al. 1995, through
@@ -41,13 +41,13 @@ from embedding_ttc.programs.library.bidir_zscore import (
 from embedding_ttc.programs.library.coverage_channels import COVERAGE_ARTIFACTS, CoverageChannels
 from embedding_ttc.programs.primitives.lexical_analysed import (
     bigram_overlap_analysed,
-    bm25_analysed,
     query_term_coverage_analysed,
     rare_term_idf_analysed,
 )
 from embedding_ttc.programs.primitives.scores import Mask, Scores
 from embedding_ttc.programs.primitives.text_analysis import TextAnalyses, analyses_of
 from embedding_ttc.programs.recipe import Artifact
+from embedding_ttc.programs.text.bm25 import bm25_analysed
 
 
 def ranked_columns(ctx: Context) -> NDArray[np.intp]:
@@ -114,8 +114,14 @@ def head_context(ctx: Context, rows: int) -> Context:
     )
 
 
-def bm25_scores(ctx: Context) -> Scores:
-    """Okapi BM25 of every query against the ranked documents (no encoder call)."""
+def ranked_bm25(ctx: Context) -> Scores:
+    """Okapi BM25 of every query against the ranked documents (no encoder call).
+
+    Unlike :func:`~embedding_ttc.programs.primitives.channels.bm25_scores`, whose statistics
+    are over every document of the call, the IDF and average length here are the ranked
+    documents' (:func:`ranked_columns`); both score through
+    :mod:`~embedding_ttc.programs.text.bm25`.
+    """
     return _over_ranked(ctx, [bm25_analysed])[0]
 
 
