@@ -8,21 +8,16 @@ packaged ``tokenlearn-static-64`` encoder for both the pre-check and the evaluat
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
 from pathlib import Path
 
 import pytest
 
-from embedding_ttc.cli.search import _spec, add_search_commands
 from embedding_ttc.encoders.catalog import load_encoder
-from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
-from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.base import ChatBackend, price_usd
@@ -56,7 +51,6 @@ from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply, http_error
-from .specs import spec
 from .test_prompt import small_state
 from .test_proposers import FakeLlama, fake_llama_cpp  # noqa: F401 (a fixture)
 from fakes import HashingEncoder
@@ -523,33 +517,6 @@ def test_invalid_settings():
 # The CLI's defaults
 
 
-def search_args(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    return parser.parse_args(["search", "--run-dir", "x", *argv])
-
-
-def test_cli_drafting_defaults():
-    assert _spec(search_args("--proposer", "llama-cpp")) == spec(
-        "draft", "llama-cpp", drafts=3, repair_rounds=1, prompt="compact", precheck=True
-    )
-    single = spec("draft", "openai")  # one draft of the full prompt: the single draft
-    assert _spec(search_args("--proposer", "openai")) == single
-    assert single.options == {
-        "drafts": 1, "repair_rounds": 0, "prompt": "full", "context_tokens": 3000,
-        "precheck": False,
-    }  # fmt: skip
-    assert _spec(search_args("--proposer", "structural")) == spec("structural")
-    assert _spec(search_args("--proposer", "openai", "--drafts", "2")) == spec(
-        "draft", "openai", drafts=2, repair_rounds=0, prompt="full", precheck=True
-    )
-    options = _spec(search_args("--proposer", "llama-cpp", "--no-precheck", "--drafts", "1"))
-    assert not options.options["precheck"] and options.options["drafts"] == 1
-    assert _spec(search_args("--proposer", "anthropic", "--precheck")) != spec("draft", "anthropic")
-    with pytest.raises(EmbeddingTTCError, match="need an LLM proposer"):
-        _spec(search_args("--proposer", "structural", "--prompt", "compact"))
-
-
 # ---------------------------------------------------------------------------------------------
 # End to end
 
@@ -599,60 +566,6 @@ def test_two_generations_of_the_loop_record_the_attempts(tmp_path: Path, package
     assert "near-duplicate of g0001" in str(g2.attempts[0]["reason"])
     assert (g2.tokens_in, g2.tokens_out) == (2300, 270)
     assert g2.per_task_delta.keys() == {"aila_statutes"}
-
-
-def test_the_search_command_wires_drafting(tmp_path: Path, packaged_datasets, capsys):
-    from embedding_ttc.cli import main
-
-    run_dir = tmp_path / "run"
-    with CannedServer([Reply(fence(BROKEN)), Reply(fence(FIXED))]) as server:
-        code = main(
-            [
-                "search",
-                "--proposer",
-                "openai",
-                "--model",
-                "canned",
-                "--base-url",
-                server.openai_base_url,
-                "--task",
-                "aila_statutes",
-                "--generations",
-                "1",
-                "--encoder",
-                "tokenlearn-static-64",
-                "--run-dir",
-                str(run_dir),
-                "--data-dir",
-                str(packaged_datasets),
-                "--cache-dir",
-                str(tmp_path / "cache"),
-                "--drafts",
-                "2",
-                "--prompt",
-                "compact",
-            ]
-        )
-        prompts = server.prompts
-    assert code == 0, capsys.readouterr().err
-    g1 = Ledger(run_dir).records[1]
-    assert g1.status == Status.OK and len(g1.attempts) == 1
-    assert prompts[0] is not None and "## Helpers" in prompts[0]
-    config = json.loads((run_dir / "search.json").read_text())
-    assert config["proposer"] == {
-        "strategy": "draft",
-        "backend": "openai",
-        "options": {
-            "drafts": 2,
-            "repair_rounds": 0,
-            "prompt": "compact",
-            "context_tokens": 3000,
-            "precheck": True,
-        },
-    }
-    recorded = read_run_config(run_dir)
-    assert recorded is not None and recorded.proposer.options["drafts"] == 2
-    assert str(recorded.proposer) == "openai"
 
 
 LOST_CONSTANTS = """import numpy as np

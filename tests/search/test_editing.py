@@ -316,45 +316,6 @@ def test_in_the_loop_each_edit_leaves_a_lesson_the_next_prompt_shows(server, tmp
     assert (tmp_path / "programs" / "g0002.py").read_text().count("np.sort(S, axis=0)") == 1
 
 
-def test_the_command_line_selects_and_records_the_edit_mode():
-    import argparse
-
-    from embedding_ttc.cli.search import _spec, add_search_commands
-    from embedding_ttc.errors import EmbeddingTTCError
-    from embedding_ttc.runs.config import RunConfig
-
-    from .specs import spec
-
-    def args(*argv: str) -> argparse.Namespace:
-        parser = argparse.ArgumentParser()
-        add_search_commands(parser.add_subparsers())
-        return parser.parse_args(["search", "--run-dir", "x", *argv])
-
-    edit = args("--proposer", "llama-cpp", "--llm-mode", "edit")
-    assert _spec(edit) == spec("edit", "llama-cpp", ideas=True)
-    assert _spec(args("--proposer", "llama-cpp")).strategy == "draft"  # drafting by default
-    options = _spec(args("--proposer", "openai", "--llm-mode", "edit", "--repair-rounds", "0"))
-    assert options == spec("edit", "openai", repair_rounds=0, ideas=True)
-    plain = args("--proposer", "llama-cpp", "--llm-mode", "edit", "--no-edit-ideas")
-    assert _spec(plain) == spec("edit", "llama-cpp")
-    guided = _spec(args("--proposer", "llama-cpp", "--llm-mode", "guided"))
-    assert "ideas" not in guided.options  # the guided proposer writes no edit
-    # A run recorded before the ideas existed resumes without them, as it ran.
-    recorded = RunConfig.model_validate_json(
-        (REPO / "results" / "proposers" / "edit" / "search.json").read_text()
-    )
-    assert recorded.proposer.strategy == "edit" and recorded.proposer.options["ideas"] is False
-    config = RunConfig(
-        suite="discovery", tasks=["a"], encoder="e", proposer=options, model=None, seed=0,
-        shortlist=None,
-    )  # fmt: skip
-    assert RunConfig.model_validate_json(config.model_dump_json()) == config
-    with pytest.raises(EmbeddingTTCError, match="needs an LLM proposer"):
-        _spec(args("--proposer", "structural", "--llm-mode", "edit"))
-    with pytest.raises(EmbeddingTTCError, match="drafting options"):
-        _spec(args("--proposer", "openai", "--llm-mode", "edit", "--drafts", "2"))
-
-
 # --- a whole-program reply, seeds, and the format example ------------------------------------
 
 WHOLE = """\

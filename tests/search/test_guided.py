@@ -297,44 +297,6 @@ def test_a_backend_that_cannot_constrain_json_is_refused(server):
         GuidedStructuralProposer(AnthropicBackend(base_url=server.url, max_retries=0))
 
 
-def test_the_command_line_builds_the_guided_proposer():
-    import argparse
-
-    from embedding_ttc.cli.search import _spec, add_search_commands
-    from embedding_ttc.errors import EmbeddingTTCError
-    from embedding_ttc.search.strategies import Collaborators, build_proposer
-    from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
-
-    from .specs import spec
-
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
-    args = parser.parse_args(argv)
-    options = _spec(args)
-    assert options == spec("guided", "openai", offers=GUIDED_OFFERS, share=True)
-    every = _spec(parser.parse_args([*argv, "--guided-offers", "0", "--no-guided-share"]))
-    assert every == spec("guided", "openai", offers=0)
-    with pytest.raises(EmbeddingTTCError, match="at least 0"):
-        _spec(parser.parse_args([*argv, "--guided-offers", "-1"]))
-    edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
-    with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
-        _spec(parser.parse_args([*edit_argv, "--guided-offers", "4"]))
-    with pytest.raises(EmbeddingTTCError, match="--guided-share is --llm-mode guided's option"):
-        _spec(parser.parse_args([*edit_argv, "--guided-share"]))
-    assert "share" not in _spec(parser.parse_args(edit_argv)).options
-    with pytest.raises(EmbeddingTTCError, match="not --llm-mode guided's"):
-        _spec(parser.parse_args([*argv, "--drafts", "2"]))
-    with CannedServer() as canned:
-        anthropic = AnthropicBackend(base_url=canned.url, max_retries=0)
-        refused = options.model_copy(update={"backend": "anthropic"})
-        with pytest.raises(EmbeddingTTCError, match="needs a backend that constrains JSON"):
-            build_proposer(refused, anthropic, Collaborators())
-        openai = OpenAIBackend(model="m", base_url=canned.openai_base_url, max_retries=0)
-        built = build_proposer(options, openai, Collaborators())
-        assert isinstance(built, GuidedStructuralProposer)
-
-
 def test_view_channels_are_not_offered_when_the_views_collapse(server):
     from embedding_ttc.search.structural.edits import offered_channels
 
@@ -443,31 +405,6 @@ def test_an_anchored_proposer_repairs_a_reply_dropping_the_kept_channel(server):
                if o["properties"]["op"]["const"] in ("drop_channel", "swap_channel"))  # fmt: skip
     with pytest.raises(ValueError, match="cannot keep 'S': not a channel"):
         GuidedStructuralProposer(backend(server), keep=("S",))
-
-
-def test_the_command_line_records_kept_channels_and_suggests_names():
-    import argparse
-
-    from embedding_ttc.cli.search import _spec, add_search_commands
-    from embedding_ttc.errors import EmbeddingTTCError
-    from embedding_ttc.search.strategies import Collaborators, build_proposer
-    from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
-
-    from .specs import spec
-
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
-    anchored = _spec(parser.parse_args([*argv, "--guided-keep", "dense"]))
-    assert anchored == spec("guided", "openai", offers=GUIDED_OFFERS, keep=("dense",), share=True)
-    with pytest.raises(EmbeddingTTCError, match="'dens' is not a channel; did you mean dense"):
-        _spec(parser.parse_args([*argv, "--guided-keep", "dens"]))
-    edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
-    with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
-        _spec(parser.parse_args([*edit_argv, "--guided-keep", "dense"]))
-    inner = OpenAIBackend(model="m", base_url="http://127.0.0.1:9", max_retries=0)
-    proposer = build_proposer(anchored, inner, Collaborators(seed=1))
-    assert isinstance(proposer, GuidedStructuralProposer) and proposer.keep == ("dense",)
 
 
 def test_a_guided_run_recorded_before_keep_resumes_keeping_nothing(tmp_path):

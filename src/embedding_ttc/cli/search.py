@@ -1,10 +1,13 @@
-"""The ``search`` command: thin wiring of the search's collaborators."""
+"""The ``search`` command: its flags turned into a run's config and setup, then opened.
+
+The search itself is :func:`embedding_ttc.search.open.open_search`; this module only reads
+the command line into its :class:`~embedding_ttc.runs.config.RunConfig` and
+:class:`~embedding_ttc.search.open.SearchSetup` and prints the progress and the frontier.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,74 +25,28 @@ from embedding_ttc.ray_runtime import EXECUTORS
 from embedding_ttc.runs.config import ProposerSpec, RunConfig, RunLimits
 from embedding_ttc.runs.records import OBJECTIVES
 from embedding_ttc.runs.split import VALIDATION_SHARE, SplitSettings
+from embedding_ttc.search.limits import DEFAULT_MEMORY_GB
 from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.strategies.draft import API_DEFAULTS, LOCAL_DEFAULTS
 from embedding_ttc.search.strategies.flags import LLM_MODES, ProposerFlags, resolve_spec
 from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
 
-if TYPE_CHECKING:  # the proposer imports the evaluator and every program: not at parse time
-    from rich.console import Console
-
-    from embedding_ttc.runs.ledger import Ledger
-    from embedding_ttc.search.drafting.proposer import Precheck
-    from embedding_ttc.search.evaluator import SuiteEvaluator
-    from embedding_ttc.search.loop import SearchLoop
-    from embedding_ttc.search.proposer import Proposer
+if TYPE_CHECKING:  # the loop imports the evaluator and every program: not at parse time
+    from embedding_ttc.search.open import SearchSetup
 
 DEFAULT_PROPOSER = "structural"
 DEFAULT_REFERENCE = REFERENCE_PROGRAM
 
 
-DEFAULT_MEMORY_GB = 8
-"""``--memory-gb``: the address-space limit of a candidate."""
-
-
 def _limits(args: argparse.Namespace, recorded: RunConfig | None) -> RunLimits:
-    """The sandbox's limits of the run: those asked, else those recorded, else the defaults.
+    """The sandbox's limits the options ask (:func:`~embedding_ttc.search.limits.run_limits`)."""
+    from embedding_ttc.search.limits import run_limits
 
-    A run recorded before its limits were ran with the wall time not counting the encodes
-    the parent served and an encoder budget of 256 texts per query and document: it resumes
-    under those (with the timeout and memory asked, which were not recorded either).
-    """
-    from embedding_ttc.program_files.sandbox.limits import (
-        DEFAULT_ENCODE_TEXTS_PER_ITEM,
-        DEFAULT_WALL_SECONDS,
-        LEGACY_ENCODE_TEXTS_PER_ITEM,
-        LEGACY_WALL_SECONDS,
-    )
-
-    base = RunLimits(
-        timeout_seconds=DEFAULT_WALL_SECONDS,
-        encode_texts_per_item=DEFAULT_ENCODE_TEXTS_PER_ITEM,
-        memory_gb=DEFAULT_MEMORY_GB,
-    )
-    if recorded is not None:
-        base = recorded.limits or base.model_copy(
-            update={
-                "timeout_seconds": LEGACY_WALL_SECONDS,
-                "timeout_covers": "program",
-                "encode_texts_per_item": LEGACY_ENCODE_TEXTS_PER_ITEM,
-            }
-        )
-    asked = {
-        "timeout_seconds": args.timeout,
-        "encode_texts_per_item": args.encode_budget,
-        "memory_gb": args.memory_gb,
-    }
-    return RunLimits.model_validate(
-        {**base.model_dump(), **{k: v for k, v in asked.items() if v is not None}}
-    )
-
-
-def sandbox_limits(limits: RunLimits) -> Any:
-    """The :class:`~embedding_ttc.program_files.sandbox.limits.SandboxLimits` of a run."""
-    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
-
-    return SandboxLimits(
-        wall_seconds=limits.timeout_seconds,
-        memory_bytes=limits.memory_gb * 2**30,
-        encode_texts_per_item=limits.encode_texts_per_item,
-        timeout_covers=limits.timeout_covers,
+    return run_limits(
+        recorded,
+        timeout_seconds=args.timeout,
+        encode_texts_per_item=args.encode_budget,
+        memory_gb=args.memory_gb,
     )
 
 
@@ -145,22 +102,15 @@ def _reference(args: argparse.Namespace) -> str | None:
     return None if args.reference.lower() == "none" else str(args.reference)
 
 
-def _default_model(proposer: str) -> str | None:
-    """The model a proposer uses when none is named and the run records it (local GGUF)."""
-    if proposer == "llama-cpp":
-        from embedding_ttc.llm.gguf import DEFAULT_LLM
-
-        return DEFAULT_LLM
-    return None
-
-
 def _model_name(args: argparse.Namespace) -> str | None:
     """The LLM the run uses, as recorded: ``--model``, else the local GGUF (named or default)."""
     if args.model:
         return str(args.model)
     if args.proposer == "llama-cpp" and args.llm_model:
         return str(args.llm_model)
-    return _default_model(args.proposer)
+    from embedding_ttc.search.open import default_model
+
+    return default_model(args.proposer)
 
 
 def _spec(args: argparse.Namespace, *, peer: bool = False) -> ProposerSpec:
@@ -184,41 +134,36 @@ def _spec(args: argparse.Namespace, *, peer: bool = False) -> ProposerSpec:
     return resolve_spec(flags, peer=peer)
 
 
-def _proposer(args: argparse.Namespace, spec: ProposerSpec, precheck: Precheck) -> Proposer:
-    """The proposer ``spec`` names, over the backend the options configure."""
-    from embedding_ttc.search.backends.catalog import make_backend
-    from embedding_ttc.search.strategies import Collaborators, build_proposer
+def _setup(args: argparse.Namespace) -> SearchSetup:
+    """Where and how the run goes, as the options say."""
+    from embedding_ttc.search.open import BackendSetup, SearchSetup
 
-    backend = None
-    if spec.backend is not None:
-        options: dict[str, object] = {"seed": args.seed}
-        if args.model:
-            options["model"] = args.model
-        if args.base_url:
-            options["base_url"] = args.base_url
-        if args.llm_model:
-            options["model_path"] = args.llm_model
-        if spec.backend == "llama-cpp":
-            # One thread: on a busy two-core machine llama.cpp generates faster with 1 than 2.
-            options["n_threads"] = args.llm_threads or 1
-        backend = make_backend(spec.backend, **options)
-    given = Collaborators(seed=args.seed, precheck=precheck, reference=_reference(args))
-    return build_proposer(spec, backend, given)
+    return SearchSetup(
+        run_dir=args.run_dir,
+        data_dir=args.data_dir,
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache,
+        device=args.device,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        top_k=args.top_k,
+        pick_rule=args.pick_rule,
+        backend=BackendSetup(base_url=args.base_url, threads=args.llm_threads),
+    )
 
 
-def _check_executor(args: argparse.Namespace) -> None:
-    """Refuse an unknown executor (suggesting names) or a missing extra before anything runs.
+def _run_config(args: argparse.Namespace, setup: SearchSetup) -> RunConfig:
+    """The run's configuration as the options ask it, limits derived from the recorded run."""
+    from embedding_ttc.runs.config import read_run_config
+    from embedding_ttc.search.open import check_executor
+    from embedding_ttc.tasks.catalog import suite_tasks
 
-    The executor is not part of the :class:`RunConfig`: it changes where the candidates run,
-    not their records, so a run may resume under another executor.
-    """
-    from embedding_ttc.ray_runtime import check_executor, import_ray
-    from embedding_ttc.search.executors import PURPOSE
-
-    if check_executor(args.executor) == "ray":
-        import_ray(PURPOSE)
-    elif args.ray_address:
-        raise EmbeddingTTCError("search: --ray-address is for --executor ray")
+    check_executor(setup)  # before the run directory is read
+    recorded = read_run_config(setup.run_dir)
+    try:
+        return _config(args, list(args.task or suite_tasks(args.suite)), recorded=recorded)
+    except ValueError as exc:  # an objective against no reference, a limit that is not one
+        raise EmbeddingTTCError(f"search: {exc}") from None
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -226,6 +171,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from embedding_ttc.runs.frontier import Frontier, render_frontier
     from embedding_ttc.runs.records import LedgerRecord
     from embedding_ttc.search.loop import Budget, LoopEvents
+    from embedding_ttc.search.open import open_search
 
     console = rich_console(highlight=False)
 
@@ -240,7 +186,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"best {best:+.4f} · frontier {len(front.pareto)} · {record.seconds:.1f} s"
         )
 
-    with open_search_loop(args, console=console) as loop:
+    setup = _setup(args)
+    config = _run_config(args, setup)
+    with open_search(config, setup, say=console.print) as loop:
         front = loop.run(
             Budget(
                 args.generations,
@@ -251,148 +199,6 @@ def cmd_search(args: argparse.Namespace) -> int:
         )
     print(render_frontier(front, len(loop.ledger.records)))
     return 0
-
-
-@contextmanager
-def open_search_loop(
-    args: argparse.Namespace,
-    *,
-    make_proposer: Callable[[Precheck], Proposer] | None = None,
-    console: Console | None = None,
-) -> Iterator[SearchLoop]:
-    """The search loop ``search`` runs, wired from its options, for the block.
-
-    Records the run's configuration and split in ``args.run_dir`` (refusing a resume under
-    other settings), loads the tasks and the encoder, and builds the checker, sandbox,
-    evaluator and ledger exactly as ``search`` does. ``make_proposer`` replaces the proposer
-    the options name (it is given the pre-check the drafting proposer would use); a peer
-    that writes its programs elsewhere (:mod:`~embedding_ttc.search.external`) passes its own.
-    """
-    from embedding_ttc.cli.common import build_encoder
-    from embedding_ttc.encoders.cache import default_cache_dir
-    from embedding_ttc.encoders.named import NamedEncoder
-    from embedding_ttc.program_files.checks.source import check_source
-    from embedding_ttc.program_files.sandbox.program import SandboxedProgram
-    from embedding_ttc.programs.catalog import get_program
-    from embedding_ttc.runs.config import read_run_config, write_run_config
-    from embedding_ttc.runs.ledger import Ledger
-    from embedding_ttc.runs.split import record_split, split_queries
-    from embedding_ttc.search.editing.seeds import seed_structures
-    from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
-    from embedding_ttc.search.executors import open_executor
-    from embedding_ttc.search.loop import SearchLoop
-    from embedding_ttc.search.novelty import library_structures
-    from embedding_ttc.search.precheck.check import ledger_precheck
-    from embedding_ttc.tasks.catalog import (
-        available_task_names,
-        check_choosable,
-        find_data_root,
-        load_task,
-        suite_tasks,
-    )
-
-    _check_executor(args)
-    data_root = find_data_root(args.data_dir)
-    task_names = list(args.task or suite_tasks(args.suite))
-    check_choosable(task_names, "a program search")
-    ledger = Ledger(args.run_dir)
-    recorded = read_run_config(ledger.run_dir)
-    try:
-        config = _config(args, task_names, peer=make_proposer is not None, recorded=recorded)
-    except ValueError as exc:  # an objective against no reference, a limit that is not one
-        raise EmbeddingTTCError(f"search: {exc}") from None
-    reference = get_program(config.reference) if config.reference else None
-    config.check_resume(recorded, _default_model(args.proposer))
-    write_run_config(ledger.run_dir, config)
-    console = console or rich_console(highlight=False)
-    if ledger.records:
-        console.print(
-            f"resuming {args.run_dir}: {len(ledger.records)} records, "
-            f"last generation {ledger.last_generation}"
-        )
-    tasks = [load_task(name, data_root) for name in task_names]
-    split = None
-    if config.split is not None:
-        split = split_queries(tasks, config.seed, config.split)
-        record_split(ledger.run_dir, split)
-    encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache, device=args.device)
-    lock_dir = args.cache_dir or default_cache_dir()
-    lock = ComputeLock(
-        Path(lock_dir) / "compute.lock",
-        on_wait=lambda p: console.print(f"waiting for another evaluation to finish ({p})"),
-    )
-    known_tasks = set(available_task_names(data_root)) | set(task_names)
-    assert config.limits is not None  # _config always sets them
-    limits = sandbox_limits(config.limits)
-    library = {**library_structures(), **seed_structures(config.reference)}
-
-    def checker(source: str) -> object:
-        return check_source(source, task_names=known_tasks)
-
-    precheck = ledger_precheck(checker, library, ledger, limits, encoder)
-    if make_proposer is not None:
-        proposer = make_proposer(precheck)
-    else:
-        proposer = _proposer(args, config.proposer, precheck)
-    named = NamedEncoder(
-        args.encoder, cache_dir=args.cache_dir, use_cache=not args.no_cache, device=args.device
-    )
-    with open_executor(args.executor, encoder, named, address=args.ray_address) as executor:
-        evaluator = SuiteEvaluator(
-            tasks,
-            encoder,
-            lock=lock,
-            shortlist=args.shortlist,
-            split=split,
-            reference=reference,
-            executor=executor,
-        )
-        yield SearchLoop(
-            proposer=proposer,
-            checker=checker,
-            sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
-            evaluator=evaluator,
-            ledger=ledger,
-            seed=args.seed,
-            top_k=args.top_k,
-            registered=library,
-            objective=config.objective,
-            pick_rule=_register_pick(args, config, ledger, evaluator),
-        )
-
-
-def _register_pick(
-    args: argparse.Namespace, config: RunConfig, ledger: Ledger, evaluator: SuiteEvaluator
-) -> str | None:
-    """Register the run's pick rule and its reference's numbers; the rule's digest.
-
-    A run with a split and a reference gets a pick rule (``--pick-rule``, else the library's)
-    and ``reference.json``; any other run, and a run started before rules were registered,
-    has none.
-    """
-    from embedding_ttc.runs.pick import (
-        DEFAULT_RULE,
-        read_rule,
-        reference_record,
-        register_rule,
-        write_reference,
-    )
-
-    if config.split is None or config.reference is None:
-        if args.pick_rule is not None:
-            raise EmbeddingTTCError(
-                "search: --pick-rule needs a split (--validation-share) and a --reference"
-            )
-        return None
-    rule = read_rule(args.pick_rule) if args.pick_rule is not None else DEFAULT_RULE
-    digest = register_rule(
-        ledger.run_dir, ledger.records, rule, explicit=args.pick_rule is not None
-    )
-    if digest is not None:
-        score = evaluator.reference_score()
-        assert score is not None  # the run has a reference
-        write_reference(ledger.run_dir, reference_record(config.reference, score))
-    return digest
 
 
 def add_search_commands(sub: Any) -> None:

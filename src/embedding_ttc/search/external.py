@@ -83,7 +83,7 @@ def evaluate_external(
     called; ``loop`` itself is left as it was.
 
     Args:
-        loop: the loop ``search`` builds (:func:`~embedding_ttc.cli.search.open_search_loop`).
+        loop: the loop of the run (:func:`~embedding_ttc.search.open.open_search`).
         source: the program file's source.
         proposer: the peer's name, recorded as the candidate's proposer.
         model: the model the peer used, recorded as the candidate's model.

@@ -79,6 +79,9 @@ class PrecheckResult:
 
 PASSED = PrecheckResult(ok=True, status=Status.OK)
 
+Precheck = Callable[[str], PrecheckResult]
+"""A run's pre-check of a draft: ``source -> PrecheckResult``."""
+
 _HARNESS_IMPORT = re.compile(r"tried to import 'numpy\.")
 """A refused import of a numpy submodule comes from numpy itself, not from the program.
 
