@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.cli.search import _config, _spec, add_search_commands
-from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.cli import main
+from embedding_ttc.cli.search import _config, _spec, add_search_commands, strategy_flags
+from embedding_ttc.errors import EmbeddingTTCError, UnknownNameError
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.runs.config import (
     RUN_CONFIG_FILE,
@@ -26,8 +27,10 @@ from embedding_ttc.runs.config import (
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
 from embedding_ttc.search.open import default_model
+from embedding_ttc.search.strategies import StrategyError
+from embedding_ttc.search.strategies.catalog import REGISTERED
+from embedding_ttc.search.strategies.guided.proposer import GuidedStructuralProposer
 from search.canned_server import CannedServer, Reply
 from search.specs import spec
 from search.test_drafting import BROKEN, FIXED, fence
@@ -44,12 +47,18 @@ def committed(tmp_path: Path) -> RunConfig:
     return config
 
 
-# --- from tests/runs/test_run_config.py
+def search_args(*argv: str) -> argparse.Namespace:
+    """The ``search`` command's options as parsed (the run directory given)."""
+    parser = argparse.ArgumentParser()
+    add_search_commands(parser.add_subparsers())
+    return parser.parse_args(["search", "--run-dir", "x", *argv])
+
+
+# ---------------------------------------------------------------------------------------------
+# Resuming
 
 
 def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, capsys):
-    from embedding_ttc.cli import main
-
     committed(tmp_path)
     code = main(
         [
@@ -66,30 +75,22 @@ GUIDED = REPO / "results" / "proposers" / "archive" / "guided-2026-11-24"
 """A committed guided run recorded before the local model's name was."""
 
 
-def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_default(
-    tmp_path,
-):
-
-    from embedding_ttc.cli.search import _config, add_search_commands
+def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_default():
     from embedding_ttc.llm.gguf import DEFAULT_LLM
 
-    def asked(*argv: str) -> RunConfig:
-        parser = argparse.ArgumentParser()
-        add_search_commands(parser.add_subparsers())
-        args = parser.parse_args(["search", "--run-dir", "x", *argv])
-        recorded = read_run_config(GUIDED)
-        assert recorded is not None
-        return _config(args, recorded.tasks)
+    recorded = read_run_config(GUIDED)
+    assert recorded is not None and recorded.model is None
 
-    options = ("--proposer", "llama-cpp", "--llm-mode", "guided", "--guided-offers", "0",
+    def asked(*argv: str) -> RunConfig:
+        return _config(search_args(*argv), recorded.tasks)
+
+    options = ("--strategy", "guided", "--backend", "llama-cpp", "--guided-offers", "0",
                "--no-guided-share", "--objective", "reference")  # fmt: skip
     default = asked(*options)
     assert default.model == DEFAULT_LLM
     assert asked(*options, "--llm-model", "qwen2.5-coder-0.5b").model == "qwen2.5-coder-0.5b"
-    assert asked("--proposer", "structural").model is None
+    assert asked("--strategy", "structural").model is None
     # The archived guided run was recorded before the local model was: it resumes as made.
-    recorded = read_run_config(GUIDED)
-    assert recorded is not None and recorded.model is None
     default.check_resume(recorded, default_model=DEFAULT_LLM)
     other = asked(*options, "--llm-model", "qwen2.5-coder-0.5b")
     with pytest.raises(RunMismatchError, match=r"model: run has 'qwen2\.5-coder-1\.5b'"):
@@ -98,82 +99,98 @@ def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_d
 
 @pytest.mark.parametrize("mode", ["draft", "edit", "edit-ideas", "guided", "guided-share"])
 def test_the_committed_proposer_runs_resume_under_the_options_that_made_them(mode):
-
     bench = _proposers_benchmark()
     run = REPO / "results" / "proposers" / mode
     recorded = read_run_config(run)
     assert recorded is not None
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
     argv = bench.command(mode, 20, run, "qwen2.5-coder-1.5b")
-    args = parser.parse_args(argv[argv.index("search") :])
+    args = search_args(*argv[argv.index("search") + 1 :])
     asked = _config(args, recorded.tasks)
-    asked.check_resume(recorded, default_model(args.proposer))
-    other = parser.parse_args([*argv[argv.index("search") :], "--repair-rounds", "2"])
+    asked.check_resume(recorded, default_model(args.backend))
+    other = search_args(*argv[argv.index("search") + 1 :], "--repair-rounds", "2")
     with pytest.raises(RunMismatchError, match="proposer"):
-        _config(other, recorded.tasks).check_resume(recorded, default_model(other.proposer))
+        _config(other, recorded.tasks).check_resume(recorded, default_model(other.backend))
 
 
-# --- from tests/search/test_drafting.py
+def test_every_configuration_of_the_proposers_benchmark_is_a_search_command_line():
+    bench = _proposers_benchmark()
+    modes = {}
+    for mode in bench.LLM_MODES:
+        argv = bench.command(mode, 20, Path("run"), "qwen2.5-coder-1.5b")
+        assert argv[1:4] == ["-m", "embedding_ttc.cli", "search"]
+        modes[mode] = _spec(search_args(*argv[4:]))
+    assert {mode: spec.strategy for mode, spec in modes.items()} == {
+        "guided": "guided", "guided-offers": "guided", "guided-anchored": "guided",
+        "guided-share": "guided", "edit-ideas": "edit", "edit": "edit", "draft": "draft",
+    }  # fmt: skip
+    assert {spec.backend for spec in modes.values()} == {"llama-cpp"}
+    assert modes["guided"].options["offers"] == 0
+    assert modes["guided-anchored"].options["keep"] == ["dense"]
+    assert modes["guided-offers"].options["keep"] == []
+    assert not modes["edit"].options["ideas"]
 
 
-def search_args(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    return parser.parse_args(["search", "--run-dir", "x", *argv])
+# ---------------------------------------------------------------------------------------------
+# --strategy and --backend
+
+
+def test_the_strategy_defaults_to_structural_and_to_draft_over_a_backend():
+    assert _spec(search_args()) == spec("structural")
+    assert _spec(search_args("--backend", "openai")) == spec("draft", "openai")
+    assert _spec(search_args("--strategy", "edit", "--backend", "openai")).strategy == "edit"
+
+
+def test_a_strategy_and_a_backend_that_do_not_go_together_are_refused():
+    with pytest.raises(EmbeddingTTCError, match="structural strategy takes no --backend"):
+        _spec(search_args("--strategy", "structural", "--backend", "openai"))
+    with pytest.raises(EmbeddingTTCError, match="edit strategy needs a --backend"):
+        _spec(search_args("--strategy", "edit"))
+    with pytest.raises(UnknownNameError, match="Did you mean: openai"):
+        _spec(search_args("--backend", "opnai"))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("--proposer", "--strategy and --backend"), ("--llm-mode", "--strategy")]
+)
+def test_the_options_of_before_are_refused_naming_the_new_ones(old, new, capsys):
+    with pytest.raises(SystemExit) as exited:
+        search_args(old, "llama-cpp")
+    assert exited.value.code == 2
+    assert f"{old} is gone: name {new}" in capsys.readouterr().err
 
 
 def test_cli_drafting_defaults():
-    assert _spec(search_args("--proposer", "llama-cpp")) == spec(
+    assert _spec(search_args("--backend", "llama-cpp")) == spec(
         "draft", "llama-cpp", drafts=3, repair_rounds=1, prompt="compact", precheck=True
     )
     single = spec("draft", "openai")  # one draft of the full prompt: the single draft
-    assert _spec(search_args("--proposer", "openai")) == single
+    assert _spec(search_args("--backend", "openai")) == single
     assert single.options == {
         "drafts": 1, "repair_rounds": 0, "prompt": "full", "context_tokens": 3000,
         "precheck": False,
     }  # fmt: skip
-    assert _spec(search_args("--proposer", "structural")) == spec("structural")
-    assert _spec(search_args("--proposer", "openai", "--drafts", "2")) == spec(
+    assert _spec(search_args("--backend", "openai", "--drafts", "2")) == spec(
         "draft", "openai", drafts=2, repair_rounds=0, prompt="full", precheck=True
     )
-    options = _spec(search_args("--proposer", "llama-cpp", "--no-precheck", "--drafts", "1"))
+    options = _spec(search_args("--backend", "llama-cpp", "--no-precheck", "--drafts", "1"))
     assert not options.options["precheck"] and options.options["drafts"] == 1
-    assert _spec(search_args("--proposer", "anthropic", "--precheck")) != spec("draft", "anthropic")
-    with pytest.raises(EmbeddingTTCError, match="need an LLM proposer"):
-        _spec(search_args("--proposer", "structural", "--prompt", "compact"))
+    assert _spec(search_args("--backend", "anthropic", "--precheck")) != spec("draft", "anthropic")
+    with pytest.raises(EmbeddingTTCError, match="--prompt is an option of the draft strategy"):
+        _spec(search_args("--strategy", "structural", "--prompt", "compact"))
+    with pytest.raises(StrategyError, match="drafts must be at least 1, not 0"):
+        _spec(search_args("--backend", "openai", "--drafts", "0"))
 
 
 def test_the_search_command_wires_drafting(tmp_path: Path, packaged_datasets, capsys):
-    from embedding_ttc.cli import main
-
     run_dir = tmp_path / "run"
     with CannedServer([Reply(fence(BROKEN)), Reply(fence(FIXED))]) as server:
         code = main(
             [
-                "search",
-                "--proposer",
-                "openai",
-                "--model",
-                "canned",
-                "--base-url",
-                server.openai_base_url,
-                "--task",
-                "aila_statutes",
-                "--generations",
-                "1",
-                "--encoder",
-                "tokenlearn-static-64",
-                "--run-dir",
-                str(run_dir),
-                "--data-dir",
-                str(packaged_datasets),
-                "--cache-dir",
-                str(tmp_path / "cache"),
-                "--drafts",
-                "2",
-                "--prompt",
-                "compact",
+                *("search", "--strategy", "draft", "--backend", "openai", "--model", "canned"),
+                *("--base-url", server.openai_base_url, "--task", "aila_statutes"),
+                *("--generations", "1", "--encoder", "tokenlearn-static-64"),
+                *("--run-dir", str(run_dir), "--data-dir", str(packaged_datasets)),
+                *("--cache-dir", str(tmp_path / "cache"), "--drafts", "2", "--prompt", "compact"),
             ]
         )
         prompts = server.prompts
@@ -198,24 +215,16 @@ def test_the_search_command_wires_drafting(tmp_path: Path, packaged_datasets, ca
     assert str(recorded.proposer) == "openai"
 
 
-# --- from tests/search/test_editing.py
-
-
-def test_the_command_line_selects_and_records_the_edit_mode():
-
-    def args(*argv: str) -> argparse.Namespace:
-        parser = argparse.ArgumentParser()
-        add_search_commands(parser.add_subparsers())
-        return parser.parse_args(["search", "--run-dir", "x", *argv])
-
-    edit = args("--proposer", "llama-cpp", "--llm-mode", "edit")
+def test_the_command_line_selects_and_records_the_edit_strategy():
+    edit = search_args("--strategy", "edit", "--backend", "llama-cpp")
     assert _spec(edit) == spec("edit", "llama-cpp", ideas=True)
-    assert _spec(args("--proposer", "llama-cpp")).strategy == "draft"  # drafting by default
-    options = _spec(args("--proposer", "openai", "--llm-mode", "edit", "--repair-rounds", "0"))
+    options = _spec(
+        search_args("--strategy", "edit", "--backend", "openai", "--repair-rounds", "0")
+    )
     assert options == spec("edit", "openai", repair_rounds=0, ideas=True)
-    plain = args("--proposer", "llama-cpp", "--llm-mode", "edit", "--no-edit-ideas")
+    plain = search_args("--strategy", "edit", "--backend", "llama-cpp", "--no-edit-ideas")
     assert _spec(plain) == spec("edit", "llama-cpp")
-    guided = _spec(args("--proposer", "llama-cpp", "--llm-mode", "guided"))
+    guided = _spec(search_args("--strategy", "guided", "--backend", "llama-cpp"))
     assert "ideas" not in guided.options  # the guided proposer writes no edit
     # A run recorded before the ideas existed resumes without them, as it ran.
     recorded = RunConfig.model_validate_json(
@@ -227,38 +236,31 @@ def test_the_command_line_selects_and_records_the_edit_mode():
         shortlist=None,
     )  # fmt: skip
     assert RunConfig.model_validate_json(config.model_dump_json()) == config
-    with pytest.raises(EmbeddingTTCError, match="needs an LLM proposer"):
-        _spec(args("--proposer", "structural", "--llm-mode", "edit"))
-    with pytest.raises(EmbeddingTTCError, match="drafting options"):
-        _spec(args("--proposer", "openai", "--llm-mode", "edit", "--drafts", "2"))
-
-
-# --- from tests/search/test_guided.py
+    with pytest.raises(EmbeddingTTCError, match="--drafts is an option of the draft strategy"):
+        _spec(search_args("--strategy", "edit", "--backend", "openai", "--drafts", "2"))
+    with pytest.raises(StrategyError, match="repair_rounds must be at least 0"):
+        _spec(search_args("--strategy", "edit", "--backend", "openai", "--repair-rounds", "-1"))
 
 
 def test_the_command_line_builds_the_guided_proposer():
-
     from embedding_ttc.search.strategies import Collaborators, build_proposer
     from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
 
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
-    args = parser.parse_args(argv)
-    options = _spec(args)
+    argv = ("--strategy", "guided", "--backend", "openai")
+    options = _spec(search_args(*argv))
     assert options == spec("guided", "openai", offers=GUIDED_OFFERS, share=True)
-    every = _spec(parser.parse_args([*argv, "--guided-offers", "0", "--no-guided-share"]))
+    every = _spec(search_args(*argv, "--guided-offers", "0", "--no-guided-share"))
     assert every == spec("guided", "openai", offers=0)
-    with pytest.raises(EmbeddingTTCError, match="at least 0"):
-        _spec(parser.parse_args([*argv, "--guided-offers", "-1"]))
-    edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
-    with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
-        _spec(parser.parse_args([*edit_argv, "--guided-offers", "4"]))
-    with pytest.raises(EmbeddingTTCError, match="--guided-share is --llm-mode guided's option"):
-        _spec(parser.parse_args([*edit_argv, "--guided-share"]))
-    assert "share" not in _spec(parser.parse_args(edit_argv)).options
-    with pytest.raises(EmbeddingTTCError, match="not --llm-mode guided's"):
-        _spec(parser.parse_args([*argv, "--drafts", "2"]))
+    with pytest.raises(StrategyError, match="offers must be at least 0"):
+        _spec(search_args(*argv, "--guided-offers", "-1"))
+    edit_argv = ("--strategy", "edit", "--backend", "openai")
+    with pytest.raises(EmbeddingTTCError, match="of the guided strategy, not of edit"):
+        _spec(search_args(*edit_argv, "--guided-offers", "4"))
+    with pytest.raises(EmbeddingTTCError, match="--guided-share is an option of the guided"):
+        _spec(search_args(*edit_argv, "--guided-share"))
+    assert "share" not in _spec(search_args(*edit_argv)).options
+    with pytest.raises(EmbeddingTTCError, match="of the draft strategy, not of guided"):
+        _spec(search_args(*argv, "--drafts", "2"))
     with CannedServer() as canned:
         anthropic = AnthropicBackend(base_url=canned.url, max_retries=0)
         refused = options.model_copy(update={"backend": "anthropic"})
@@ -270,44 +272,53 @@ def test_the_command_line_builds_the_guided_proposer():
 
 
 def test_the_command_line_records_kept_channels_and_suggests_names():
-
     from embedding_ttc.search.strategies import Collaborators, build_proposer
     from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
 
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
-    anchored = _spec(parser.parse_args([*argv, "--guided-keep", "dense"]))
+    argv = ("--strategy", "guided", "--backend", "openai")
+    anchored = _spec(search_args(*argv, "--guided-keep", "dense"))
     assert anchored == spec("guided", "openai", offers=GUIDED_OFFERS, keep=("dense",), share=True)
-    with pytest.raises(EmbeddingTTCError, match="'dens' is not a channel; did you mean dense"):
-        _spec(parser.parse_args([*argv, "--guided-keep", "dens"]))
-    edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
-    with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
-        _spec(parser.parse_args([*edit_argv, "--guided-keep", "dense"]))
+    with pytest.raises(StrategyError, match="'dens' is not a channel; did you mean dense"):
+        _spec(search_args(*argv, "--guided-keep", "dens"))
+    edit_argv = ("--strategy", "edit", "--backend", "openai")
+    with pytest.raises(EmbeddingTTCError, match="of the guided strategy, not of edit"):
+        _spec(search_args(*edit_argv, "--guided-keep", "dense"))
     inner = OpenAIBackend(model="m", base_url="http://127.0.0.1:9", max_retries=0)
     proposer = build_proposer(anchored, inner, Collaborators(seed=1))
     assert isinstance(proposer, GuidedStructuralProposer) and proposer.keep == ("dense",)
 
 
-# --- from tests/search/test_openevolve_peer.py
+def test_the_external_strategy_is_not_chosen_on_the_command_line():
+    with pytest.raises(SystemExit):
+        search_args("--strategy", "external")
 
 
-def test_every_configuration_of_the_proposers_benchmark_is_a_search_command_line():
+# ---------------------------------------------------------------------------------------------
+# Every strategy's flags, read back from its spec
 
-    bench = _proposers_benchmark()
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    modes = {}
-    for mode in bench.LLM_MODES:
-        argv = bench.command(mode, 20, Path("run"), "qwen2.5-coder-1.5b")
-        assert argv[1:4] == ["-m", "embedding_ttc.cli", "search"]
-        modes[mode] = _spec(parser.parse_args(argv[3:]))
-    assert {mode: spec.strategy for mode, spec in modes.items()} == {
-        "guided": "guided", "guided-offers": "guided", "guided-anchored": "guided",
-        "guided-share": "guided", "edit-ideas": "edit", "edit": "edit", "draft": "draft",
-    }  # fmt: skip
-    assert {spec.backend for spec in modes.values()} == {"llama-cpp"}
-    assert modes["guided"].options["offers"] == 0
-    assert modes["guided-anchored"].options["keep"] == ["dense"]
-    assert modes["guided-offers"].options["keep"] == []
-    assert not modes["edit"].options["ideas"]
+EXAMPLES: dict[str, object] = {
+    "--drafts": 2,
+    "--repair-rounds": 2,
+    "--prompt": "compact",
+    "--context-tokens": 4000,
+    "--precheck": False,
+    "--edit-ideas": False,
+    "--guided-offers": 3,
+    "--guided-keep": ["dense", "bm25"],
+    "--guided-share": False,
+}
+"""A value of each strategy option that is not its default (what the round trip gives)."""
+
+
+@pytest.mark.parametrize(
+    "strategy", [s for s in REGISTERED if s.from_flags is not None], ids=lambda s: s.name
+)
+def test_every_strategys_flags_round_trip_to_its_spec(strategy):
+    backend = () if strategy.needs == "none" else ("--backend", "llama-cpp")
+    for flag in strategy.flags:
+        value = EXAMPLES[flag.option]
+        argv = ("--strategy", strategy.name, *backend, *flag.argv(value))
+        made = _spec(search_args(*argv))
+        assert made.strategy == strategy.name and made.options[flag.field] == value, flag
+        assert strategy.write_options(strategy.read_options(made.options)) == made.options
+    assert set(EXAMPLES) >= {f.option for f in strategy_flags()}  # every flag has an example

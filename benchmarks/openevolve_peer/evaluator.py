@@ -26,7 +26,7 @@ program's code, and the ledger keeps each source: the two are joined by text.
 
 OpenEvolve's initial program (``initial_program.py``, as written) is the run's reference,
 BM25DenseRRF, in the search-program form our edit proposer starts from
-(:data:`~embedding_ttc.search.editing.seeds.SEEDS`): both searches start from the same
+(:data:`~embedding_ttc.search.strategies.edit.seeds.SEEDS`): both searches start from the same
 program. It is given the reference's numbers (Δ 0 against itself, the reference's cost
 ratio; :func:`~embedding_ttc.search.external.reference_seen`) and adds no ledger line, as the
 edit proposer's seed adds none. Any other text goes through the loop, so a model's copy of

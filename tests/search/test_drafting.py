@@ -23,7 +23,6 @@ from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.base import ChatBackend, price_usd
 from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.drafting.proposer import DraftingProposer
 from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
@@ -48,6 +47,7 @@ from embedding_ttc.search.prompts.directives import choose_directive
 from embedding_ttc.search.prompts.examples import example_structures
 from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposer import ProposerError
+from embedding_ttc.search.strategies.draft.proposer import DraftingProposer
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply, http_error
@@ -507,10 +507,15 @@ def test_no_signature_hint_for_a_function_that_is_not_a_helper():
 
 
 def test_invalid_settings():
-    with pytest.raises(ValueError, match="drafts"):
-        DraftingProposer(object(), drafts=0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="repair_rounds"):
-        DraftingProposer(object(), repair_rounds=-1)  # type: ignore[arg-type]
+    from embedding_ttc.search.strategies.base import StrategyError
+    from embedding_ttc.search.strategies.draft import DraftOptions
+
+    with pytest.raises(StrategyError, match="drafts must be at least 1, not 0"):
+        DraftOptions(drafts=0)
+    with pytest.raises(StrategyError, match="repair_rounds must be at least 0, not -1"):
+        DraftOptions(repair_rounds=-1)
+    with pytest.raises(ValueError, match="prompt must be"):
+        DraftingProposer(object(), prompt="tiny")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,8 +21,10 @@ import pytest
 from embedding_ttc.evaluation.outcome import Status
 from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.guided.proposer import GuidedStructuralProposer, sample_offers
 from embedding_ttc.search.state import FrontierProgram, SearchState
+from embedding_ttc.search.strategies.base import StrategyError
+from embedding_ttc.search.strategies.guided import GuidedOptions
+from embedding_ttc.search.strategies.guided.proposer import GuidedStructuralProposer, sample_offers
 from embedding_ttc.search.structural.channels import CHANNELS
 from embedding_ttc.search.structural.edits import (
     GenomeEditError,
@@ -238,8 +240,8 @@ def test_offers_send_a_schema_of_the_sample_and_list_it_in_the_prompt(server):
     for edit in want:
         assert f"- {json.dumps(edit)}: {apply_edit(BASE_GENOME, edit)[1]}" in menu
     assert genome_from_source(proposal.source or "") == apply_edit(BASE_GENOME, want[-1])[0]
-    with pytest.raises(ValueError, match="offers must be >= 0"):
-        GuidedStructuralProposer(backend(server), offers=-1)
+    with pytest.raises(StrategyError, match="offers must be at least 0, not -1"):
+        GuidedOptions(offers=-1)  # the options record checks the range, once
 
 
 def test_an_unusable_reply_gets_a_repair_turn_then_the_structural_change(server):
@@ -328,7 +330,7 @@ def _catalogue_order(prompt: str) -> list[str]:
 
 
 def test_the_catalogue_order_is_seeded_per_generation():
-    from embedding_ttc.search.guided.prompt import render_guided_prompt
+    from embedding_ttc.search.strategies.guided.prompt import render_guided_prompt
 
     state = _state()
     record = state.history[1]

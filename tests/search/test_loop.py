@@ -23,10 +23,10 @@ from embedding_ttc.runs.frontier import frontier
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import read_split
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.drafting.single import SingleDraftProposer
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
+from embedding_ttc.search.strategies.draft.single import SingleDraftProposer
 from embedding_ttc.search.structural.proposer import StructuralProposer
 from embedding_ttc.tasks.catalog import load_task
 

@@ -23,10 +23,10 @@ from embedding_ttc.program_files.contract import CONSTRAINTS, INTERFACE_TEXT
 from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import read_split
-from embedding_ttc.search.editing.seeds import SEEDS
 from embedding_ttc.search.loop import P0_SOURCE
 from embedding_ttc.search.novelty import fingerprint, structure
 from embedding_ttc.search.prompts.helper_list import helper_section
+from embedding_ttc.search.strategies.edit.seeds import SEEDS
 
 REPO = Path(__file__).resolve().parents[2]
 PEER = REPO / "benchmarks" / "openevolve_peer"

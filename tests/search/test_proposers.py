@@ -19,9 +19,9 @@ from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.base import price_usd
 from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.drafting.single import SingleDraftProposer
 from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposer import ProposerConfigError, ProposerError, resolve_parent
+from embedding_ttc.search.strategies.draft.single import SingleDraftProposer
 
 from .canned_server import CannedServer, Reply, hang, http_error, malformed_json
 from .test_prompt import small_state

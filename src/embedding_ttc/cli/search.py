@@ -25,16 +25,16 @@ from embedding_ttc.ray_runtime import EXECUTORS
 from embedding_ttc.runs.config import ProposerSpec, RunConfig, RunLimits
 from embedding_ttc.runs.records import OBJECTIVES
 from embedding_ttc.runs.split import VALIDATION_SHARE, SplitSettings
+from embedding_ttc.search.backends.catalog import BACKENDS
 from embedding_ttc.search.limits import DEFAULT_MEMORY_GB
-from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
-from embedding_ttc.search.strategies.draft import API_DEFAULTS, LOCAL_DEFAULTS
-from embedding_ttc.search.strategies.flags import LLM_MODES, ProposerFlags, resolve_spec
-from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
+from embedding_ttc.search.strategies.base import Flag
+from embedding_ttc.search.strategies.catalog import REGISTERED, get_strategy
 
 if TYPE_CHECKING:  # the loop imports the evaluator and every program: not at parse time
     from embedding_ttc.search.open import SearchSetup
 
-DEFAULT_PROPOSER = "structural"
+RENAMED = {"--proposer": "--strategy and --backend", "--llm-mode": "--strategy"}
+"""Options of before 0.1.0 and what replaced them."""
 DEFAULT_REFERENCE = REFERENCE_PROGRAM
 
 
@@ -54,7 +54,6 @@ def _config(
     args: argparse.Namespace,
     tasks: list[str],
     *,
-    peer: bool = False,
     recorded: RunConfig | None = None,
 ) -> RunConfig:
     """The settings a run directory is tied to (a resume must match them).
@@ -73,7 +72,7 @@ def _config(
         suite=args.suite,
         tasks=tasks,
         encoder=args.encoder,
-        proposer=_spec(args, peer=peer),
+        proposer=_spec(args),
         model=_model_name(args),
         seed=args.seed,
         shortlist=args.shortlist,
@@ -106,32 +105,80 @@ def _model_name(args: argparse.Namespace) -> str | None:
     """The LLM the run uses, as recorded: ``--model``, else the local GGUF (named or default)."""
     if args.model:
         return str(args.model)
-    if args.proposer == "llama-cpp" and args.llm_model:
+    if args.backend == "llama-cpp" and args.llm_model:
         return str(args.llm_model)
     from embedding_ttc.search.open import default_model
 
-    return default_model(args.proposer)
+    return default_model(args.backend)
 
 
-def _spec(args: argparse.Namespace, *, peer: bool = False) -> ProposerSpec:
-    """The proposer the options name (:func:`~embedding_ttc.search.strategies.flags.resolve_spec`).
+def strategy_flags() -> list[Flag]:
+    """Every registered strategy's command-line options, each once (in registry order).
 
-    ``peer``: a peer hands the programs over, and ``--proposer`` is its name.
+    Raises:
+        ValueError: two strategies declaring one option differently.
+
     """
-    flags = ProposerFlags(
-        proposer=args.proposer,
-        llm_mode=args.llm_mode,
-        drafts=args.drafts,
-        repair_rounds=args.repair_rounds,
-        prompt=args.prompt,
-        context_tokens=args.context_tokens,
-        precheck=args.precheck,
-        edit_ideas=args.edit_ideas,
-        guided_offers=args.guided_offers,
-        guided_keep=tuple(args.guided_keep),
-        guided_share=args.guided_share,
-    )
-    return resolve_spec(flags, peer=peer)
+    seen: dict[str, Flag] = {}
+    for strategy in REGISTERED:
+        for flag in strategy.flags:
+            if seen.setdefault(flag.option, flag) != flag:
+                raise ValueError(f"{flag.option} is declared differently by two strategies")
+    return list(seen.values())
+
+
+def _dest(flag: Flag) -> str:
+    return flag.option[2:].replace("-", "_")
+
+
+def _strategy_name(args: argparse.Namespace) -> str:
+    """``--strategy``, else ``draft`` over a backend, else ``structural``."""
+    if args.strategy:
+        return str(args.strategy)
+    return "draft" if args.backend else "structural"
+
+
+def _spec(args: argparse.Namespace) -> ProposerSpec:
+    """The strategy and backend the options name, and the strategy's options from its flags.
+
+    Raises:
+        EmbeddingTTCError: a strategy not chosen on the command line, a backend it cannot
+            take (or the lack of one it needs), or another strategy's option.
+        StrategyError: an option out of its range.
+        UnknownNameError: an unknown strategy or backend (with close names).
+
+    """
+    name = _strategy_name(args)
+    strategy = get_strategy(name)
+    if strategy.from_flags is None:
+        raise EmbeddingTTCError(
+            f"search: the {name} strategy's programs are handed over by a peer; it is opened "
+            "with embedding_ttc.search.open.open_search, not on the command line"
+        )
+    backend = args.backend
+    if backend is not None:
+        BACKENDS.get(backend)  # an unknown name is refused with close ones
+    if strategy.needs == "none" and backend is not None:
+        raise EmbeddingTTCError(f"search: the {name} strategy takes no --backend")
+    if strategy.needs != "none" and backend is None:
+        raise EmbeddingTTCError(
+            f"search: the {name} strategy needs a --backend ({', '.join(BACKENDS.names())})"
+        )
+    own = {flag.option for flag in strategy.flags}
+    given: dict[str, object] = {}
+    for flag in strategy_flags():
+        value = getattr(args, _dest(flag))
+        if value is None:
+            continue
+        if flag.option not in own:
+            takers = [s.name for s in REGISTERED if flag in s.flags]
+            raise EmbeddingTTCError(
+                f"search: {flag.option} is an option of the {' and '.join(takers)} "
+                f"strateg{'ies' if len(takers) > 1 else 'y'}, not of {name}"
+            )
+        given[flag.field] = value
+    options = strategy.from_flags(given, backend)
+    return ProposerSpec(strategy=name, backend=backend, options=strategy.write_options(options))
 
 
 def _setup(args: argparse.Namespace) -> SearchSetup:
@@ -201,6 +248,42 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Renamed(argparse.Action):
+    """An option of before 0.1.0: refused, naming what replaced it."""
+
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: str | None = None) -> None:
+        parser.error(
+            f"{option} is gone: name {self.new} (e.g. --strategy edit --backend llama-cpp)"
+        )
+
+
+def _add_flag(parser: argparse.ArgumentParser, flag: Flag) -> None:
+    """Add a strategy's option to the parser (``None`` when not given, whatever its kind)."""
+    dest = _dest(flag)
+    if flag.kind == "switch":
+        parser.add_argument(
+            flag.option, dest=dest, action=argparse.BooleanOptionalAction, help=flag.help
+        )
+    elif flag.kind == "list":
+        parser.add_argument(
+            flag.option, dest=dest, action="append", metavar=flag.metavar, help=flag.help
+        )
+    elif flag.kind == "choice":
+        parser.add_argument(flag.option, dest=dest, choices=flag.choices, help=flag.help)
+    else:
+        parser.add_argument(
+            flag.option,
+            dest=dest,
+            type=int if flag.kind == "int" else float,
+            metavar=flag.metavar,
+            help=flag.help,
+        )
+
+
 def add_search_commands(sub: Any) -> None:
     """Add ``search`` to the subcommand parser."""
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
@@ -209,10 +292,20 @@ def add_search_commands(sub: Any) -> None:
     se.add_argument("--suite", default="discovery", help="the discovery suite (default discovery)")
     se.add_argument("--task", action="append", help="tasks instead of the suite; repeatable")
     se.add_argument(
-        "--proposer",
-        default=DEFAULT_PROPOSER,
-        help="structural (no LLM), openai, anthropic or llama-cpp",
+        "--strategy",
+        choices=[s.name for s in REGISTERED if s.from_flags is not None],
+        help="how a program is written: structural (genomes of primitives, no LLM; the "
+        "default without --backend), draft (a whole program per generation; the default with "
+        "one), edit (search/replace edits of one parent, reading its lineage's lessons) or "
+        "guided (a parent genome's next structural edit chosen as grammar-constrained JSON, "
+        "llama-cpp or openai)",
     )
+    se.add_argument(
+        "--backend",
+        help=f"the LLM that writes for draft, edit or guided: {', '.join(BACKENDS.names())}",
+    )
+    for old, new in RENAMED.items():
+        se.add_argument(old, action=_Renamed, nargs="?", help=argparse.SUPPRESS, new=new)
     se.add_argument("--generations", type=int, default=20, help="last generation to run (G)")
     se.add_argument("--run-dir", type=Path, required=True, help="ledger and program sources")
     se.add_argument(
@@ -222,7 +315,7 @@ def add_search_commands(sub: Any) -> None:
     se.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, llama.cpp)")
     se.add_argument(
         "--llm-model",
-        help="for --proposer llama-cpp: a GGUF file, or a packaged model name "
+        help="for --backend llama-cpp: a GGUF file, or a packaged model name "
         "(qwen2.5-coder-1.5b, the default; qwen2.5-coder-0.5b)",
     )
     se.add_argument(
@@ -231,80 +324,8 @@ def add_search_commands(sub: Any) -> None:
         metavar="N",
         help="CPU threads of llama-cpp (default 1: faster than 2 on a busy two-core machine)",
     )
-    se.add_argument(
-        "--llm-mode",
-        choices=LLM_MODES,
-        default="draft",
-        help="how an LLM proposer writes a program: draft it whole from a directive (default); "
-        "edit one parent with search/replace blocks, reading its lineage's lessons; or "
-        "guided: choose a parent genome's next structural edit as grammar-constrained JSON "
-        "(llama-cpp, openai), which the structural proposer renders",
-    )
-    se.add_argument(
-        "--drafts",
-        type=int,
-        metavar="N",
-        help="drafts per generation, the first that passes the pre-check wins "
-        f"(default {LOCAL_DEFAULTS.drafts} for llama-cpp, else {API_DEFAULTS.drafts})",
-    )
-    se.add_argument(
-        "--repair-rounds",
-        type=int,
-        metavar="N",
-        help="repair turns per failed draft: its error goes back to the model (default "
-        f"{LOCAL_DEFAULTS.repair_rounds} for llama-cpp, else {API_DEFAULTS.repair_rounds})",
-    )
-    se.add_argument(
-        "--prompt",
-        choices=("full", "compact"),
-        help="the full prompt, or the compact one with helpers, two examples and a directive "
-        f"(default {LOCAL_DEFAULTS.prompt} for llama-cpp, else {API_DEFAULTS.prompt})",
-    )
-    se.add_argument(
-        "--context-tokens",
-        type=int,
-        metavar="N",
-        help=f"token budget of the compact prompt (default {DEFAULT_CONTEXT_TOKENS}) or of "
-        f"the edit prompt (default {DEFAULT_EDIT_CONTEXT_TOKENS})",
-    )
-    se.add_argument(
-        "--precheck",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="check each draft on a tiny synthetic task before the evaluation, after repairing "
-        "its helper imports (on whenever drafting is: llama-cpp by default, or any drafting "
-        "option); --no-precheck turns both off",
-    )
-    se.add_argument(
-        "--edit-ideas",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="--llm-mode edit: name in each prompt one idea the parent lacks, to add as a "
-        "channel (default on; --no-edit-ideas leaves the change to the model)",
-    )
-    se.add_argument(
-        "--guided-offers",
-        type=int,
-        metavar="N",
-        help="--llm-mode guided: offer a seeded sample of N open edits per generation, one of "
-        f"each kind first (default {GUIDED_OFFERS}; 0: every open edit)",
-    )
-    se.add_argument(
-        "--guided-keep",
-        action="append",
-        default=[],
-        metavar="CHANNEL",
-        help="--llm-mode guided: never drop or swap out this channel (repeatable; e.g. dense, "
-        "the cosine S, anchors every program on the encoder's own ranking)",
-    )
-    se.add_argument(
-        "--guided-share",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="--llm-mode guided: the reply also sets the convex fusion's share of the program "
-        "it makes (default on for a new run; runs recorded before the option resume with "
-        "--no-guided-share)",
-    )
+    for flag in strategy_flags():
+        _add_flag(se, flag)
     se.add_argument(
         "--validation-share",
         type=float,

@@ -123,7 +123,8 @@ def reference_seen(loop: SearchLoop) -> tuple[float, float]:
     """The run's reference program as a proposer reads a record: ``(mean Δ, cost ratio)``.
 
     A peer that starts from the reference (OpenEvolve's initial program written as
-    :data:`~embedding_ttc.search.editing.seeds.SEEDS` holds it) is given these numbers for its
+    :data:`~embedding_ttc.search.strategies.edit.seeds.SEEDS` holds it) is given these
+    numbers for its
     starting program, as the edit proposer's seed stands for the reference: the mean over
     tasks of the Δ against the loop's objective on each task's search part (the whole task
     without a split), and the cost ratio over the suite. Nothing is added to the ledger.

@@ -259,7 +259,6 @@ def open_search(
     from embedding_ttc.programs.catalog import get_program
     from embedding_ttc.runs.config import read_run_config, write_run_config
     from embedding_ttc.runs.ledger import Ledger
-    from embedding_ttc.search.editing.seeds import seed_structures
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
     from embedding_ttc.search.executors import open_executor
     from embedding_ttc.search.limits import run_limits, sandbox_limits
@@ -267,6 +266,7 @@ def open_search(
     from embedding_ttc.search.novelty import library_structures
     from embedding_ttc.search.precheck.check import ledger_precheck
     from embedding_ttc.search.strategies import get_strategy
+    from embedding_ttc.search.strategies.edit.seeds import seed_structures
 
     tell = say or (lambda _line: None)
     check_executor(setup)

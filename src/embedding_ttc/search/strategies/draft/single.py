@@ -5,7 +5,7 @@ pre-check): :class:`SingleDraftProposer` renders the full prompt
 (:func:`~embedding_ttc.search.prompts.full.render_prompt`), asks its chat backend once with the
 seed ``seed + generation``, and turns the reply into a proposal
 (:func:`~embedding_ttc.search.proposer.proposal_from_reply`). With any aid, the draft strategy
-builds the :class:`~embedding_ttc.search.drafting.proposer.DraftingProposer` instead.
+builds the :class:`~embedding_ttc.search.strategies.draft.proposer.DraftingProposer` instead.
 """
 
 from __future__ import annotations

@@ -92,7 +92,8 @@ class DraftingProposer:
         name: what the ledger records as the proposer (default ``draft:<backend>``).
 
     Raises:
-        ValueError: on ``drafts < 1``, ``repair_rounds < 0`` or an unknown prompt style.
+        ValueError: an unknown prompt style (the ranges of ``drafts`` and
+            ``repair_rounds`` are checked by :class:`~.options.DraftOptions`).
 
     """
 
@@ -110,10 +111,7 @@ class DraftingProposer:
         fix_imports: bool = True,
         name: str = "",
     ) -> None:
-        if drafts < 1:
-            raise ValueError(f"drafts must be >= 1, got {drafts}")
-        if repair_rounds < 0:
-            raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
+        # drafts and repair_rounds are the options record's, checked there (DraftOptions).
         if prompt not in ("full", "compact"):
             raise ValueError(f"prompt must be 'full' or 'compact', got {prompt!r}")
         self.inner = inner
