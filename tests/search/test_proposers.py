@@ -319,6 +319,24 @@ def test_llama_cpp_with_a_fake_module(fake_llama_cpp, tmp_path):
     assert first.usage.cost_usd == 0.0
 
 
+def test_the_llama_cpp_backend_knows_no_program_the_caller_says_where_to_stop(
+    fake_llama_cpp, tmp_path
+):
+    from embedding_ttc.search.conversation import program_block_done
+
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF")
+    backend = LlamaCppBackend(path)
+    messages = [{"role": "user", "content": "write a program"}]
+    whole = backend.chat(messages, seed=0)  # no rule: the reply runs to its end
+    (llm,) = FakeLlama.instances
+    assert llm.streamed == len(REPLY.splitlines()) + 2 and whole.text.endswith("...")
+    cut = backend.chat(messages, seed=0, stop=program_block_done)
+    assert llm.streamed == len(REPLY.splitlines()) - 1
+    assert cut.text == REPLY.removesuffix("Done.\n") and program_block_done(cut.text)
+    assert not program_block_done("```python\ndef program(Q, D, S, ctx):\n    return S\n")
+
+
 # --------------------------------------------------------------------------------------------
 # The registry and its contract
 

@@ -53,6 +53,7 @@ from embedding_ttc.search.conversation import (
     call_seed,
     clip,
     converse,
+    program_block_done,
     proposal_usage,
     require_an_answer,
 )
@@ -171,7 +172,7 @@ class DraftingProposer:
             return None if is_syntax_error(call) else repair_message(call)
 
         return converse(
-            lambda messages, seed: self.inner.chat(messages, seed=seed),
+            lambda messages, seed: self.inner.chat(messages, seed=seed, stop=program_block_done),
             prompt,
             rounds=self.repair_rounds,
             seed=lambda r: call_seed(base, state.generation, first_seed + r),

@@ -48,6 +48,7 @@ from embedding_ttc.search.conversation import (
     call_seed,
     clip,
     converse,
+    program_block_done,
     proposal_usage,
     require_an_answer,
 )
@@ -139,7 +140,7 @@ class EditProposer:
             return _repair_message(call, current)
 
         calls = converse(
-            lambda messages, seed: self.inner.chat(messages, seed=seed),
+            lambda messages, seed: self.inner.chat(messages, seed=seed, stop=program_block_done),
             prompt,
             rounds=self.repair_rounds,
             seed=lambda r: call_seed(base_seed, state.generation, r),
