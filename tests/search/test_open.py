@@ -98,6 +98,18 @@ def test_a_strategys_bad_options_are_refused_before_anything_is_written(
         open_search(run_config(TASKS, bad), setup),
     ):
         pass
+    with (
+        pytest.raises(StrategyError, match="structural strategy takes no backend"),
+        open_search(
+            run_config(TASKS, spec("structural").model_copy(update={"backend": "openai"})), setup
+        ),
+    ):
+        pass
+    with (
+        pytest.raises(StrategyError, match="edit strategy needs a chat backend"),
+        open_search(run_config(TASKS, spec("edit")), setup),
+    ):
+        pass
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
 
 

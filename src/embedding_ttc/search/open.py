@@ -185,6 +185,28 @@ def _check_given(
         )
 
 
+def _check_proposer(config: RunConfig) -> None:
+    """Refuse a strategy's options that are not valid, or a backend it cannot take.
+
+    Raises:
+        UnknownNameError: an unknown strategy or backend.
+        StrategyError: naming the option, or the strategy and the backend.
+
+    """
+    from embedding_ttc.search.backends.catalog import BACKENDS
+    from embedding_ttc.search.strategies import StrategyError, get_strategy
+
+    spec = config.proposer
+    strategy = get_strategy(spec.strategy)
+    strategy.read_options(spec.options)
+    if spec.backend is not None:
+        BACKENDS.get(spec.backend)
+    if strategy.needs == "none" and spec.backend is not None:
+        raise StrategyError(f"the {strategy.name} strategy takes no backend, not {spec.backend}")
+    if strategy.needs != "none" and spec.backend is None:
+        raise StrategyError(f"the {strategy.name} strategy needs a chat backend")
+
+
 def _tasks(
     config: RunConfig, setup: SearchSetup, given: Sequence[RetrievalTask] | None
 ) -> tuple[list[RetrievalTask], set[str]]:
@@ -265,14 +287,13 @@ def open_search(
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
     from embedding_ttc.search.precheck.check import ledger_precheck
-    from embedding_ttc.search.strategies import get_strategy
     from embedding_ttc.search.strategies.edit.seeds import seed_structures
 
     tell = say or (lambda _line: None)
     check_executor(setup)
     _check_given(config, tasks, split)
     if make_proposer is None:  # refused before anything is written
-        get_strategy(config.proposer.strategy).read_options(config.proposer.options)
+        _check_proposer(config)
     ledger = Ledger(setup.run_dir)
     recorded = read_run_config(ledger.run_dir)
     if config.limits is None:
