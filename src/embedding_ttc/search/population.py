@@ -17,8 +17,9 @@ shows (the search part only, :meth:`~embedding_ttc.search.loop.SearchLoop.state`
 choice never reads a validation number.
 
 While the frontier shows nothing but the root (P0, whose body returns ``S``), there is nothing
-to edit: a run given seeds (:mod:`.seeds`, the reference program as a search program) starts
-from one of them instead, and its children carry the seed's name as their parent.
+to edit: a run given seeds (:mod:`~embedding_ttc.search.strategies.edit.seeds`, the reference
+program as a search program) starts from one of them instead, and its children carry the
+seed's name as their parent.
 """
 
 from __future__ import annotations
