@@ -67,22 +67,22 @@ LLM_MODES = (
 """The LLM configurations, cheapest first (the order they run in); each is its run folder."""
 
 MODE_OPTIONS = {
-    "guided": ("--llm-mode", "guided", "--guided-offers", "0", "--no-guided-share"),
+    "guided": ("--strategy", "guided", "--guided-offers", "0", "--no-guided-share"),
     "guided-offers": (
-        *("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
+        *("--strategy", "guided", "--guided-offers", str(GUIDED_OFFERS)),
         "--no-guided-share",
     ),
     "guided-anchored": (
-        *("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
+        *("--strategy", "guided", "--guided-offers", str(GUIDED_OFFERS)),
         *("--guided-keep", "dense", "--no-guided-share"),
     ),
     "guided-share": (
-        *("--llm-mode", "guided", "--guided-offers", str(GUIDED_OFFERS)),
+        *("--strategy", "guided", "--guided-offers", str(GUIDED_OFFERS)),
         *("--guided-keep", "dense", "--guided-share"),
     ),
-    "edit-ideas": ("--llm-mode", "edit", "--edit-ideas"),
-    "edit": ("--llm-mode", "edit", "--no-edit-ideas"),
-    "draft": ("--llm-mode", "draft"),
+    "edit-ideas": ("--strategy", "edit", "--edit-ideas"),
+    "edit": ("--strategy", "edit", "--no-edit-ideas"),
+    "draft": ("--strategy", "draft"),
 }
 """The search options of each LLM configuration."""
 
@@ -108,7 +108,7 @@ def command(mode: str, generations: int, run_dir: Path, llm_model: str) -> list[
     """The ``embedding-ttc search`` command of an LLM configuration."""
     return [
         sys.executable, "-m", "embedding_ttc.cli", "search", *SETTINGS,
-        "--proposer", "llama-cpp", "--llm-model", llm_model, *MODE_OPTIONS[mode],
+        "--backend", "llama-cpp", "--llm-model", llm_model, *MODE_OPTIONS[mode],
         "--generations", str(generations), "--run-dir", str(run_dir),
     ]  # fmt: skip
 

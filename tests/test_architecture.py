@@ -322,3 +322,116 @@ def test_the_deployment_imports_nothing_of_the_evaluator() -> None:
 def test_one_module_is_named_channels() -> None:
     named = sorted(m for m in _modules() if m.rsplit(".", 1)[-1] == "channels")
     assert named == [f"{PACKAGE}.programs.primitives.channels"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A search is opened from a typed config: argparse stays in the CLI, and nothing outside the
+# CLI's own tests builds a command line to start a search.
+
+REPO = SRC.parents[1]
+
+ARGPARSE_ALLOWED: dict[str, str] = {
+    f"{PACKAGE}.tasks.packaged.build": "a maintainer's script that rebuilds the packaged tasks",
+}
+"""Modules outside ``cli/`` that may read a command line, each with the reason."""
+
+SEARCH_ARGV_ALLOWED: dict[str, str] = {
+    "tests/encoders/test_device.py": "every command refuses a bad --device before it starts",
+    "tests/tasks/test_shared_tasks.py": "search refuses transfer-only tasks before it starts",
+}
+"""Tests outside ``tests/test_cli*.py`` that give the CLI a ``search`` command line, each
+with the reason: they check that the command refuses its input, and start no search."""
+
+
+def _imported_modules(tree: ast.AST) -> set[str]:
+    """Every module a file imports (``from m import n``: ``m`` and ``m.n``), at any depth."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def argparse_outside_cli() -> list[str]:
+    """The modules of ``src/`` outside ``cli/`` that import argparse."""
+    return sorted(
+        module
+        for module, path in _modules().items()
+        if top_level(module) != "cli"
+        and module not in ARGPARSE_ALLOWED
+        and "argparse" in _imported_modules(ast.parse(path.read_text(encoding="utf-8")))
+    )
+
+
+def _a_search_command_line(node: ast.AST) -> bool:
+    """A list literal whose first element is ``"search"`` (the command's argv; a tuple is
+    an argv only when starred into a list)."""
+    if not isinstance(node, ast.List) or not node.elts:
+        return False
+    first = node.elts[0]
+    if isinstance(first, ast.Starred) and isinstance(first.value, ast.Tuple):
+        first = first.value.elts[0] if first.value.elts else first
+    return isinstance(first, ast.Constant) and first.value == "search"
+
+
+def starts_a_search_through_the_cli(source: str) -> list[str]:
+    """How a file starts a search through the CLI: its search module, or a ``search`` argv.
+
+    A file that imports the CLI's ``search`` module, or that imports the CLI and holds an
+    argument list beginning with ``search`` (``main(["search", ...])``), starts a search by
+    building a command line. (Running ``python -m embedding_ttc.cli search`` in a subprocess,
+    as a user would, is not an import.)
+    """
+    tree = ast.parse(source)
+    imported = _imported_modules(tree)
+    why = sorted(m for m in imported if m.startswith(f"{PACKAGE}.cli.search"))
+    if any(m == f"{PACKAGE}.cli" or m.startswith(f"{PACKAGE}.cli.") for m in imported):
+        lines = sorted({n.lineno for n in ast.walk(tree) if _a_search_command_line(n)})
+        why += [f"a search command line at line {line}" for line in lines]
+    return why
+
+
+def _outside_the_cli_tests() -> list[Path]:
+    tests = sorted((REPO / "tests").rglob("*.py"))
+    benchmarks = sorted((REPO / "benchmarks").rglob("*.py"))
+    return [
+        p
+        for p in tests + benchmarks
+        if not p.name.startswith("test_cli") and str(p.relative_to(REPO)) not in SEARCH_ARGV_ALLOWED
+    ]
+
+
+def test_the_argparse_check_sees_an_import() -> None:
+    assert "argparse" in _imported_modules(ast.parse("def f():\n    import argparse\n"))
+    assert "argparse.Namespace" in _imported_modules(ast.parse("from argparse import Namespace"))
+
+
+def test_the_search_check_sees_a_command_line() -> None:
+    assert starts_a_search_through_the_cli("from embedding_ttc.cli.search import _config")
+    built = 'from embedding_ttc.cli import main\nmain([*("search", "--run-dir", "x")])\n'
+    assert starts_a_search_through_the_cli(built) == ["a search command line at line 2"]
+    other = 'from embedding_ttc.cli import main\nmain(["frontier", "run"])\n'
+    assert starts_a_search_through_the_cli(other) == []
+    assert starts_a_search_through_the_cli('x = ["search", "--run-dir"]\n') == []
+    choices = 'from embedding_ttc.cli import main\nchoices = ("search", "v1")\n'
+    assert starts_a_search_through_the_cli(choices) == []
+
+
+def test_argparse_only_in_the_cli() -> None:
+    found = argparse_outside_cli()
+    assert not found, f"argparse imported outside embedding_ttc.cli: {', '.join(found)}"
+
+
+def test_no_benchmark_or_test_of_another_package_starts_a_search_through_the_cli() -> None:
+    found = {
+        str(path.relative_to(REPO)): why
+        for path in _outside_the_cli_tests()
+        if (why := starts_a_search_through_the_cli(path.read_text(encoding="utf-8")))
+    }
+    assert not found, (
+        "start a search with embedding_ttc.search.open.open_search, not a command line "
+        f"(the CLI's own tests are tests/test_cli*.py): {found}"
+    )

@@ -2,7 +2,7 @@
 
 OpenEvolve calls ``evaluate(program_path)`` once per candidate. The candidate is judged as one
 generation of the same :class:`~embedding_ttc.search.loop.SearchLoop` that ``embedding-ttc
-search`` builds (:func:`embedding_ttc.cli.search.open_search_loop`): the static checks, the
+search`` builds (:func:`embedding_ttc.search.open.open_search`): the static checks, the
 novelty test, the sandbox, the evaluation on every discovery task and the ledger line are the
 loop's own (:func:`embedding_ttc.search.external.evaluate_external`), with ``openevolve`` as
 the proposer. The run directory then reads like one of ours: ``embedding-ttc frontier RUN_DIR
@@ -26,7 +26,7 @@ program's code, and the ledger keeps each source: the two are joined by text.
 
 OpenEvolve's initial program (``initial_program.py``, as written) is the run's reference,
 BM25DenseRRF, in the search-program form our edit proposer starts from
-(:data:`~embedding_ttc.search.editing.seeds.SEEDS`): both searches start from the same
+(:data:`~embedding_ttc.search.strategies.edit.seeds.SEEDS`): both searches start from the same
 program. It is given the reference's numbers (Δ 0 against itself, the reference's cost
 ratio; :func:`~embedding_ttc.search.external.reference_seen`) and adds no ledger line, as the
 edit proposer's seed adds none. Any other text goes through the loop, so a model's copy of
@@ -38,9 +38,10 @@ all-MiniLM-L6-v2, seed 0, validation share 0.3, reference BM25DenseRRF, objectiv
 The environment names the run:
 
 * ``EMBEDDING_TTC_OE_RUN_DIR`` (required): the run directory (ledger, programs, search.json).
-* ``EMBEDDING_TTC_OE_ARGS``: more ``embedding-ttc search`` options, appended after the
-  settings above (``--task aila_statutes --task limit-small`` for a smoke run; a later option
-  overrides an earlier one).
+* ``EMBEDDING_TTC_OE_TASKS``: comma-separated tasks instead of the suite (``aila_statutes,
+  limit-small`` for a smoke run; then no task is held aside whole).
+* ``EMBEDDING_TTC_OE_ENCODER``: another encoder (default all-MiniLM-L6-v2).
+* ``EMBEDDING_TTC_OE_DATA_DIR``: the data root the tasks are found in (default: the usual places).
 * ``EMBEDDING_TTC_OE_MODEL``: the model OpenEvolve's LLM is, recorded in ``search.json`` and
   on each record.
 
@@ -52,15 +53,14 @@ from __future__ import annotations
 
 import atexit
 import os
-import shlex
 from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli import build_parser
-from embedding_ttc.cli.search import open_search_loop
 from embedding_ttc.programs.outcome import Status
+from embedding_ttc.runs.config import ProposerSpec, RunConfig
+from embedding_ttc.runs.split import SplitSettings
 from embedding_ttc.search.external import (
     HandedOver,
     evaluate_external,
@@ -68,13 +68,15 @@ from embedding_ttc.search.external import (
     reference_seen,
 )
 from embedding_ttc.search.loop import SearchLoop
+from embedding_ttc.search.open import SearchSetup, open_search
+from embedding_ttc.tasks.catalog import suite_tasks, suite_validation_tasks
 
 PROPOSER = "openevolve"
 INITIAL_PROGRAM = Path(__file__).with_name("initial_program.py")
-SETTINGS = (
-    *("--suite", "discovery", "--encoder", "all-MiniLM-L6-v2", "--seed", "0"),
-    *("--validation-share", "0.3", "--reference", "BM25DenseRRF", "--objective", "reference"),
-)
+SUITE = "discovery"
+ENCODER = "all-MiniLM-L6-v2"
+VALIDATION_SHARE = 0.3
+REFERENCE = "BM25DenseRRF"
 SCORE_OFFSET = 1.0
 FAILURE_SCORE = 0.0
 
@@ -83,23 +85,41 @@ _stack = ExitStack()
 atexit.register(_stack.close)
 
 
-def search_arguments(environ: Mapping[str, str]) -> list[str]:
-    """The ``embedding-ttc search`` command line of the run the environment names."""
+def search_settings(environ: Mapping[str, str]) -> tuple[RunConfig, SearchSetup]:
+    """The configuration and setup of the run the environment names."""
     run_dir = environ.get("EMBEDDING_TTC_OE_RUN_DIR")
     if not run_dir:
         raise RuntimeError("EMBEDDING_TTC_OE_RUN_DIR is not set: name the run directory")
-    model = environ.get("EMBEDDING_TTC_OE_MODEL")
-    named = ["--model", model] if model else []  # search.json then names it; a resume must match
-    extra = shlex.split(environ.get("EMBEDDING_TTC_OE_ARGS", ""))
-    return ["search", "--run-dir", run_dir, "--proposer", PROPOSER, *SETTINGS, *named, *extra]
+    named = [t.strip() for t in environ.get("EMBEDDING_TTC_OE_TASKS", "").split(",") if t.strip()]
+    data_dir = environ.get("EMBEDDING_TTC_OE_DATA_DIR")
+    config = RunConfig(
+        suite=SUITE,
+        tasks=named or suite_tasks(SUITE),
+        encoder=environ.get("EMBEDDING_TTC_OE_ENCODER") or ENCODER,
+        proposer=ProposerSpec(strategy="external", options={"peer": PROPOSER}),
+        model=environ.get("EMBEDDING_TTC_OE_MODEL") or None,  # a resume must name the same
+        seed=0,
+        shortlist=None,
+        split=SplitSettings(
+            validation_share=VALIDATION_SHARE,
+            validation_tasks=[] if named else suite_validation_tasks(SUITE),
+        ),
+        reference=REFERENCE,
+        objective="reference",
+        limits=None,  # as recorded, else the defaults
+    )
+    setup = SearchSetup(run_dir=Path(run_dir), data_dir=Path(data_dir) if data_dir else None)
+    return config, setup
 
 
 def _the_loop() -> SearchLoop:
     global _loop
     if _loop is None:
-        args = build_parser().parse_args(search_arguments(os.environ))
+        config, setup = search_settings(os.environ)
         _loop = _stack.enter_context(
-            open_search_loop(args, make_proposer=lambda _precheck: HandedOver(PROPOSER))
+            open_search(
+                config, setup, make_proposer=lambda _precheck: HandedOver(PROPOSER), say=print
+            )
         )
     return _loop
 

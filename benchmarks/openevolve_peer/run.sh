@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # OpenEvolve as a peer of our proposers: same problem, same judge, same local model.
 #
-#   benchmarks/openevolve_peer/run.sh RUN_DIR [ITERATIONS [MODEL]] [-- SEARCH_OPTIONS...]
+#   benchmarks/openevolve_peer/run.sh RUN_DIR [ITERATIONS [MODEL]] [-- TASK...]
 #
 # RUN_DIR         the run directory: our ledger.jsonl, programs/, search.json, split.json, and
 #                 OpenEvolve's own output in RUN_DIR/openevolve (checkpoints, logs, best program).
 # ITERATIONS      OpenEvolve iterations (default 20, the generations of our runs).
 # MODEL           a packaged GGUF: qwen2.5-coder-1.5b (default, what our llama-cpp proposer
 #                 uses) or qwen2.5-coder-0.5b (faster, for a smoke run).
-# SEARCH_OPTIONS  more `embedding-ttc search` options, e.g. --task aila_statutes --task limit-small
+# TASK            tasks instead of the discovery suite, e.g. aila_statutes limit-small
 #
 # Environment: PYTHON, an interpreter that imports embedding_ttc (with the local-llm extra),
 # openevolve, and llama-cpp-python's server (default: python); PORT (default 8765);
@@ -17,7 +17,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -ge 1 && $1 != "--" ]] || { echo "usage: $0 RUN_DIR [ITERATIONS [MODEL]] [-- SEARCH_OPTIONS...]" >&2; exit 2; }
+[[ $# -ge 1 && $1 != "--" ]] || { echo "usage: $0 RUN_DIR [ITERATIONS [MODEL]] [-- TASK...]" >&2; exit 2; }
 run_dir="$1"; shift
 iterations=20; model="qwen2.5-coder-1.5b"
 if [[ $# -gt 0 && $1 != "--" ]]; then iterations="$1"; shift; fi
@@ -46,8 +46,8 @@ for _ in $(seq 1 120); do
 done
 
 export EMBEDDING_TTC_OE_RUN_DIR="$run_dir"
-export EMBEDDING_TTC_OE_ARGS=""
-if [[ $# -gt 0 ]]; then EMBEDDING_TTC_OE_ARGS="$(printf "%q " "$@")"; fi
+EMBEDDING_TTC_OE_TASKS="$(IFS=,; echo "$*")"
+export EMBEDDING_TTC_OE_TASKS
 export EMBEDDING_TTC_OE_MODEL="$model"
 resume=()
 latest="$(ls -d "$run_dir"/openevolve/checkpoints/checkpoint_* 2>/dev/null | sort -t_ -k2 -n | tail -1 || true)"

@@ -139,53 +139,6 @@ def test_a_malformed_configuration_is_an_error_naming_the_file(tmp_path):
     assert read_run_config(tmp_path / "absent") is None
 
 
-def test_the_search_command_refuses_to_resume_under_other_settings(tmp_path, capsys):
-    from embedding_ttc.cli import main
-
-    fixture(tmp_path)
-    code = main(
-        [
-            *("search", "--run-dir", str(tmp_path), "--seed", "5", "--generations", "0"),
-            *("--validation-share", "0", "--reference", "none"),
-        ]
-    )
-    assert code == 2
-    assert "(seed: run has 0, asked 5)" in capsys.readouterr().err
-    assert (tmp_path / RUN_CONFIG_FILE).read_bytes() == FIXTURE.read_bytes()  # untouched
-
-
-GUIDED = REPO / "results" / "proposers" / "guided"
-
-
-def test_a_local_run_records_its_model_and_a_run_made_before_resumes_under_the_default():
-    import argparse
-
-    from embedding_ttc.cli.search import _config, add_search_commands
-    from embedding_ttc.llm.gguf import DEFAULT_LLM
-
-    made = read_run_config(GUIDED)
-    assert made is not None and made.model == "qwen2.5-coder-1.5b"
-
-    def asked(*argv: str) -> RunConfig:
-        parser = argparse.ArgumentParser()
-        add_search_commands(parser.add_subparsers())
-        args = parser.parse_args(["search", "--run-dir", "x", *argv])
-        return _config(args, made.tasks, recorded=made)
-
-    options = ("--proposer", "llama-cpp", "--llm-mode", "guided", "--guided-offers", "0",
-               "--no-guided-share", "--objective", "reference")  # fmt: skip
-    default = asked(*options)
-    assert default.model == DEFAULT_LLM
-    assert asked(*options, "--llm-model", "qwen2.5-coder-0.5b").model == "qwen2.5-coder-0.5b"
-    assert asked("--proposer", "structural").model is None
-    # A run recorded with no model name used the proposer's default: it resumes under it.
-    recorded = made.model_copy(update={"model": None})
-    default.check_resume(recorded, default_model=DEFAULT_LLM)
-    other = asked(*options, "--llm-model", "qwen2.5-coder-0.5b")
-    with pytest.raises(RunMismatchError, match=r"model: run has 'qwen2\.5-coder-1\.5b'"):
-        other.check_resume(made, default_model=DEFAULT_LLM)
-
-
 # ---------------------------------------------------------------------------------------------
 # Every committed search.json
 
@@ -255,63 +208,28 @@ def test_a_migrated_file_holds_the_equivalent_spec(name):
     assert config.proposer == ProposerSpec(strategy=strategy, backend=backend, options=options)
 
 
-@pytest.mark.parametrize("mode", ["draft", "edit", "edit-ideas", "guided", "guided-share"])
-def test_the_committed_proposer_runs_resume_under_the_options_that_made_them(mode):
-    import argparse
-
-    from embedding_ttc.cli.search import _config, _default_model, add_search_commands
-
-    bench = _proposers_benchmark()
-    run = REPO / "results" / "proposers" / mode
-    recorded = read_run_config(run)
-    assert recorded is not None
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    argv = bench.command(mode, 20, run, "qwen2.5-coder-1.5b")
-    args = parser.parse_args(argv[argv.index("search") :])
-    asked = _config(args, recorded.tasks, recorded=recorded)
-    asked.check_resume(recorded, _default_model(args.proposer))
-    other = parser.parse_args([*argv[argv.index("search") :], "--repair-rounds", "2"])
-    with pytest.raises(RunMismatchError, match="proposer"):
-        _config(other, recorded.tasks, recorded=recorded).check_resume(
-            recorded, _default_model(other.proposer)
-        )
-
-
 # ---------------------------------------------------------------------------------------------
 # The sandbox's limits a run resumes under
 
 
-def _search_args(*argv: str):
-    import argparse
-
-    from embedding_ttc.cli.search import add_search_commands
-
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    return parser.parse_args(["search", "--run-dir", "x", *argv])
-
-
 def test_a_new_run_records_the_default_limits():
-    from embedding_ttc.cli.search import _config, sandbox_limits
     from embedding_ttc.program_files.sandbox.limits import SandboxLimits
+    from embedding_ttc.search.limits import run_limits, sandbox_limits
 
-    config = _config(_search_args(), ["scifact"])
-    assert config.limits == RunLimits(
+    limits = run_limits(None)
+    assert limits == RunLimits(
         timeout_seconds=3600.0, timeout_covers="run", encode_texts_per_item=112.0, memory_gb=8
     )
-    assert sandbox_limits(config.limits) == SandboxLimits()
-    asked = _config(_search_args("--timeout", "60", "--encode-budget", "20"), ["scifact"])
-    assert asked.limits is not None
-    assert (asked.limits.timeout_seconds, asked.limits.encode_texts_per_item) == (60.0, 20.0)
+    assert sandbox_limits(limits) == SandboxLimits()
+    asked = run_limits(None, timeout_seconds=60, encode_texts_per_item=20)
+    assert (asked.timeout_seconds, asked.encode_texts_per_item) == (60.0, 20.0)
 
 
 def test_a_committed_run_resumes_under_the_limits_it_ran_with(tmp_path):
-    from embedding_ttc.cli.search import _config, sandbox_limits
+    from embedding_ttc.search.limits import run_limits, sandbox_limits
 
     recorded = committed(tmp_path)  # results/search: 600 s not counting encodes, 256 texts
-    as_made = ("--validation-share", "0", "--reference", "none")
-    asked = _config(_search_args(*as_made), recorded.tasks, recorded=recorded)
+    asked = recorded.model_copy(update={"limits": run_limits(recorded)})
     assert asked.limits == recorded.limits
     assert asked.limits is not None
     limits = sandbox_limits(asked.limits)
@@ -320,15 +238,17 @@ def test_a_committed_run_resumes_under_the_limits_it_ran_with(tmp_path):
 
 
 def test_a_run_resumes_under_its_recorded_limits_and_refuses_others(tmp_path):
-    from embedding_ttc.cli.search import _config
+    from embedding_ttc.search.limits import run_limits
 
-    made = _config(_search_args("--timeout", "30", "--encode-budget", "64"), ["scifact"])
+    made = fixture(tmp_path).model_copy(
+        update={"limits": run_limits(None, timeout_seconds=30, encode_texts_per_item=64)}
+    )
     write_run_config(tmp_path, made)
     recorded = read_run_config(tmp_path)
     assert recorded is not None and recorded.limits == made.limits
-    resumed = _config(_search_args(), recorded.tasks, recorded=recorded)
+    resumed = made.model_copy(update={"limits": run_limits(recorded)})
     assert resumed.limits == made.limits  # nothing asked: as recorded, not the defaults
     resumed.check_resume(recorded)
-    other = _config(_search_args("--timeout", "60"), recorded.tasks, recorded=recorded)
+    other = made.model_copy(update={"limits": run_limits(recorded, timeout_seconds=60)})
     with pytest.raises(RunMismatchError, match=r"limits: run has .*'timeout_seconds': 30\.0"):
         other.check_resume(recorded)

@@ -8,27 +8,21 @@ packaged ``tokenlearn-static-64`` encoder for both the pre-check and the evaluat
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
 from pathlib import Path
 
 import pytest
 
-from embedding_ttc.cli.search import _spec, add_search_commands
 from embedding_ttc.encoders.catalog import load_encoder
-from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.outcome import Status
-from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.base import ChatBackend, price_usd
 from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.drafting.proposer import DraftingProposer
 from embedding_ttc.search.evaluator import SuiteEvaluator
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
@@ -53,10 +47,10 @@ from embedding_ttc.search.prompts.directives import choose_directive
 from embedding_ttc.search.prompts.examples import example_structures
 from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposer import ProposerError
+from embedding_ttc.search.strategies.draft.proposer import DraftingProposer
 from embedding_ttc.tasks.catalog import load_task
 
 from .canned_server import CannedServer, Reply, http_error
-from .specs import spec
 from .test_prompt import small_state
 from .test_proposers import FakeLlama, fake_llama_cpp  # noqa: F401 (a fixture)
 from fakes import HashingEncoder
@@ -513,41 +507,19 @@ def test_no_signature_hint_for_a_function_that_is_not_a_helper():
 
 
 def test_invalid_settings():
-    with pytest.raises(ValueError, match="drafts"):
-        DraftingProposer(object(), drafts=0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="repair_rounds"):
-        DraftingProposer(object(), repair_rounds=-1)  # type: ignore[arg-type]
+    from embedding_ttc.search.strategies.base import StrategyError
+    from embedding_ttc.search.strategies.draft import DraftOptions
+
+    with pytest.raises(StrategyError, match="drafts must be at least 1, not 0"):
+        DraftOptions(drafts=0)
+    with pytest.raises(StrategyError, match="repair_rounds must be at least 0, not -1"):
+        DraftOptions(repair_rounds=-1)
+    with pytest.raises(ValueError, match="prompt must be"):
+        DraftingProposer(object(), prompt="tiny")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------
 # The CLI's defaults
-
-
-def search_args(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    return parser.parse_args(["search", "--run-dir", "x", *argv])
-
-
-def test_cli_drafting_defaults():
-    assert _spec(search_args("--proposer", "llama-cpp")) == spec(
-        "draft", "llama-cpp", drafts=3, repair_rounds=1, prompt="compact", precheck=True
-    )
-    single = spec("draft", "openai")  # one draft of the full prompt: the single draft
-    assert _spec(search_args("--proposer", "openai")) == single
-    assert single.options == {
-        "drafts": 1, "repair_rounds": 0, "prompt": "full", "context_tokens": 3000,
-        "precheck": False,
-    }  # fmt: skip
-    assert _spec(search_args("--proposer", "structural")) == spec("structural")
-    assert _spec(search_args("--proposer", "openai", "--drafts", "2")) == spec(
-        "draft", "openai", drafts=2, repair_rounds=0, prompt="full", precheck=True
-    )
-    options = _spec(search_args("--proposer", "llama-cpp", "--no-precheck", "--drafts", "1"))
-    assert not options.options["precheck"] and options.options["drafts"] == 1
-    assert _spec(search_args("--proposer", "anthropic", "--precheck")) != spec("draft", "anthropic")
-    with pytest.raises(EmbeddingTTCError, match="need an LLM proposer"):
-        _spec(search_args("--proposer", "structural", "--prompt", "compact"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -599,60 +571,6 @@ def test_two_generations_of_the_loop_record_the_attempts(tmp_path: Path, package
     assert "near-duplicate of g0001" in str(g2.attempts[0]["reason"])
     assert (g2.tokens_in, g2.tokens_out) == (2300, 270)
     assert g2.per_task_delta.keys() == {"aila_statutes"}
-
-
-def test_the_search_command_wires_drafting(tmp_path: Path, packaged_datasets, capsys):
-    from embedding_ttc.cli import main
-
-    run_dir = tmp_path / "run"
-    with CannedServer([Reply(fence(BROKEN)), Reply(fence(FIXED))]) as server:
-        code = main(
-            [
-                "search",
-                "--proposer",
-                "openai",
-                "--model",
-                "canned",
-                "--base-url",
-                server.openai_base_url,
-                "--task",
-                "aila_statutes",
-                "--generations",
-                "1",
-                "--encoder",
-                "tokenlearn-static-64",
-                "--run-dir",
-                str(run_dir),
-                "--data-dir",
-                str(packaged_datasets),
-                "--cache-dir",
-                str(tmp_path / "cache"),
-                "--drafts",
-                "2",
-                "--prompt",
-                "compact",
-            ]
-        )
-        prompts = server.prompts
-    assert code == 0, capsys.readouterr().err
-    g1 = Ledger(run_dir).records[1]
-    assert g1.status == Status.OK and len(g1.attempts) == 1
-    assert prompts[0] is not None and "## Helpers" in prompts[0]
-    config = json.loads((run_dir / "search.json").read_text())
-    assert config["proposer"] == {
-        "strategy": "draft",
-        "backend": "openai",
-        "options": {
-            "drafts": 2,
-            "repair_rounds": 0,
-            "prompt": "compact",
-            "context_tokens": 3000,
-            "precheck": True,
-        },
-    }
-    recorded = read_run_config(run_dir)
-    assert recorded is not None and recorded.proposer.options["drafts"] == 2
-    assert str(recorded.proposer) == "openai"
 
 
 LOST_CONSTANTS = """import numpy as np

@@ -16,18 +16,18 @@ import pytest
 from embedding_ttc.program_files.parse import parse_reply
 from embedding_ttc.programs.outcome import Status
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.editing.blocks import (
+from embedding_ttc.search.lessons import lesson, lineage
+from embedding_ttc.search.population import choose_parent
+from embedding_ttc.search.precheck.check import PrecheckResult
+from embedding_ttc.search.state import SearchState
+from embedding_ttc.search.strategies.edit.blocks import (
     EditBlock,
     EditError,
     apply_blocks,
     parse_blocks,
 )
-from embedding_ttc.search.editing.prompt import render_edit_prompt
-from embedding_ttc.search.editing.proposer import EditProposer
-from embedding_ttc.search.lessons import lesson, lineage
-from embedding_ttc.search.population import choose_parent
-from embedding_ttc.search.precheck.check import PrecheckResult
-from embedding_ttc.search.state import SearchState
+from embedding_ttc.search.strategies.edit.prompt import render_edit_prompt
+from embedding_ttc.search.strategies.edit.proposer import EditProposer
 from ledger_records import evaluated
 
 from .canned_server import CannedServer, Reply
@@ -316,45 +316,6 @@ def test_in_the_loop_each_edit_leaves_a_lesson_the_next_prompt_shows(server, tmp
     assert (tmp_path / "programs" / "g0002.py").read_text().count("np.sort(S, axis=0)") == 1
 
 
-def test_the_command_line_selects_and_records_the_edit_mode():
-    import argparse
-
-    from embedding_ttc.cli.search import _spec, add_search_commands
-    from embedding_ttc.errors import EmbeddingTTCError
-    from embedding_ttc.runs.config import RunConfig
-
-    from .specs import spec
-
-    def args(*argv: str) -> argparse.Namespace:
-        parser = argparse.ArgumentParser()
-        add_search_commands(parser.add_subparsers())
-        return parser.parse_args(["search", "--run-dir", "x", *argv])
-
-    edit = args("--proposer", "llama-cpp", "--llm-mode", "edit")
-    assert _spec(edit) == spec("edit", "llama-cpp") == spec("edit", "llama-cpp", ideas=True)
-    assert _spec(args("--proposer", "llama-cpp")).strategy == "draft"  # drafting by default
-    options = _spec(args("--proposer", "openai", "--llm-mode", "edit", "--repair-rounds", "0"))
-    assert options == spec("edit", "openai", repair_rounds=0, ideas=True)
-    plain = args("--proposer", "llama-cpp", "--llm-mode", "edit", "--no-edit-ideas")
-    assert _spec(plain) == spec("edit", "llama-cpp", ideas=False)
-    guided = _spec(args("--proposer", "llama-cpp", "--llm-mode", "guided"))
-    assert "ideas" not in guided.options  # the guided proposer writes no edit
-    # A run recorded before the ideas existed resumes without them, as it ran.
-    recorded = RunConfig.model_validate_json(
-        (REPO / "results" / "proposers" / "edit" / "search.json").read_text()
-    )
-    assert recorded.proposer.strategy == "edit" and recorded.proposer.options["ideas"] is False
-    config = RunConfig(
-        suite="discovery", tasks=["a"], encoder="e", proposer=options, model=None, seed=0,
-        shortlist=None,
-    )  # fmt: skip
-    assert RunConfig.model_validate_json(config.model_dump_json()) == config
-    with pytest.raises(EmbeddingTTCError, match="needs an LLM proposer"):
-        _spec(args("--proposer", "structural", "--llm-mode", "edit"))
-    with pytest.raises(EmbeddingTTCError, match="drafting options"):
-        _spec(args("--proposer", "openai", "--llm-mode", "edit", "--drafts", "2"))
-
-
 # --- a whole-program reply, seeds, and the format example ------------------------------------
 
 WHOLE = """\
@@ -404,7 +365,7 @@ def _root_only_state() -> SearchState:
 
 
 def test_while_the_frontier_holds_only_p0_the_edit_starts_from_the_seed(server):
-    from embedding_ttc.search.editing.seeds import SEEDS, seeds_for
+    from embedding_ttc.search.strategies.edit.seeds import SEEDS, seeds_for
 
     seeds = seeds_for("BM25DenseRRF")
     assert seeds == (("BM25DenseRRF", SEEDS["BM25DenseRRF"]),) and seeds_for("none") == ()
@@ -427,9 +388,9 @@ def test_while_the_frontier_holds_only_p0_the_edit_starts_from_the_seed(server):
 
 
 def test_the_format_example_is_a_line_of_the_parent_with_another_comment():
-    from embedding_ttc.search.editing.prompt import EXAMPLE_COMMENT, FORMAT, format_example
-    from embedding_ttc.search.editing.seeds import SEEDS
     from embedding_ttc.search.novelty import structure
+    from embedding_ttc.search.strategies.edit.prompt import EXAMPLE_COMMENT, FORMAT, format_example
+    from embedding_ttc.search.strategies.edit.seeds import SEEDS
 
     source = SEEDS["BM25DenseRRF"]
     example = format_example(source)
@@ -450,7 +411,7 @@ def test_the_format_example_is_a_line_of_the_parent_with_another_comment():
 
 
 def test_a_block_copied_with_another_comment_is_placed_by_its_code():
-    from embedding_ttc.search.editing.seeds import SEEDS
+    from embedding_ttc.search.strategies.edit.seeds import SEEDS
 
     reply = (
         "<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # the rescored matrix\n=======\n"
@@ -474,7 +435,7 @@ def test_every_seed_passes_the_checks_and_scores_as_its_library_program(tiny_tas
     from embedding_ttc.program_files.sandbox.limits import SandboxLimits
     from embedding_ttc.program_files.sandbox.program import SandboxedProgram
     from embedding_ttc.programs.catalog import get_program
-    from embedding_ttc.search.editing.seeds import SEEDS
+    from embedding_ttc.search.strategies.edit.seeds import SEEDS
 
     from fakes import HashingEncoder
     from library_support import direct_call
@@ -508,7 +469,7 @@ HEADINGS = """\
 
 
 def test_pairs_written_as_markdown_headings_over_fences_are_blocks():
-    from embedding_ttc.search.editing.seeds import SEEDS
+    from embedding_ttc.search.strategies.edit.seeds import SEEDS
 
     blocks = parse_blocks(HEADINGS)
     assert blocks == [
@@ -524,7 +485,7 @@ def test_pairs_written_as_markdown_headings_over_fences_are_blocks():
 
 
 def test_a_repeated_search_revises_the_earlier_blocks_change():
-    from embedding_ttc.search.editing.seeds import SEEDS
+    from embedding_ttc.search.strategies.edit.seeds import SEEDS
 
     last = "    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n"
     reply = (
@@ -561,7 +522,7 @@ def test_a_generation_without_a_program_keeps_the_reason_and_the_last_reply(serv
 
 
 def test_an_edit_using_a_helper_it_did_not_import_gets_the_import(server):
-    from embedding_ttc.search.editing.seeds import seeds_for
+    from embedding_ttc.search.strategies.edit.seeds import seeds_for
 
     edit = (
         "<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n=======\n"
@@ -578,8 +539,8 @@ def test_an_edit_using_a_helper_it_did_not_import_gets_the_import(server):
 
 
 def test_a_copy_of_the_seed_is_a_near_duplicate_of_it():
-    from embedding_ttc.search.editing.seeds import SEEDS, seed_structures
     from embedding_ttc.search.novelty import closest, structure
+    from embedding_ttc.search.strategies.edit.seeds import SEEDS, seed_structures
 
     registered = seed_structures("BM25DenseRRF")
     assert list(registered) == ["seed:BM25DenseRRF"] and seed_structures(None) == {}
@@ -592,9 +553,9 @@ def test_a_copy_of_the_seed_is_a_near_duplicate_of_it():
 
 
 def test_the_suggested_idea_is_one_the_parent_lacks_least_named_by_its_children():
-    from embedding_ttc.search.editing.seeds import SEEDS
-    from embedding_ttc.search.editing.suggest import idea_helpers, realised, suggest_idea
     from embedding_ttc.search.prompts.inspirations import INSPIRATIONS
+    from embedding_ttc.search.strategies.edit.seeds import SEEDS
+    from embedding_ttc.search.strategies.edit.suggest import idea_helpers, realised, suggest_idea
 
     seed = SEEDS["BM25DenseRRF"]
     by_key = {i.key: i for i in INSPIRATIONS}
@@ -626,7 +587,7 @@ def test_the_suggested_idea_is_one_the_parent_lacks_least_named_by_its_children(
 
 
 def test_the_edit_prompt_names_the_idea_and_the_proposal_falls_back_to_it(server):
-    from embedding_ttc.search.editing.seeds import seeds_for
+    from embedding_ttc.search.strategies.edit.seeds import seeds_for
 
     seeds = seeds_for("BM25DenseRRF")
     edit = (

@@ -19,9 +19,8 @@ from typing import Any
 
 import pytest
 
-from embedding_ttc.cli import main
 from embedding_ttc.encoders.named import NamedEncoder
-from embedding_ttc.errors import MissingExtraError, UnknownNameError
+from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError, UnknownNameError
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.catalog import get_program
@@ -31,9 +30,12 @@ from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import SPLIT_FILE
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
 from embedding_ttc.search.executors import InProcessTaskExecutor, RayTaskExecutor, open_executor
+from embedding_ttc.search.loop import Budget
+from embedding_ttc.search.open import SearchSetup, open_search
 from embedding_ttc.search.task_runs import TaskJob
 from embedding_ttc.tasks.catalog import load_task
 
+from .specs import run_config
 from fakes import HashingEncoder
 
 FAST_ENCODER = "tokenlearn-static-64"
@@ -162,24 +164,21 @@ def test_a_job_runs_at_least_once(tiny_task):
         TaskJob(tiny_task, repeats=0)
 
 
-def _search(run: Path, data: Path, *extra: str) -> list[str]:
-    return [
-        *("search", "--run-dir", str(run), "--generations", "3", "--encoder", FAST_ENCODER),
-        *(a for t in TASKS for a in ("--task", t)),
-        *("--data-dir", str(data), *extra),
-    ]
+def _search(run: Path, data: Path, **setup: Any) -> None:
+    """Three generations of the structural search on :data:`TASKS`, opened from its config."""
+    config = run_config(list(TASKS), encoder=FAST_ENCODER)
+    with open_search(config, SearchSetup(run_dir=run, data_dir=data, **setup)) as loop:
+        loop.run(Budget(3))
 
 
 def test_an_unknown_executor_is_refused_with_names_before_anything_is_written(
-    tmp_path, packaged_datasets, capsys
+    tmp_path, packaged_datasets
 ):
-    assert main(_search(tmp_path / "run", packaged_datasets, "--executor", "rey")) == 2
-    err = capsys.readouterr().err
-    assert "unknown executor 'rey'" in err and "Did you mean: ray?" in err
+    with pytest.raises(UnknownNameError, match=r"unknown executor 'rey'.*Did you mean: ray\?"):
+        _search(tmp_path / "run", packaged_datasets, executor="rey")
     assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
-    args = _search(tmp_path / "run", packaged_datasets, "--ray-address", "ray://head:10001")
-    assert main(args) == 2
-    assert "--ray-address is for --executor ray" in capsys.readouterr().err
+    with pytest.raises(EmbeddingTTCError, match="--ray-address is for --executor ray"):
+        _search(tmp_path / "run", packaged_datasets, ray_address="ray://head:10001")
     with (
         pytest.raises(UnknownNameError, match="Known: inprocess, ray"),
         open_executor("threads", HashingEncoder(), NamedEncoder(FAST_ENCODER)),
@@ -187,10 +186,10 @@ def test_an_unknown_executor_is_refused_with_names_before_anything_is_written(
         pass
 
 
-def test_missing_ray_names_the_extra(tmp_path, packaged_datasets, monkeypatch, capsys):
+def test_missing_ray_names_the_extra(tmp_path, packaged_datasets, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
-    assert main(_search(tmp_path / "run", packaged_datasets, "--executor", "ray")) == 2
-    assert "pip install -e '.[ray]'" in capsys.readouterr().err
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[ray\]'"):
+        _search(tmp_path / "run", packaged_datasets, executor="ray")
     assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
     with (
         pytest.raises(MissingExtraError),
@@ -236,12 +235,11 @@ def test_ray_writes_the_in_process_ledger_but_for_timings(packaged_datasets, tmp
     ray = pytest.importorskip("ray")
     local, remote = tmp_path / "local", tmp_path / "ray"
     # Separate embedding caches: the Ray workers encode for themselves.
-    assert main(_search(local, packaged_datasets, "--cache-dir", str(tmp_path / "c1"))) == 0
+    _search(local, packaged_datasets, cache_dir=tmp_path / "c1")
     started = time.monotonic()
-    extra = ("--cache-dir", str(tmp_path / "c2"), "--executor", "ray")
-    assert main(_search(remote, packaged_datasets, *extra)) == 0
+    _search(remote, packaged_datasets, cache_dir=tmp_path / "c2", executor="ray")
     print(f"search --executor ray, 3 generations on 2 tasks: {time.monotonic() - started:.1f} s")
-    assert not ray.is_initialized()  # the command shuts down the Ray it started
+    assert not ray.is_initialized()  # the search shuts down the Ray it started
     capsys.readouterr()
     a, b = Ledger(local).records, Ledger(remote).records
     assert [r.generation for r in a] == [0, 1, 2, 3]

@@ -2,7 +2,8 @@
 
 With the honest fakes of ``loop_fakes``: the handed-over source goes through the loop's checker,
 novelty test, sandbox and evaluator, and its record names the peer; the loop's own proposer is
-never asked. Then one real evaluation on a real task, through the loop ``search`` builds.
+never asked. Then one real evaluation on a real task, through the loop
+:func:`~embedding_ttc.search.open.open_search` builds from a run's configuration.
 """
 
 from __future__ import annotations
@@ -11,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from embedding_ttc.cli import build_parser
-from embedding_ttc.cli.search import open_search_loop
 from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.frontier import frontier
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.search.external import HandedOver, evaluate_external, recorded_p0
 from embedding_ttc.search.loop import SearchLoop
+from embedding_ttc.search.open import SearchSetup, open_search
 
 from .loop_fakes import (
     FakeChecker,
@@ -27,6 +27,7 @@ from .loop_fakes import (
     FakeSandbox,
     fake_source,
 )
+from .specs import run_config, spec
 
 
 def fake_loop(run_dir: Path, outcomes: dict[str, float | CandidateError]) -> SearchLoop:
@@ -104,14 +105,11 @@ def program(Q, D, S, ctx):
 
 def test_a_real_evaluation_through_the_loop_search_builds(tmp_path, packaged_datasets):
     run = tmp_path / "run"
-    args = build_parser().parse_args(
-        [
-            *("search", "--run-dir", str(run), "--proposer", "openevolve"),
-            *("--encoder", "tokenlearn-static-64", "--task", "aila_statutes"),
-            *("--data-dir", str(packaged_datasets), "--objective", "reference"),
-        ]
+    config = run_config(
+        ["aila_statutes"], spec("external", peer="openevolve"), objective="reference"
     )
-    with open_search_loop(args, make_proposer=lambda _: HandedOver("openevolve")) as loop:
+    setup = SearchSetup(run_dir=run, data_dir=packaged_datasets)
+    with open_search(config, setup, make_proposer=lambda _: HandedOver("openevolve")) as loop:
         record = evaluate_external(loop, PEER_PROGRAM, proposer="openevolve")
     assert record.status is Status.OK, record.reason
     assert record.proposer == "openevolve" and record.program_id == "g0001"

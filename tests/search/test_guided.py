@@ -21,8 +21,10 @@ import pytest
 from embedding_ttc.programs.outcome import Status
 from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.guided.proposer import GuidedStructuralProposer, sample_offers
 from embedding_ttc.search.state import FrontierProgram, SearchState
+from embedding_ttc.search.strategies.base import StrategyError
+from embedding_ttc.search.strategies.guided import GuidedOptions
+from embedding_ttc.search.strategies.guided.proposer import GuidedStructuralProposer, sample_offers
 from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.edits import (
     GenomeEditError,
@@ -237,8 +239,8 @@ def test_offers_send_a_schema_of_the_sample_and_list_it_in_the_prompt(server):
     for edit in want:
         assert f"- {json.dumps(edit)}: {apply_edit(BASE_GENOME, edit)[1]}" in menu
     assert genome_from_source(proposal.source or "") == apply_edit(BASE_GENOME, want[-1])[0]
-    with pytest.raises(ValueError, match="offers must be >= 0"):
-        GuidedStructuralProposer(backend(server), offers=-1)
+    with pytest.raises(StrategyError, match="offers must be at least 0, not -1"):
+        GuidedOptions(offers=-1)  # the options record checks the range, once
 
 
 def test_an_unusable_reply_gets_a_repair_turn_then_the_structural_change(server):
@@ -296,44 +298,6 @@ def test_a_backend_that_cannot_constrain_json_is_refused(server):
         GuidedStructuralProposer(AnthropicBackend(base_url=server.url, max_retries=0))
 
 
-def test_the_command_line_builds_the_guided_proposer():
-    import argparse
-
-    from embedding_ttc.cli.search import _spec, add_search_commands
-    from embedding_ttc.errors import EmbeddingTTCError
-    from embedding_ttc.search.strategies import Collaborators, build_proposer
-    from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
-
-    from .specs import spec
-
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
-    args = parser.parse_args(argv)
-    options = _spec(args)
-    assert options == spec("guided", "openai") == spec("guided", "openai", offers=GUIDED_OFFERS)
-    every = _spec(parser.parse_args([*argv, "--guided-offers", "0", "--no-guided-share"]))
-    assert every == spec("guided", "openai", offers=0, share=False)
-    with pytest.raises(EmbeddingTTCError, match="at least 0"):
-        _spec(parser.parse_args([*argv, "--guided-offers", "-1"]))
-    edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
-    with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
-        _spec(parser.parse_args([*edit_argv, "--guided-offers", "4"]))
-    with pytest.raises(EmbeddingTTCError, match="--guided-share is --llm-mode guided's option"):
-        _spec(parser.parse_args([*edit_argv, "--guided-share"]))
-    assert "share" not in _spec(parser.parse_args(edit_argv)).options
-    with pytest.raises(EmbeddingTTCError, match="not --llm-mode guided's"):
-        _spec(parser.parse_args([*argv, "--drafts", "2"]))
-    with CannedServer() as canned:
-        anthropic = AnthropicBackend(base_url=canned.url, max_retries=0)
-        refused = options.model_copy(update={"backend": "anthropic"})
-        with pytest.raises(EmbeddingTTCError, match="needs a backend that constrains JSON"):
-            build_proposer(refused, anthropic, Collaborators())
-        openai = OpenAIBackend(model="m", base_url=canned.openai_base_url, max_retries=0)
-        built = build_proposer(options, openai, Collaborators())
-        assert isinstance(built, GuidedStructuralProposer)
-
-
 def test_view_channels_are_not_offered_when_the_views_collapse(server):
     from embedding_ttc.search.structural.edits import offered_channels
 
@@ -365,7 +329,7 @@ def _catalogue_order(prompt: str) -> list[str]:
 
 
 def test_the_catalogue_order_is_seeded_per_generation():
-    from embedding_ttc.search.guided.prompt import render_guided_prompt
+    from embedding_ttc.search.strategies.guided.prompt import render_guided_prompt
 
     state = _state()
     record = state.history[1]
@@ -426,31 +390,6 @@ def test_an_anchored_proposer_repairs_a_reply_dropping_the_kept_channel(server):
                if o["properties"]["op"]["const"] in ("drop_channel", "swap_channel"))  # fmt: skip
     with pytest.raises(ValueError, match="cannot keep 'S': not a channel"):
         GuidedStructuralProposer(backend(server), keep=("S",))
-
-
-def test_the_command_line_records_kept_channels_and_suggests_names():
-    import argparse
-
-    from embedding_ttc.cli.search import _spec, add_search_commands
-    from embedding_ttc.errors import EmbeddingTTCError
-    from embedding_ttc.search.strategies import Collaborators, build_proposer
-    from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
-
-    from .specs import spec
-
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "guided"]
-    anchored = _spec(parser.parse_args([*argv, "--guided-keep", "dense"]))
-    assert anchored == spec("guided", "openai", offers=GUIDED_OFFERS, keep=("dense",), share=True)
-    with pytest.raises(EmbeddingTTCError, match="'dens' is not a channel; did you mean dense"):
-        _spec(parser.parse_args([*argv, "--guided-keep", "dens"]))
-    edit_argv = ["search", "--run-dir", "x", "--proposer", "openai", "--llm-mode", "edit"]
-    with pytest.raises(EmbeddingTTCError, match="guided's option, not edit's"):
-        _spec(parser.parse_args([*edit_argv, "--guided-keep", "dense"]))
-    inner = OpenAIBackend(model="m", base_url="http://127.0.0.1:9", max_retries=0)
-    proposer = build_proposer(anchored, inner, Collaborators(seed=1))
-    assert isinstance(proposer, GuidedStructuralProposer) and proposer.keep == ("dense",)
 
 
 def test_a_parent_whose_single_edits_are_spent_passes_to_the_next_open_parent(server):

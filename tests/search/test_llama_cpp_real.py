@@ -37,7 +37,7 @@ pytestmark = [
 
 def test_a_real_small_model_proposes_with_tokens_counted():
     from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
-    from embedding_ttc.search.drafting.single import SingleDraftProposer
+    from embedding_ttc.search.strategies.draft.single import SingleDraftProposer
 
     backend = LlamaCppBackend(MODEL, n_ctx=8192, max_tokens=MAX_TOKENS, seed=0)
     assert backend.model_path.name == f"{MODEL}.gguf"
@@ -56,7 +56,7 @@ def test_a_real_small_model_chooses_a_genome_edit_under_the_grammar():
     import dataclasses
 
     from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
-    from embedding_ttc.search.guided.proposer import GuidedStructuralProposer
+    from embedding_ttc.search.strategies.guided.proposer import GuidedStructuralProposer
     from embedding_ttc.search.structural.genome import genome_from_source
 
     from .test_guided import _state

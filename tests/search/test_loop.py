@@ -23,10 +23,10 @@ from embedding_ttc.runs.frontier import frontier
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import read_split
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.drafting.single import SingleDraftProposer
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
 from embedding_ttc.search.loop import Budget, SearchLoop
 from embedding_ttc.search.novelty import library_structures
+from embedding_ttc.search.strategies.draft.single import SingleDraftProposer
 from embedding_ttc.search.structural.proposer import StructuralProposer
 from embedding_ttc.tasks.catalog import load_task
 
@@ -166,30 +166,25 @@ def test_frontier_command_on_a_folder_without_a_ledger(tmp_path, capsys):
     assert "not a search run directory" in capsys.readouterr().err
 
 
-def test_search_command_splits_compares_with_the_reference_and_both_rules_read_it(
+def test_a_search_opened_from_its_config_splits_compares_and_both_rules_read_it(
     tmp_path, packaged_datasets, capsys
 ):
+    from embedding_ttc.runs.config import RunMismatchError
+    from embedding_ttc.search.open import SearchSetup, open_search
+
+    from .specs import run_config
+
     run = tmp_path / "run"
-    args = [
-        *(
-            "search",
-            "--run-dir",
-            str(run),
-            "--generations",
-            "2",
-            "--encoder",
-            "tokenlearn-static-64",
-        ),
-        *("--task", "aila_statutes", "--task", "limit-small", "--data-dir", str(packaged_datasets)),
-        *("--objective", "reference"),
-    ]
-    assert main(args) == 0
-    capsys.readouterr()
+    config = run_config(["aila_statutes", "limit-small"], objective="reference")
+    setup = SearchSetup(run_dir=run, data_dir=packaged_datasets)
+    with open_search(config, setup) as loop:
+        loop.run(Budget(2))
     split = read_split(run)
     assert split is not None and set(split.tasks) == {"aila_statutes", "limit-small"}
-    config = read_run_config(run)
-    assert config is not None and config.reference == "BM25DenseRRF"
+    recorded = read_run_config(run)
+    assert recorded is not None and recorded.reference == "BM25DenseRRF"
     records = Ledger(run).records
+    assert [r.generation for r in records] == [0, 1, 2]
     for r in records:
         if r.status == Status.OK:
             for task, outcome in r.per_task.items():
@@ -204,5 +199,8 @@ def test_search_command_splits_compares_with_the_reference_and_both_rules_read_i
             r.program_id for r in expected.admitted
         ]
     # The split never changes under a run: another seed is another run.
-    assert main([*args, "--seed", "1"]) == 2
-    assert "seed: run has 0, asked 1" in capsys.readouterr().err
+    with (
+        pytest.raises(RunMismatchError, match="seed: run has 0, asked 1"),
+        open_search(config.model_copy(update={"seed": 1}), setup),
+    ):
+        pass

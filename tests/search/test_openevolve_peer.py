@@ -18,16 +18,15 @@ from types import ModuleType
 import pytest
 import yaml
 
-from embedding_ttc.cli import build_parser
 from embedding_ttc.program_files.checks.source import check_source
 from embedding_ttc.program_files.contract import CONSTRAINTS, INTERFACE_TEXT
 from embedding_ttc.runs.config import read_run_config
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import read_split
-from embedding_ttc.search.editing.seeds import SEEDS
 from embedding_ttc.search.loop import P0_SOURCE
 from embedding_ttc.search.novelty import fingerprint, structure
 from embedding_ttc.search.prompts.helper_list import helper_section
+from embedding_ttc.search.strategies.edit.seeds import SEEDS
 
 REPO = Path(__file__).resolve().parents[2]
 PEER = REPO / "benchmarks" / "openevolve_peer"
@@ -54,19 +53,28 @@ def test_the_initial_program_is_the_edit_proposers_seed_with_evolve_markers():
 
 def test_the_evaluator_asks_for_the_settings_of_our_transfer_run():
     evaluator = _evaluator_module()
-    argv = evaluator.search_arguments(
-        {"EMBEDDING_TTC_OE_RUN_DIR": "/runs/oe", "EMBEDDING_TTC_OE_ARGS": "--top-k 3"}
+    config, setup = evaluator.search_settings({"EMBEDDING_TTC_OE_RUN_DIR": "/runs/oe"})
+    recorded = read_run_config(TRANSFER_RUN)
+    assert recorded is not None
+    assert setup.run_dir == Path("/runs/oe") and setup.data_dir is None
+    assert str(config.proposer) == "openevolve" and config.proposer.strategy == "external"
+    assert (config.suite, config.tasks) == (recorded.suite, recorded.tasks)
+    assert (config.encoder, config.seed) == (recorded.encoder, recorded.seed)
+    assert config.split is not None and recorded.split is not None
+    assert config.split.validation_share == recorded.split.validation_share
+    assert config.reference == recorded.reference and config.objective == recorded.objective
+    assert config.shortlist == recorded.shortlist and config.model is None
+    smoke, _ = evaluator.search_settings(
+        {
+            "EMBEDDING_TTC_OE_RUN_DIR": "/runs/oe",
+            "EMBEDDING_TTC_OE_TASKS": "aila_statutes, limit-small",
+            "EMBEDDING_TTC_OE_MODEL": "qwen2.5-coder-0.5b",
+        }
     )
-    args = build_parser().parse_args(argv)
-    recorded = json.loads((TRANSFER_RUN / "search.json").read_text())
-    assert args.run_dir == Path("/runs/oe") and args.proposer == "openevolve"
-    assert args.suite == recorded["suite"] and args.task is None
-    assert args.encoder == recorded["encoder"] and args.seed == recorded["seed"]
-    assert args.validation_share == recorded["split"]["validation_share"]
-    assert args.reference == recorded["reference"] and args.objective == recorded["objective"]
-    assert args.shortlist == recorded["shortlist"] and args.top_k == 3
+    assert smoke.tasks == ["aila_statutes", "limit-small"] and smoke.model == "qwen2.5-coder-0.5b"
+    assert smoke.split is not None and smoke.split.validation_tasks == []
     with pytest.raises(RuntimeError, match="EMBEDDING_TTC_OE_RUN_DIR"):
-        evaluator.search_arguments({})
+        evaluator.search_settings({})
 
 
 def test_the_system_message_states_our_interface_constraints_and_helpers():
@@ -85,10 +93,9 @@ def test_the_evaluator_returns_search_numbers_and_records_in_our_ledger(
 ):
     run = tmp_path / "run"
     monkeypatch.setenv("EMBEDDING_TTC_OE_RUN_DIR", str(run))
-    monkeypatch.setenv(
-        "EMBEDDING_TTC_OE_ARGS",
-        f"--task aila_statutes --encoder tokenlearn-static-64 --data-dir {packaged_datasets}",
-    )
+    monkeypatch.setenv("EMBEDDING_TTC_OE_TASKS", "aila_statutes")
+    monkeypatch.setenv("EMBEDDING_TTC_OE_ENCODER", "tokenlearn-static-64")
+    monkeypatch.setenv("EMBEDDING_TTC_OE_DATA_DIR", str(packaged_datasets))
     monkeypatch.setenv("EMBEDDING_TTC_OE_MODEL", "qwen2.5-coder-0.5b")
     evaluator = _evaluator_module()
     initial = evaluator.evaluate(str(PEER / "initial_program.py"))
@@ -166,27 +173,3 @@ def test_iterations_openevolve_dropped_count_as_generations_without_a_valid_prog
     # Without the count, the ledger alone: 17 generations.
     first = tuple(r for r in Ledger(run).records if r.generation <= 17)
     assert bench.summarise("openevolve", first, 20).generations == 17
-
-
-def test_every_configuration_of_the_proposers_benchmark_is_a_search_command_line():
-    import argparse
-
-    from embedding_ttc.cli.search import _spec, add_search_commands
-
-    bench = _proposers_benchmark()
-    parser = argparse.ArgumentParser()
-    add_search_commands(parser.add_subparsers())
-    modes = {}
-    for mode in bench.LLM_MODES:
-        argv = bench.command(mode, 20, Path("run"), "qwen2.5-coder-1.5b")
-        assert argv[1:4] == ["-m", "embedding_ttc.cli", "search"]
-        modes[mode] = _spec(parser.parse_args(argv[3:]))
-    assert {mode: spec.strategy for mode, spec in modes.items()} == {
-        "guided": "guided", "guided-offers": "guided", "guided-anchored": "guided",
-        "guided-share": "guided", "edit-ideas": "edit", "edit": "edit", "draft": "draft",
-    }  # fmt: skip
-    assert {spec.backend for spec in modes.values()} == {"llama-cpp"}
-    assert modes["guided"].options["offers"] == 0
-    assert modes["guided-anchored"].options["keep"] == ["dense"]
-    assert modes["guided-offers"].options["keep"] == []
-    assert not modes["edit"].options["ideas"]

@@ -19,9 +19,9 @@ from embedding_ttc.search.backends.anthropic_chat import AnthropicBackend
 from embedding_ttc.search.backends.base import price_usd
 from embedding_ttc.search.backends.llama_cpp import LlamaCppBackend
 from embedding_ttc.search.backends.openai_chat import OpenAIBackend
-from embedding_ttc.search.drafting.single import SingleDraftProposer
 from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposer import ProposerConfigError, ProposerError, resolve_parent
+from embedding_ttc.search.strategies.draft.single import SingleDraftProposer
 
 from .canned_server import CannedServer, Reply, hang, http_error, malformed_json
 from .test_prompt import small_state
@@ -317,6 +317,24 @@ def test_llama_cpp_with_a_fake_module(fake_llama_cpp, tmp_path):
         len(reply_read.split()),
     )
     assert first.usage.cost_usd == 0.0
+
+
+def test_the_llama_cpp_backend_knows_no_program_the_caller_says_where_to_stop(
+    fake_llama_cpp, tmp_path
+):
+    from embedding_ttc.search.conversation import program_block_done
+
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF")
+    backend = LlamaCppBackend(path)
+    messages = [{"role": "user", "content": "write a program"}]
+    whole = backend.chat(messages, seed=0)  # no rule: the reply runs to its end
+    (llm,) = FakeLlama.instances
+    assert llm.streamed == len(REPLY.splitlines()) + 2 and whole.text.endswith("...")
+    cut = backend.chat(messages, seed=0, stop=program_block_done)
+    assert llm.streamed == len(REPLY.splitlines()) - 1
+    assert cut.text == REPLY.removesuffix("Done.\n") and program_block_done(cut.text)
+    assert not program_block_done("```python\ndef program(Q, D, S, ctx):\n    return S\n")
 
 
 # --------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def command(run_dir: Path, data_dir: Path, cache_dir: Path) -> list[str]:
         "aila_statutes",
         "--encoder",
         "tokenlearn-static-64",
-        "--proposer",
+        "--strategy",
         "structural",
         "--generations",
         str(GENERATIONS),

@@ -10,6 +10,7 @@ test_guided.py, test_structural.py, test_external.py).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -108,6 +109,12 @@ def test_strategy_contract(strategy, backend_kind, tmp_path, fake_llama_cpp):  #
         assert isinstance(proposer, Proposer)
         assert proposer.name == proposer_label(strategy, backend_kind)
         proposal = proposer.propose(small_state())
+        if backend_kind == "llama-cpp":
+            prompts = [c["messages"][-1]["content"] for c in FakeLlama.instances[-1].calls]
+        else:
+            prompts = server.prompts
+    if backend is not None:  # the strategy's prompt rendered and reached the model
+        assert prompts and prompts[0] and "program" in prompts[0]
     assert proposal.proposer == proposer.name and proposal.attempts == ()
     assert proposal.source is not None and "def program(" in proposal.source
     structure(proposal.source)  # parses
@@ -124,6 +131,33 @@ def test_options_round_trip_and_name_a_bad_field(strategy):
     assert chosen.read_options({}) == default  # missing fields take the record's defaults
     with pytest.raises(StrategyError, match="no_such_option"):
         chosen.read_options({"no_such_option": 1})
+
+
+def _ranged_fields(strategy: str) -> list[tuple[str, float, float | None]]:
+    record = get_strategy(strategy).options
+    return [
+        (f.name, *f.metadata["range"]) for f in dataclasses.fields(record) if "range" in f.metadata
+    ]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES.names())
+def test_every_ranged_option_is_checked_once_by_its_record(strategy):
+    chosen = get_strategy(strategy)
+    for name, low, high in _ranged_fields(strategy):
+        for bad in [low - 1, *([] if high is None else [high + 1])]:
+            with pytest.raises(StrategyError, match=f"{name} must be"):
+                chosen.options(**{name: bad})  # in code
+            with pytest.raises(StrategyError, match=f"the {strategy} strategy's options .*{name}"):
+                chosen.read_options({name: bad})  # from JSON (search.json)
+        chosen.options(**{name: low})  # the bound itself is allowed
+
+
+def test_the_llm_strategies_range_their_counts():
+    assert {s: [n for n, *_ in _ranged_fields(s)] for s in ("draft", "edit", "guided")} == {
+        "draft": ["drafts", "repair_rounds", "context_tokens"],
+        "edit": ["repair_rounds", "explore", "context_tokens"],
+        "guided": ["repair_rounds", "explore", "offers"],
+    }
 
 
 def test_a_wrongly_typed_option_is_named():

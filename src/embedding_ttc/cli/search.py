@@ -1,10 +1,13 @@
-"""The ``search`` command: thin wiring of the search's collaborators."""
+"""The ``search`` command: its flags turned into a run's config and setup, then opened.
+
+The search itself is :func:`embedding_ttc.search.open.open_search`; this module only reads
+the command line into its :class:`~embedding_ttc.runs.config.RunConfig` and
+:class:`~embedding_ttc.search.open.SearchSetup` and prints the progress and the frontier.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,61 +25,28 @@ from embedding_ttc.ray_runtime import EXECUTORS
 from embedding_ttc.runs.config import ProposerSpec, RunConfig, RunLimits
 from embedding_ttc.runs.records import OBJECTIVES
 from embedding_ttc.runs.split import VALIDATION_SHARE, SplitSettings
-from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
-from embedding_ttc.search.strategies.draft import API_DEFAULTS, LOCAL_DEFAULTS
-from embedding_ttc.search.strategies.flags import LLM_MODES, ProposerFlags, resolve_spec
-from embedding_ttc.search.strategies.guided import GUIDED_OFFERS
+from embedding_ttc.search.backends.catalog import BACKENDS
+from embedding_ttc.search.limits import DEFAULT_MEMORY_GB
+from embedding_ttc.search.strategies.base import Flag
+from embedding_ttc.search.strategies.catalog import REGISTERED, get_strategy
 
-if TYPE_CHECKING:  # the proposer imports the evaluator and every program: not at parse time
-    from rich.console import Console
+if TYPE_CHECKING:  # the loop imports the evaluator and every program: not at parse time
+    from embedding_ttc.search.open import SearchSetup
 
-    from embedding_ttc.runs.ledger import Ledger
-    from embedding_ttc.search.drafting.proposer import Precheck
-    from embedding_ttc.search.evaluator import SuiteEvaluator
-    from embedding_ttc.search.loop import SearchLoop
-    from embedding_ttc.search.proposer import Proposer
-
-DEFAULT_PROPOSER = "structural"
+RENAMED = {"--proposer": "--strategy and --backend", "--llm-mode": "--strategy"}
+"""Options of before 0.1.0 and what replaced them."""
 DEFAULT_REFERENCE = REFERENCE_PROGRAM
 
 
-DEFAULT_MEMORY_GB = 8
-"""``--memory-gb``: the address-space limit of a candidate."""
-
-
 def _limits(args: argparse.Namespace, recorded: RunConfig | None) -> RunLimits:
-    """The sandbox's limits of the run: those asked, else those recorded, else the defaults."""
-    from embedding_ttc.program_files.sandbox.limits import (
-        DEFAULT_ENCODE_TEXTS_PER_ITEM,
-        DEFAULT_WALL_SECONDS,
-    )
+    """The sandbox's limits the options ask (:func:`~embedding_ttc.search.limits.run_limits`)."""
+    from embedding_ttc.search.limits import run_limits
 
-    base = RunLimits(
-        timeout_seconds=DEFAULT_WALL_SECONDS,
-        encode_texts_per_item=DEFAULT_ENCODE_TEXTS_PER_ITEM,
-        memory_gb=DEFAULT_MEMORY_GB,
-    )
-    if recorded is not None and recorded.limits is not None:
-        base = recorded.limits
-    asked = {
-        "timeout_seconds": args.timeout,
-        "encode_texts_per_item": args.encode_budget,
-        "memory_gb": args.memory_gb,
-    }
-    return RunLimits.model_validate(
-        {**base.model_dump(), **{k: v for k, v in asked.items() if v is not None}}
-    )
-
-
-def sandbox_limits(limits: RunLimits) -> Any:
-    """The :class:`~embedding_ttc.program_files.sandbox.limits.SandboxLimits` of a run."""
-    from embedding_ttc.program_files.sandbox.limits import SandboxLimits
-
-    return SandboxLimits(
-        wall_seconds=limits.timeout_seconds,
-        memory_bytes=limits.memory_gb * 2**30,
-        encode_texts_per_item=limits.encode_texts_per_item,
-        timeout_covers=limits.timeout_covers,
+    return run_limits(
+        recorded,
+        timeout_seconds=args.timeout,
+        encode_texts_per_item=args.encode_budget,
+        memory_gb=args.memory_gb,
     )
 
 
@@ -84,7 +54,6 @@ def _config(
     args: argparse.Namespace,
     tasks: list[str],
     *,
-    peer: bool = False,
     recorded: RunConfig | None = None,
 ) -> RunConfig:
     """The settings a run directory is tied to (a resume must match them).
@@ -103,7 +72,7 @@ def _config(
         suite=args.suite,
         tasks=tasks,
         encoder=args.encoder,
-        proposer=_spec(args, peer=peer),
+        proposer=_spec(args),
         model=_model_name(args),
         seed=args.seed,
         shortlist=args.shortlist,
@@ -132,80 +101,116 @@ def _reference(args: argparse.Namespace) -> str | None:
     return None if args.reference.lower() == "none" else str(args.reference)
 
 
-def _default_model(proposer: str) -> str | None:
-    """The model a proposer uses when none is named and the run records it (local GGUF)."""
-    if proposer == "llama-cpp":
-        from embedding_ttc.llm.gguf import DEFAULT_LLM
-
-        return DEFAULT_LLM
-    return None
-
-
 def _model_name(args: argparse.Namespace) -> str | None:
     """The LLM the run uses, as recorded: ``--model``, else the local GGUF (named or default)."""
     if args.model:
         return str(args.model)
-    if args.proposer == "llama-cpp" and args.llm_model:
+    if args.backend == "llama-cpp" and args.llm_model:
         return str(args.llm_model)
-    return _default_model(args.proposer)
+    from embedding_ttc.search.open import default_model
+
+    return default_model(args.backend)
 
 
-def _spec(args: argparse.Namespace, *, peer: bool = False) -> ProposerSpec:
-    """The proposer the options name (:func:`~embedding_ttc.search.strategies.flags.resolve_spec`).
+def strategy_flags() -> list[Flag]:
+    """Every registered strategy's command-line options, each once (in registry order).
 
-    ``peer``: a peer hands the programs over, and ``--proposer`` is its name.
+    Raises:
+        ValueError: two strategies declaring one option differently.
+
     """
-    flags = ProposerFlags(
-        proposer=args.proposer,
-        llm_mode=args.llm_mode,
-        drafts=args.drafts,
-        repair_rounds=args.repair_rounds,
-        prompt=args.prompt,
-        context_tokens=args.context_tokens,
-        precheck=args.precheck,
-        edit_ideas=args.edit_ideas,
-        guided_offers=args.guided_offers,
-        guided_keep=tuple(args.guided_keep),
-        guided_share=args.guided_share,
+    seen: dict[str, Flag] = {}
+    for strategy in REGISTERED:
+        for flag in strategy.flags:
+            if seen.setdefault(flag.option, flag) != flag:
+                raise ValueError(f"{flag.option} is declared differently by two strategies")
+    return list(seen.values())
+
+
+def _dest(flag: Flag) -> str:
+    return flag.option[2:].replace("-", "_")
+
+
+def _strategy_name(args: argparse.Namespace) -> str:
+    """``--strategy``, else ``draft`` over a backend, else ``structural``."""
+    if args.strategy:
+        return str(args.strategy)
+    return "draft" if args.backend else "structural"
+
+
+def _spec(args: argparse.Namespace) -> ProposerSpec:
+    """The strategy and backend the options name, and the strategy's options from its flags.
+
+    Raises:
+        EmbeddingTTCError: a strategy not chosen on the command line, a backend it cannot
+            take (or the lack of one it needs), or another strategy's option.
+        StrategyError: an option out of its range.
+        UnknownNameError: an unknown strategy or backend (with close names).
+
+    """
+    name = _strategy_name(args)
+    strategy = get_strategy(name)
+    if strategy.from_flags is None:
+        raise EmbeddingTTCError(
+            f"search: the {name} strategy's programs are handed over by a peer; it is opened "
+            "with embedding_ttc.search.open.open_search, not on the command line"
+        )
+    backend = args.backend
+    if backend is not None:
+        BACKENDS.get(backend)  # an unknown name is refused with close ones
+    if strategy.needs == "none" and backend is not None:
+        raise EmbeddingTTCError(f"search: the {name} strategy takes no --backend")
+    if strategy.needs != "none" and backend is None:
+        raise EmbeddingTTCError(
+            f"search: the {name} strategy needs a --backend ({', '.join(BACKENDS.names())})"
+        )
+    own = {flag.option for flag in strategy.flags}
+    given: dict[str, object] = {}
+    for flag in strategy_flags():
+        value = getattr(args, _dest(flag))
+        if value is None:
+            continue
+        if flag.option not in own:
+            takers = [s.name for s in REGISTERED if flag in s.flags]
+            raise EmbeddingTTCError(
+                f"search: {flag.option} is an option of the {' and '.join(takers)} "
+                f"strateg{'ies' if len(takers) > 1 else 'y'}, not of {name}"
+            )
+        given[flag.field] = value
+    options = strategy.from_flags(given, backend)
+    return ProposerSpec(strategy=name, backend=backend, options=strategy.write_options(options))
+
+
+def _setup(args: argparse.Namespace) -> SearchSetup:
+    """Where and how the run goes, as the options say."""
+    from embedding_ttc.search.open import BackendSetup, SearchSetup
+
+    return SearchSetup(
+        run_dir=args.run_dir,
+        data_dir=args.data_dir,
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache,
+        device=args.device,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        top_k=args.top_k,
+        pick_rule=args.pick_rule,
+        backend=BackendSetup(base_url=args.base_url, threads=args.llm_threads),
     )
-    return resolve_spec(flags, peer=peer)
 
 
-def _proposer(args: argparse.Namespace, spec: ProposerSpec, precheck: Precheck) -> Proposer:
-    """The proposer ``spec`` names, over the backend the options configure."""
-    from embedding_ttc.search.backends.catalog import make_backend
-    from embedding_ttc.search.strategies import Collaborators, build_proposer
+def _run_config(args: argparse.Namespace, setup: SearchSetup) -> RunConfig:
+    """The run's configuration as the options ask it, limits derived from the recorded run."""
+    from embedding_ttc.runs.config import read_run_config
+    from embedding_ttc.search.open import check_executor
+    from embedding_ttc.tasks.catalog import suite_tasks
 
-    backend = None
-    if spec.backend is not None:
-        options: dict[str, object] = {"seed": args.seed}
-        if args.model:
-            options["model"] = args.model
-        if args.base_url:
-            options["base_url"] = args.base_url
-        if args.llm_model:
-            options["model_path"] = args.llm_model
-        if spec.backend == "llama-cpp":
-            # One thread: on a busy two-core machine llama.cpp generates faster with 1 than 2.
-            options["n_threads"] = args.llm_threads or 1
-        backend = make_backend(spec.backend, **options)
-    given = Collaborators(seed=args.seed, precheck=precheck, reference=_reference(args))
-    return build_proposer(spec, backend, given)
-
-
-def _check_executor(args: argparse.Namespace) -> None:
-    """Refuse an unknown executor (suggesting names) or a missing extra before anything runs.
-
-    The executor is not part of the :class:`RunConfig`: it changes where the candidates run,
-    not their records, so a run may resume under another executor.
-    """
-    from embedding_ttc.ray_runtime import check_executor, import_ray
-    from embedding_ttc.search.executors import PURPOSE
-
-    if check_executor(args.executor) == "ray":
-        import_ray(PURPOSE)
-    elif args.ray_address:
-        raise EmbeddingTTCError("search: --ray-address is for --executor ray")
+    check_executor(setup)  # before the run directory is read
+    recorded = read_run_config(setup.run_dir)
+    try:
+        return _config(args, list(args.task or suite_tasks(args.suite)), recorded=recorded)
+    except ValueError as exc:  # an objective against no reference, a limit that is not one
+        raise EmbeddingTTCError(f"search: {exc}") from None
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -213,6 +218,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from embedding_ttc.runs.frontier import Frontier, render_frontier
     from embedding_ttc.runs.records import LedgerRecord
     from embedding_ttc.search.loop import Budget, LoopEvents
+    from embedding_ttc.search.open import open_search
 
     console = rich_console(highlight=False)
 
@@ -227,7 +233,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"best {best:+.4f} · frontier {len(front.pareto)} · {record.seconds:.1f} s"
         )
 
-    with open_search_loop(args, console=console) as loop:
+    setup = _setup(args)
+    config = _run_config(args, setup)
+    with open_search(config, setup, say=console.print) as loop:
         front = loop.run(
             Budget(
                 args.generations,
@@ -240,146 +248,40 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextmanager
-def open_search_loop(
-    args: argparse.Namespace,
-    *,
-    make_proposer: Callable[[Precheck], Proposer] | None = None,
-    console: Console | None = None,
-) -> Iterator[SearchLoop]:
-    """The search loop ``search`` runs, wired from its options, for the block.
+class _Renamed(argparse.Action):
+    """An option of before 0.1.0: refused, naming what replaced it."""
 
-    Records the run's configuration and split in ``args.run_dir`` (refusing a resume under
-    other settings), loads the tasks and the encoder, and builds the checker, sandbox,
-    evaluator and ledger exactly as ``search`` does. ``make_proposer`` replaces the proposer
-    the options name (it is given the pre-check the drafting proposer would use); a peer
-    that writes its programs elsewhere (:mod:`~embedding_ttc.search.external`) passes its own.
-    """
-    from embedding_ttc.cli.common import build_encoder
-    from embedding_ttc.encoders.cache import default_cache_dir
-    from embedding_ttc.encoders.named import NamedEncoder
-    from embedding_ttc.program_files.checks.source import check_source
-    from embedding_ttc.program_files.sandbox.program import SandboxedProgram
-    from embedding_ttc.programs.catalog import get_program
-    from embedding_ttc.runs.config import read_run_config, write_run_config
-    from embedding_ttc.runs.ledger import Ledger
-    from embedding_ttc.runs.split import record_split, split_queries
-    from embedding_ttc.search.editing.seeds import seed_structures
-    from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
-    from embedding_ttc.search.executors import open_executor
-    from embedding_ttc.search.loop import SearchLoop
-    from embedding_ttc.search.novelty import library_structures
-    from embedding_ttc.search.precheck.check import ledger_precheck
-    from embedding_ttc.tasks.catalog import (
-        available_task_names,
-        check_choosable,
-        find_data_root,
-        load_task,
-        suite_tasks,
-    )
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.new = new
 
-    _check_executor(args)
-    data_root = find_data_root(args.data_dir)
-    task_names = list(args.task or suite_tasks(args.suite))
-    check_choosable(task_names, "a program search")
-    ledger = Ledger(args.run_dir)
-    recorded = read_run_config(ledger.run_dir)
-    try:
-        config = _config(args, task_names, peer=make_proposer is not None, recorded=recorded)
-    except ValueError as exc:  # an objective against no reference, a limit that is not one
-        raise EmbeddingTTCError(f"search: {exc}") from None
-    reference = get_program(config.reference) if config.reference else None
-    config.check_resume(recorded, _default_model(args.proposer))
-    write_run_config(ledger.run_dir, config)
-    console = console or rich_console(highlight=False)
-    if ledger.records:
-        console.print(
-            f"resuming {args.run_dir}: {len(ledger.records)} records, "
-            f"last generation {ledger.last_generation}"
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: str | None = None) -> None:
+        parser.error(
+            f"{option} is gone: name {self.new} (e.g. --strategy edit --backend llama-cpp)"
         )
-    tasks = [load_task(name, data_root) for name in task_names]
-    split = None
-    if config.split is not None:
-        split = split_queries(tasks, config.seed, config.split)
-        record_split(ledger.run_dir, split)
-    encoder = build_encoder(args.encoder, args.cache_dir, args.no_cache, device=args.device)
-    lock_dir = args.cache_dir or default_cache_dir()
-    lock = ComputeLock(
-        Path(lock_dir) / "compute.lock",
-        on_wait=lambda p: console.print(f"waiting for another evaluation to finish ({p})"),
-    )
-    known_tasks = set(available_task_names(data_root)) | set(task_names)
-    assert config.limits is not None  # _config always sets them
-    limits = sandbox_limits(config.limits)
-    library = {**library_structures(), **seed_structures(config.reference)}
 
-    def checker(source: str) -> object:
-        return check_source(source, task_names=known_tasks)
 
-    precheck = ledger_precheck(checker, library, ledger, limits, encoder)
-    if make_proposer is not None:
-        proposer = make_proposer(precheck)
+def _add_flag(parser: argparse.ArgumentParser, flag: Flag) -> None:
+    """Add a strategy's option to the parser (``None`` when not given, whatever its kind)."""
+    dest = _dest(flag)
+    if flag.kind == "switch":
+        parser.add_argument(
+            flag.option, dest=dest, action=argparse.BooleanOptionalAction, help=flag.help
+        )
+    elif flag.kind == "list":
+        parser.add_argument(
+            flag.option, dest=dest, action="append", metavar=flag.metavar, help=flag.help
+        )
+    elif flag.kind == "choice":
+        parser.add_argument(flag.option, dest=dest, choices=flag.choices, help=flag.help)
     else:
-        proposer = _proposer(args, config.proposer, precheck)
-    named = NamedEncoder(
-        args.encoder, cache_dir=args.cache_dir, use_cache=not args.no_cache, device=args.device
-    )
-    with open_executor(args.executor, encoder, named, address=args.ray_address) as executor:
-        evaluator = SuiteEvaluator(
-            tasks,
-            encoder,
-            lock=lock,
-            shortlist=args.shortlist,
-            split=split,
-            reference=reference,
-            executor=executor,
+        parser.add_argument(
+            flag.option,
+            dest=dest,
+            type=int if flag.kind == "int" else float,
+            metavar=flag.metavar,
+            help=flag.help,
         )
-        yield SearchLoop(
-            proposer=proposer,
-            checker=checker,
-            sandbox=lambda source, pid: SandboxedProgram(source, pid, limits),
-            evaluator=evaluator,
-            ledger=ledger,
-            seed=args.seed,
-            top_k=args.top_k,
-            registered=library,
-            objective=config.objective,
-            pick_rule=_register_pick(args, config, ledger, evaluator),
-        )
-
-
-def _register_pick(
-    args: argparse.Namespace, config: RunConfig, ledger: Ledger, evaluator: SuiteEvaluator
-) -> str | None:
-    """Register the run's pick rule and its reference's numbers; the rule's digest.
-
-    A run with a split and a reference gets a pick rule (``--pick-rule``, else the library's)
-    and ``reference.json``; any other run, and a run started before rules were registered,
-    has none.
-    """
-    from embedding_ttc.runs.pick import (
-        DEFAULT_RULE,
-        read_rule,
-        reference_record,
-        register_rule,
-        write_reference,
-    )
-
-    if config.split is None or config.reference is None:
-        if args.pick_rule is not None:
-            raise EmbeddingTTCError(
-                "search: --pick-rule needs a split (--validation-share) and a --reference"
-            )
-        return None
-    rule = read_rule(args.pick_rule) if args.pick_rule is not None else DEFAULT_RULE
-    digest = register_rule(
-        ledger.run_dir, ledger.records, rule, explicit=args.pick_rule is not None
-    )
-    if digest is not None:
-        score = evaluator.reference_score()
-        assert score is not None  # the run has a reference
-        write_reference(ledger.run_dir, reference_record(config.reference, score))
-    return digest
 
 
 def add_search_commands(sub: Any) -> None:
@@ -390,10 +292,20 @@ def add_search_commands(sub: Any) -> None:
     se.add_argument("--suite", default="discovery", help="the discovery suite (default discovery)")
     se.add_argument("--task", action="append", help="tasks instead of the suite; repeatable")
     se.add_argument(
-        "--proposer",
-        default=DEFAULT_PROPOSER,
-        help="structural (no LLM), openai, anthropic or llama-cpp",
+        "--strategy",
+        choices=[s.name for s in REGISTERED if s.from_flags is not None],
+        help="how a program is written: structural (genomes of primitives, no LLM; the "
+        "default without --backend), draft (a whole program per generation; the default with "
+        "one), edit (search/replace edits of one parent, reading its lineage's lessons) or "
+        "guided (a parent genome's next structural edit chosen as grammar-constrained JSON, "
+        "llama-cpp or openai)",
     )
+    se.add_argument(
+        "--backend",
+        help=f"the LLM that writes for draft, edit or guided: {', '.join(BACKENDS.names())}",
+    )
+    for old, new in RENAMED.items():
+        se.add_argument(old, action=_Renamed, nargs="?", help=argparse.SUPPRESS, new=new)
     se.add_argument("--generations", type=int, default=20, help="last generation to run (G)")
     se.add_argument("--run-dir", type=Path, required=True, help="ledger and program sources")
     se.add_argument(
@@ -403,7 +315,7 @@ def add_search_commands(sub: Any) -> None:
     se.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, llama.cpp)")
     se.add_argument(
         "--llm-model",
-        help="for --proposer llama-cpp: a GGUF file, or a packaged model name "
+        help="for --backend llama-cpp: a GGUF file, or a packaged model name "
         "(qwen2.5-coder-1.5b, the default; qwen2.5-coder-0.5b)",
     )
     se.add_argument(
@@ -412,80 +324,8 @@ def add_search_commands(sub: Any) -> None:
         metavar="N",
         help="CPU threads of llama-cpp (default 1: faster than 2 on a busy two-core machine)",
     )
-    se.add_argument(
-        "--llm-mode",
-        choices=LLM_MODES,
-        default="draft",
-        help="how an LLM proposer writes a program: draft it whole from a directive (default); "
-        "edit one parent with search/replace blocks, reading its lineage's lessons; or "
-        "guided: choose a parent genome's next structural edit as grammar-constrained JSON "
-        "(llama-cpp, openai), which the structural proposer renders",
-    )
-    se.add_argument(
-        "--drafts",
-        type=int,
-        metavar="N",
-        help="drafts per generation, the first that passes the pre-check wins "
-        f"(default {LOCAL_DEFAULTS.drafts} for llama-cpp, else {API_DEFAULTS.drafts})",
-    )
-    se.add_argument(
-        "--repair-rounds",
-        type=int,
-        metavar="N",
-        help="repair turns per failed draft: its error goes back to the model (default "
-        f"{LOCAL_DEFAULTS.repair_rounds} for llama-cpp, else {API_DEFAULTS.repair_rounds})",
-    )
-    se.add_argument(
-        "--prompt",
-        choices=("full", "compact"),
-        help="the full prompt, or the compact one with helpers, two examples and a directive "
-        f"(default {LOCAL_DEFAULTS.prompt} for llama-cpp, else {API_DEFAULTS.prompt})",
-    )
-    se.add_argument(
-        "--context-tokens",
-        type=int,
-        metavar="N",
-        help=f"token budget of the compact prompt (default {DEFAULT_CONTEXT_TOKENS}) or of "
-        f"the edit prompt (default {DEFAULT_EDIT_CONTEXT_TOKENS})",
-    )
-    se.add_argument(
-        "--precheck",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="check each draft on a tiny synthetic task before the evaluation, after repairing "
-        "its helper imports (on whenever drafting is: llama-cpp by default, or any drafting "
-        "option); --no-precheck turns both off",
-    )
-    se.add_argument(
-        "--edit-ideas",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="--llm-mode edit: name in each prompt one idea the parent lacks, to add as a "
-        "channel (default on; --no-edit-ideas leaves the change to the model)",
-    )
-    se.add_argument(
-        "--guided-offers",
-        type=int,
-        metavar="N",
-        help="--llm-mode guided: offer a seeded sample of N open edits per generation, one of "
-        f"each kind first (default {GUIDED_OFFERS}; 0: every open edit)",
-    )
-    se.add_argument(
-        "--guided-keep",
-        action="append",
-        default=[],
-        metavar="CHANNEL",
-        help="--llm-mode guided: never drop or swap out this channel (repeatable; e.g. dense, "
-        "the cosine S, anchors every program on the encoder's own ranking)",
-    )
-    se.add_argument(
-        "--guided-share",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="--llm-mode guided: the reply also sets the convex fusion's share of the program "
-        "it makes (default on for a new run; runs recorded before the option resume with "
-        "--no-guided-share)",
-    )
+    for flag in strategy_flags():
+        _add_flag(se, flag)
     se.add_argument(
         "--validation-share",
         type=float,

@@ -59,7 +59,7 @@ class ProposerSpec(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
     def __str__(self) -> str:
-        """The name the run was asked by (``--proposer``): the backend, peer or strategy."""
+        """The backend, peer or strategy: the name a run was asked by before 0.1.0."""
         peer = self.options.get("peer") if self.strategy == "external" else None
         return str(self.backend or peer or self.strategy)
 

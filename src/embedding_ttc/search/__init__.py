@@ -20,17 +20,19 @@ the query split, ``search.json`` with the proposer's spec) in :mod:`embedding_tt
 
 Who writes the next program, a strategy over a backend:
 
+* :mod:`~embedding_ttc.search.open`: a run opened from its typed config
+  (:func:`~embedding_ttc.search.open.open_search`), and its sandbox limits
+  (:mod:`~embedding_ttc.search.limits`);
 * :mod:`~embedding_ttc.search.proposer`: the proposer seam (``Proposer``, ``ProposerError``);
 * ``backends/``: the chat backends (openai, anthropic, llama-cpp) and their registry;
-* ``strategies/``: how a program is written (structural, draft, edit, guided, external), their
-  registry, and the command line's options resolved into a spec;
+* ``strategies/``: how a program is written, one folder each (``structural``, ``draft``,
+  ``edit``, ``guided``, ``external``: its options record, factory, prompt and command-line
+  options) and their registry;
 * :mod:`~embedding_ttc.search.conversation`: a generation's calls, repair turns, seeds and
   accounting, shared by the LLM strategies;
 * :mod:`~embedding_ttc.search.population`: the choice of the parent a generation starts from;
-* ``structural/``: genomes of primitives, mutated and rendered as programs (no model);
-* ``drafting/``: a whole program per generation (the single draft, or drafts with repairs);
-* ``editing/``: search/replace edits of one parent (its prompt, blocks, seeds, ideas);
-* ``guided/``: the model chooses a parent genome's next edit under a JSON schema;
+* ``structural/``: genomes of primitives, mutated and rendered as programs (no model; the
+  structural and guided strategies write with them);
 * ``precheck/``: the cheap check of a model's program, its repairs and the repair hints;
-* ``prompts/``: the full prompt, the compact one for small models, and their parts.
+* ``prompts/``: the full prompt, the compact one for small models, and their shared parts.
 """

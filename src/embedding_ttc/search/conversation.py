@@ -9,11 +9,13 @@ proposal's ``usage`` carries its own call's tokens and seconds and every call's 
 (:func:`proposal_usage`), the other calls are its attempts (:func:`attempts`; the loop adds
 their tokens and seconds to the ledger line), and a generation whose every call failed is a
 :class:`~embedding_ttc.search.proposer.ProposerError` carrying the sum
-(:func:`require_an_answer`).
+(:func:`require_an_answer`). A strategy that asks for a program ends a streamed reply at its
+program block (:func:`program_block_done`, the backend's stop rule).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -68,6 +70,19 @@ class Call:
     def described(self) -> str:
         """The reason, after the call's label when it has one."""
         return f"{self.label}: {self.reason}" if self.label else self.reason
+
+
+_CLOSED_BLOCK = re.compile(r"```[\w+-]*[^\S\n]*\n(.*?)\n[^\S\n]*```", re.DOTALL)
+
+
+def program_block_done(text: str) -> bool:
+    """Whether ``text`` holds a closed fenced code block that defines ``program``.
+
+    The stop rule of a request for a program: a backend that streams ends the reply there,
+    since the prose a chat model adds after its code is never read (and costs seconds of CPU
+    per token on a local model).
+    """
+    return any("def program" in m.group(1) for m in _CLOSED_BLOCK.finditer(text))
 
 
 def call_seed(base: int, generation: int, call: int) -> int:

@@ -83,7 +83,7 @@ def evaluate_external(
     called; ``loop`` itself is left as it was.
 
     Args:
-        loop: the loop ``search`` builds (:func:`~embedding_ttc.cli.search.open_search_loop`).
+        loop: the loop of the run (:func:`~embedding_ttc.search.open.open_search`).
         source: the program file's source.
         proposer: the peer's name, recorded as the candidate's proposer.
         model: the model the peer used, recorded as the candidate's model.
@@ -123,7 +123,8 @@ def reference_seen(loop: SearchLoop) -> tuple[float, float]:
     """The run's reference program as a proposer reads a record: ``(mean Δ, cost ratio)``.
 
     A peer that starts from the reference (OpenEvolve's initial program written as
-    :data:`~embedding_ttc.search.editing.seeds.SEEDS` holds it) is given these numbers for its
+    :data:`~embedding_ttc.search.strategies.edit.seeds.SEEDS` holds it) is given these
+    numbers for its
     starting program, as the edit proposer's seed stands for the reference: the mean over
     tasks of the Δ against the loop's objective on each task's search part (the whole task
     without a split), and the cost ratio over the suite. Nothing is added to the ledger.

@@ -4,7 +4,8 @@ Every strategy that starts from a parent asks here: the structural proposer muta
 frontier program that carries a genome (:func:`best_genome`); the edit proposer edits a parent
 drawn by :func:`choose_parent`; the guided proposer draws the same way among the programs
 that carry a genome (:func:`genome_parent`), passing over a parent whose every single edit
-was tried (:func:`open_genome_parent`).
+was tried (:func:`open_genome_parent`); the draft strategy's "combine" directive starts from
+two frontier programs (:func:`combine_parents`).
 
 
 :func:`choose_parent` draws from a generator seeded by the run's seed and the generation, so a
@@ -16,8 +17,9 @@ shows (the search part only, :meth:`~embedding_ttc.search.loop.SearchLoop.state`
 choice never reads a validation number.
 
 While the frontier shows nothing but the root (P0, whose body returns ``S``), there is nothing
-to edit: a run given seeds (:mod:`.seeds`, the reference program as a search program) starts
-from one of them instead, and its children carry the seed's name as their parent.
+to edit: a run given seeds (:mod:`~embedding_ttc.search.strategies.edit.seeds`, the reference
+program as a search program) starts from one of them instead, and its children carry the
+seed's name as their parent.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from embedding_ttc.search.structural.known import GENOME_TAG, Known, new_edits
 
 EXPLORE = 0.2
 """Share of generations whose parent is drawn from the evaluated programs off the frontier."""
+
+COMBINE_EVERY = 3
+"""Every this many generations, when two frontier programs exist, a draft combines two."""
 
 SEED_MIX = 1_000_003
 """Multiplier that separates the generators of two runs' seeds (a prime above any generation)."""
@@ -114,6 +119,20 @@ def choose_parent(
     weights = [1.0 / (rank + 1) for rank in range(len(state.frontier))]
     chosen = rng.choices(state.frontier, weights=weights)[0]
     return Parent(chosen.record, chosen.source, on_frontier=True)
+
+
+def combine_parents(state: SearchState) -> tuple[str, str] | None:
+    """The two frontier programs a draft combines this generation, or ``None``.
+
+    Every :data:`COMBINE_EVERY`-th generation, when the frontier holds two programs besides P0,
+    two of them are combined: the pairs in frontier order, rotating with the generation and
+    the seed (deterministic, so a resumed run chooses the same).
+    """
+    combinable = [p.record.program_id for p in state.frontier if p.record.generation != 0]
+    if len(combinable) < 2 or state.generation % COMBINE_EVERY != 0:
+        return None
+    pairs = [(a, b) for i, a in enumerate(combinable) for b in combinable[i + 1 :]]
+    return pairs[(state.generation // COMBINE_EVERY + state.seed) % len(pairs)]
 
 
 def best_genome(state: SearchState) -> tuple[Genome | None, str | None]:

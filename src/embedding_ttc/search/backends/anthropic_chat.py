@@ -22,7 +22,7 @@ import os
 import time
 
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.search.backends.base import ChatReply, price_usd
+from embedding_ttc.search.backends.base import ChatReply, StopRule, price_usd
 from embedding_ttc.search.proposer import ProposerError
 from embedding_ttc.search.state import Usage
 
@@ -90,8 +90,13 @@ class AnthropicBackend:
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
         )
 
-    def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
-        """One Messages API request (the API takes no seed; ``seed`` is ignored)."""
+    def chat(
+        self, messages: list[dict[str, str]], *, seed: int, stop: StopRule | None = None
+    ) -> ChatReply:
+        """One Messages API request (the API takes no seed; ``seed`` is ignored).
+
+        The reply comes whole, so ``stop`` has nothing to cut.
+        """
         extra = {"temperature": self.temperature} if self.temperature is not None else None
         started = time.perf_counter()
         try:

@@ -13,7 +13,7 @@ servers that report none.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -28,6 +28,12 @@ class ChatReply:
     usage: Usage
 
 
+StopRule = Callable[[str], bool]
+"""When a reply may end early: ``stop(text_so_far)`` true. The caller (the strategy) knows
+what it asked for; a backend that streams may cut the reply there, one that does not ignores
+it (its reply is whole)."""
+
+
 @runtime_checkable
 class ChatBackend(Protocol):
     """One chat request to an LLM (what every backend implements).
@@ -39,12 +45,15 @@ class ChatBackend(Protocol):
 
     name: str
 
-    def chat(self, messages: list[dict[str, str]], *, seed: int) -> ChatReply:
+    def chat(
+        self, messages: list[dict[str, str]], *, seed: int, stop: StopRule | None = None
+    ) -> ChatReply:
         """Send ``messages`` (``role``/``content`` dicts) and return the reply.
 
         Args:
             messages: the conversation, ``user`` and ``assistant`` turns alternating.
             seed: the sampling seed (sent where the backend accepts one).
+            stop: where the reply may end early (:data:`StopRule`; ``None``: at its end).
 
         Raises:
             ProposerError: when no usable reply could be obtained.
@@ -67,7 +76,12 @@ class JsonChatBackend(Protocol):
     constrains_json: bool
 
     def chat(
-        self, messages: list[dict[str, str]], *, seed: int, schema: Mapping[str, Any] | None = None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        seed: int,
+        stop: StopRule | None = None,
+        schema: Mapping[str, Any] | None = None,
     ) -> ChatReply:
         """:meth:`ChatBackend.chat`; with ``schema``, the reply is JSON under that schema."""
         ...

@@ -9,7 +9,8 @@ assembled into the user cache on first use). It is loaded once per backend insta
         .create_chat_completion(messages=[{"role": "user", "content": prompt}],
                                 max_tokens=..., temperature=..., seed=...)
 
-The reply is streamed and cut once it holds a whole program block; tokens in and out are
+The reply is streamed and cut where the caller's stop rule says it holds what was asked
+(a strategy that asks for a program stops at its block); tokens in and out are
 counted with the model's tokenizer; the cost is 0.0. The sampling
 seed of a call is the one the strategy sends (``seed + generation`` for a first draft), so a
 run is reproducible on one machine.
@@ -17,7 +18,6 @@ run is reproducible on one machine.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,7 +26,7 @@ from typing import Any
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.llm.gguf import DEFAULT_LLM, MODELS
 from embedding_ttc.llm.gguf import model_path as packaged_model_path
-from embedding_ttc.search.backends.base import ChatReply
+from embedding_ttc.search.backends.base import ChatReply, StopRule
 from embedding_ttc.search.proposer import ProposerConfigError, ProposerError
 from embedding_ttc.search.state import Usage
 
@@ -90,18 +90,23 @@ class LlamaCppBackend:
     constrains_json = True
 
     def chat(
-        self, messages: list[dict[str, str]], *, seed: int, schema: Mapping[str, Any] | None = None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        seed: int,
+        stop: StopRule | None = None,
+        schema: Mapping[str, Any] | None = None,
     ) -> ChatReply:
-        """One local chat completion, streamed and cut once a whole program block is out.
+        """One local chat completion, streamed and cut once ``stop`` says it holds what was asked.
 
         llama.cpp keeps the tokens of the previous call in its KV cache and reuses their
         longest common prefix, so a conversation continued, or a prompt whose head stays the
-        same, is read only from where it differs. The reply is streamed and generation stops
-        as soon as it holds a closed code block with ``def program`` in it
-        (:func:`program_block_done`): the prose a chat model adds after its code costs
-        seconds of CPU per token here and is never read. With ``schema``, the reply is
-        decoded under the grammar llama.cpp derives from that JSON schema (so it is JSON of
-        that shape by construction) and runs to its end.
+        same, is read only from where it differs. The reply is streamed, and generation stops
+        once ``stop(text so far)`` is true: the prose a chat model adds after what was asked
+        costs seconds of CPU per token here and is never read (the strategy that asks for a
+        program passes its rule). With ``schema``, the reply is decoded under the grammar
+        llama.cpp derives from that JSON schema (so it is JSON of that shape by construction)
+        and runs to its end.
         """
         model = self.model_path.name
         started = time.perf_counter()
@@ -121,7 +126,7 @@ class LlamaCppBackend:
             for chunk in stream:
                 delta = chunk["choices"][0].get("delta") or {}
                 pieces.append(str(delta.get("content") or ""))
-                if schema is None and program_block_done("".join(pieces)):
+                if schema is None and stop is not None and stop("".join(pieces)):
                     break
             reply = "".join(pieces)
         except (ValueError, RuntimeError, KeyError, IndexError, TypeError) as exc:
@@ -142,14 +147,6 @@ class LlamaCppBackend:
     def count_tokens(self, text: str) -> int:
         """The number of tokens of ``text`` under the model's tokenizer."""
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
-
-
-_CLOSED_BLOCK = re.compile(r"```[\w+-]*[^\S\n]*\n(.*?)\n[^\S\n]*```", re.DOTALL)
-
-
-def program_block_done(text: str) -> bool:
-    """Whether ``text`` holds a closed fenced code block that defines ``program``."""
-    return any("def program" in m.group(1) for m in _CLOSED_BLOCK.finditer(text))
 
 
 def _resolve_model(model_path: Path | str | None) -> Path:

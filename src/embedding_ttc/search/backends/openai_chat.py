@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from embedding_ttc.errors import MissingExtraError
-from embedding_ttc.search.backends.base import ChatReply, estimate_tokens, price_usd
+from embedding_ttc.search.backends.base import ChatReply, StopRule, estimate_tokens, price_usd
 from embedding_ttc.search.proposer import ProposerConfigError, ProposerError
 from embedding_ttc.search.state import Usage
 
@@ -119,9 +119,16 @@ class OpenAIBackend:
     constrains_json = True
 
     def chat(
-        self, messages: list[dict[str, str]], *, seed: int, schema: Mapping[str, Any] | None = None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        seed: int,
+        stop: StopRule | None = None,
+        schema: Mapping[str, Any] | None = None,
     ) -> ChatReply:
         """One chat-completions request (the seed goes to local servers only).
+
+        The reply comes whole, so ``stop`` has nothing to cut.
 
         With ``schema``, the reply is asked for as JSON under it (``response_format``
         ``json_schema``, which OpenAI's API and llama.cpp's server enforce).

@@ -6,6 +6,6 @@
 * ``repairs``: mechanical repairs of common small-model slips, without a model call;
 * ``hints``: one concrete fix for each common failure, sent back in a repair turn.
 
-The draft and edit strategies both use them (:mod:`embedding_ttc.search.drafting`,
-:mod:`embedding_ttc.search.editing`).
+The draft and edit strategies both use them (:mod:`embedding_ttc.search.strategies.draft`,
+:mod:`embedding_ttc.search.strategies.edit`).
 """

@@ -3,7 +3,8 @@
 A small model's drafts fail mostly on shapes, indexing and undefined names. Running the real
 evaluation (every discovery task) to find that out costs minutes; :func:`precheck` finds it in
 about a second, so a drafting proposer can send the error back to the model and ask for a fix
-(:mod:`~embedding_ttc.search.drafting.proposer`). The steps, each ending the check on failure:
+(:mod:`~embedding_ttc.search.strategies.draft.proposer`). The steps, each ending the check on
+failure:
 
 1. ``parse``: the source parses as Python;
 2. the static checks the loop applies (``checker``, e.g.
@@ -79,6 +80,9 @@ class PrecheckResult:
 
 
 PASSED = PrecheckResult(ok=True, status=Status.OK)
+
+Precheck = Callable[[str], PrecheckResult]
+"""A run's pre-check of a draft: ``source -> PrecheckResult``."""
 
 _HARNESS_IMPORT = re.compile(r"tried to import 'numpy\.")
 """A refused import of a numpy submodule comes from numpy itself, not from the program.

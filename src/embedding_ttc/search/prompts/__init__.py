@@ -20,6 +20,6 @@ DEFAULT_CONTEXT_TOKENS = 3000
 """The default budget in tokens of the compact prompt (``--context-tokens``)."""
 
 DEFAULT_EDIT_CONTEXT_TOKENS = 5000
-"""The default budget of the edit prompt (:mod:`embedding_ttc.search.editing.prompt`): a whole
-parent program (up to about 1,500 tokens for the longest library programs) beside the compact
-prompt's run-constant sections."""
+"""The default budget of the edit prompt (:mod:`embedding_ttc.search.strategies.edit.prompt`):
+a whole parent program (up to about 1,500 tokens for the longest library programs) beside the
+compact prompt's run-constant sections."""

@@ -3,7 +3,8 @@
 :func:`choose_directive` picks, from the seed, the generation and the history, either an
 inspiration not yet realised (:data:`~embedding_ttc.search.prompts.inspirations.INSPIRATIONS`),
 a pair of realised ones, or the combination of two frontier programs (every
-:data:`COMBINE_EVERY` generations).
+:data:`~embedding_ttc.search.population.COMBINE_EVERY` generations), the two chosen by
+:func:`~embedding_ttc.search.population.combine_parents` like every other parent choice.
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from dataclasses import dataclass
 
 from embedding_ttc.programs.outcome import Status
 from embedding_ttc.runs.records import LedgerRecord
+from embedding_ttc.search.population import combine_parents
 from embedding_ttc.search.prompts.common import is_p0
 from embedding_ttc.search.prompts.inspirations import INSPIRATIONS, Inspiration
 from embedding_ttc.search.state import SearchState
-
-COMBINE_EVERY = 3
-"""Every this many generations, when two frontier programs exist, the directive combines them."""
-
 
 VIEW_IDEAS = frozenset({"views"})
 """Inspirations that need distinct views: never a directive for an encoder whose views collapse
@@ -51,18 +49,19 @@ class Directive:
 def choose_directive(state: SearchState) -> Directive:
     """The directive for ``state.generation``: deterministic in seed, generation and history.
 
-    Every :data:`COMBINE_EVERY`-th generation, when the frontier holds two programs besides P0,
-    the directive is to combine two of them (the pair rotates with the generation). Otherwise
+    When :func:`~embedding_ttc.search.population.combine_parents` names two frontier programs
+    (every :data:`~embedding_ttc.search.population.COMBINE_EVERY`-th generation, when there
+    are two besides P0), the directive
+    is to combine them. Otherwise
     it is an inspiration (not one of :data:`VIEW_IDEAS` when ``state.views_collapsed``): the
     ideas not yet tried successfully (no evaluated program's novelty claim names them) come
     first; among them, the one tried least often so far, ties broken by a rotation that
     starts at ``seed + generation``. Once every idea has an evaluated program, the chosen idea
     comes paired with the least-tried other one, to be fused in one program.
     """
-    combinable = [p.record.program_id for p in state.frontier if not is_p0(p.record)]
-    if len(combinable) >= 2 and state.generation % COMBINE_EVERY == 0:
-        pairs = [(a, b) for i, a in enumerate(combinable) for b in combinable[i + 1 :]]
-        first, second = pairs[(state.generation // COMBINE_EVERY + state.seed) % len(pairs)]
+    pair = combine_parents(state)
+    if pair is not None:
+        first, second = pair
         return Directive(
             key="combine",
             title=f"combine {first} and {second}",

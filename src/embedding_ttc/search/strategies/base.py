@@ -16,6 +16,7 @@ the factory was given.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -25,6 +26,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.registry import Registry
 from embedding_ttc.search.backends.base import ChatBackend, JsonChatBackend
+from embedding_ttc.search.prompts import DEFAULT_CONTEXT_TOKENS, DEFAULT_EDIT_CONTEXT_TOKENS
 
 if TYPE_CHECKING:  # the pre-check imports the evaluator; reading options need not
     from embedding_ttc.search.precheck.check import PrecheckResult
@@ -41,6 +43,70 @@ STRICT = ConfigDict(extra="forbid")
 
 class StrategyError(EmbeddingTTCError):
     """A strategy cannot be built as asked: bad options, or a backend it cannot use."""
+
+
+def ranged(default: Any, low: float, high: float | None = None) -> Any:
+    """A field of an options record that must lie in ``[low, high]`` (``high`` ``None``: no top).
+
+    :class:`Ranged` checks it once, when the record is made (from JSON or in code).
+    """
+    return dataclasses.field(default=default, metadata={"range": (low, high)})
+
+
+class Ranged:
+    """Base of an options record: each :func:`ranged` field is checked once, on construction."""
+
+    def __post_init__(self) -> None:
+        """Refuse a field out of its range, naming it.
+
+        Raises:
+            StrategyError: naming the field, its range and the value.
+
+        """
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            bounds = f.metadata.get("range")
+            if bounds is None:
+                continue
+            low, high = bounds
+            value = getattr(self, f.name)
+            if value < low or (high is not None and value > high):
+                span = f"at least {low}" if high is None else f"between {low} and {high}"
+                raise StrategyError(f"{f.name} must be {span}, not {value}")
+
+
+FlagKind = Literal["int", "float", "choice", "switch", "list"]
+"""How a flag's value reads: a number, one of ``choices``, on/off (``--no-X``), repeatable."""
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One command-line option of a strategy, as data (the CLI adds every strategy's to its parser).
+
+    Attributes:
+        option: the option as typed (``--drafts``).
+        field: the key it sets in what the strategy's ``from_flags`` reads.
+        kind: how its value reads.
+        help: the help line.
+        choices: the values of a ``choice`` flag.
+        metavar: the value's name in the help.
+
+    """
+
+    option: str
+    field: str
+    kind: FlagKind
+    help: str
+    choices: tuple[str, ...] = ()
+    metavar: str | None = None
+
+    def argv(self, value: object) -> list[str]:
+        """The command line that gives ``value`` to this flag (what the parser reads back)."""
+        if self.kind == "switch":
+            return [self.option if value else f"--no-{self.option[2:]}"]
+        if self.kind == "list":
+            assert isinstance(value, list | tuple)
+            return [a for v in value for a in (self.option, str(v))]
+        return [self.option, str(value)]
 
 
 @dataclass(frozen=True)
@@ -68,6 +134,10 @@ class Strategy(Generic[OptionsT]):
         options: the frozen options record; ``options()`` is a new run's default.
         needs: the backend it takes (``none``: it refuses one).
         build: ``(backend, options, collaborators) -> Proposer``.
+        flags: its command-line options.
+        from_flags: ``(given, backend) -> options``: a new run's options from the flags given
+            (by field; an absent key: not given) over the backend named; ``None``: the
+            strategy is not chosen on the command line (a peer's programs are handed over).
 
     """
 
@@ -75,6 +145,8 @@ class Strategy(Generic[OptionsT]):
     options: type[OptionsT]
     needs: BackendNeed
     build: Callable[[ChatBackend | None, OptionsT, Collaborators], Proposer]
+    flags: tuple[Flag, ...] = ()
+    from_flags: Callable[[Mapping[str, Any], str | None], OptionsT] | None = None
 
     def read_options(self, raw: Mapping[str, Any]) -> OptionsT:
         """The options record from JSON (missing fields take the record's defaults).
@@ -85,6 +157,10 @@ class Strategy(Generic[OptionsT]):
         """
         try:
             return TypeAdapter(self.options).validate_python(dict(raw))
+        except StrategyError as exc:  # a field out of its range
+            raise StrategyError(
+                f"the {self.name} strategy's options are not valid ({exc})"
+            ) from None
         except ValidationError as exc:
             bad = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc']) or '(options)'}: {e['msg']}"
@@ -135,3 +211,33 @@ def register(strategy: Strategy[OptionsT]) -> Strategy[OptionsT]:
 def proposer_label(strategy: str, backend: str | None) -> str:
     """What the ledger records as the proposer: ``strategy:backend``, or the strategy alone."""
     return strategy if backend is None else f"{strategy}:{backend}"
+
+
+REPAIR_ROUNDS = Flag(
+    "--repair-rounds",
+    "repair_rounds",
+    "int",
+    "repair turns per failed program: its error goes back to the model (draft, edit, guided; "
+    "default 1 for edit and guided and for draft over llama-cpp, else 0)",
+    metavar="N",
+)
+"""``--repair-rounds``: shared by the strategies that repair a model's reply."""
+
+CONTEXT_TOKENS = Flag(
+    "--context-tokens",
+    "context_tokens",
+    "int",
+    f"token budget of the compact draft prompt (default {DEFAULT_CONTEXT_TOKENS}) or of the "
+    f"edit prompt (default {DEFAULT_EDIT_CONTEXT_TOKENS})",
+    metavar="N",
+)
+"""``--context-tokens``: shared by the strategies whose prompt has a budget."""
+
+PRECHECK = Flag(
+    "--precheck",
+    "precheck",
+    "switch",
+    "check each program on a tiny synthetic task before the evaluation, after repairing its "
+    "helper imports (draft: on whenever an aid is; edit: on); --no-precheck turns both off",
+)
+"""``--precheck``: shared by the strategies that pre-check a model's program."""

@@ -1,14 +1,15 @@
 """Every strategy, registered, and the one place a proposer spec becomes a proposer.
 
-The strategy modules are imported here by name (not by scanning the folder); each registers
-itself in :data:`~embedding_ttc.search.strategies.base.STRATEGIES`.
+Each strategy is a folder (its options record, factory, prompt and command-line options) and
+its entry here (its import and its place in :data:`REGISTERED`). The folders are imported by
+name, not found by scanning.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from embedding_ttc.search.strategies.base import STRATEGIES, Collaborators, Strategy
+from embedding_ttc.search.strategies.base import STRATEGIES, Collaborators, Strategy, register
 from embedding_ttc.search.strategies.draft import STRATEGY as DRAFT
 from embedding_ttc.search.strategies.edit import STRATEGY as EDIT
 from embedding_ttc.search.strategies.external import STRATEGY as EXTERNAL
@@ -20,12 +21,8 @@ if TYPE_CHECKING:
     from embedding_ttc.search.backends.base import ChatBackend
     from embedding_ttc.search.proposer import Proposer
 
-REGISTERED: tuple[Strategy[Any], ...] = (
-    STRUCTURAL,
-    DRAFT,
-    EDIT,
-    GUIDED,
-    EXTERNAL,
+REGISTERED: tuple[Strategy[Any], ...] = tuple(
+    register(strategy) for strategy in (STRUCTURAL, DRAFT, EDIT, GUIDED, EXTERNAL)
 )
 """The strategies in the order the documentation lists them."""
 

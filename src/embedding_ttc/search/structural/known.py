@@ -6,7 +6,7 @@ recorded, and the structures a new program must stay distinct from (evaluated st
 programs, frontier sources and, optionally, the library). :func:`is_new` is the novelty test
 of constraint 5 applied before the loop does; :func:`first_new` stacks random structural
 mutations on a start genome until one is new. The structural proposer draws its change
-this way; the guided one (:mod:`embedding_ttc.search.guided`) starts from the genome its
+this way; the guided one (:mod:`embedding_ttc.search.strategies.guided`) starts from the genome its
 model chose.
 """
 

@@ -5,12 +5,13 @@ pre-check): :class:`SingleDraftProposer` renders the full prompt
 (:func:`~embedding_ttc.search.prompts.full.render_prompt`), asks its chat backend once with the
 seed ``seed + generation``, and turns the reply into a proposal
 (:func:`~embedding_ttc.search.proposer.proposal_from_reply`). With any aid, the draft strategy
-builds the :class:`~embedding_ttc.search.drafting.proposer.DraftingProposer` instead.
+builds the :class:`~embedding_ttc.search.strategies.draft.proposer.DraftingProposer` instead.
 """
 
 from __future__ import annotations
 
 from embedding_ttc.search.backends.base import ChatBackend
+from embedding_ttc.search.conversation import program_block_done
 from embedding_ttc.search.prompts.full import render_prompt
 from embedding_ttc.search.proposer import base_seed, proposal_from_reply
 from embedding_ttc.search.state import Proposal, SearchState
@@ -42,5 +43,7 @@ class SingleDraftProposer:
         shown = len(state.frontier) if self.top_k is None else self.top_k
         prompt = render_prompt(state, top_k=shown)
         seed = base_seed(self.inner, state) + state.generation
-        reply = self.inner.chat([{"role": "user", "content": prompt}], seed=seed)
+        reply = self.inner.chat(
+            [{"role": "user", "content": prompt}], seed=seed, stop=program_block_done
+        )
         return proposal_from_reply(reply.text, usage=reply.usage, proposer=self.name, state=state)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 
 from embedding_ttc.search.backends.base import estimate_tokens
-from embedding_ttc.search.editing.blocks import strip_comment
 from embedding_ttc.search.population import Parent
 from embedding_ttc.search.prompts import DEFAULT_EDIT_CONTEXT_TOKENS
 from embedding_ttc.search.prompts.common import (
@@ -39,6 +38,7 @@ from embedding_ttc.search.prompts.inspirations import Inspiration
 from embedding_ttc.search.prompts.lineage import lessons_section, results_section
 from embedding_ttc.search.prompts.small_model import INTERFACE, SHORT_CONSTRAINTS
 from embedding_ttc.search.state import SearchState
+from embedding_ttc.search.strategies.edit.blocks import strip_comment
 
 HELPER_TOKENS = 900
 """Tokens the helper list may take beyond its minimum."""

@@ -53,6 +53,7 @@ from embedding_ttc.search.conversation import (
     call_seed,
     clip,
     converse,
+    program_block_done,
     proposal_usage,
     require_an_answer,
 )
@@ -92,7 +93,8 @@ class DraftingProposer:
         name: what the ledger records as the proposer (default ``draft:<backend>``).
 
     Raises:
-        ValueError: on ``drafts < 1``, ``repair_rounds < 0`` or an unknown prompt style.
+        ValueError: an unknown prompt style (the ranges of ``drafts`` and
+            ``repair_rounds`` are checked by :class:`~.options.DraftOptions`).
 
     """
 
@@ -110,10 +112,7 @@ class DraftingProposer:
         fix_imports: bool = True,
         name: str = "",
     ) -> None:
-        if drafts < 1:
-            raise ValueError(f"drafts must be >= 1, got {drafts}")
-        if repair_rounds < 0:
-            raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
+        # drafts and repair_rounds are the options record's, checked there (DraftOptions).
         if prompt not in ("full", "compact"):
             raise ValueError(f"prompt must be 'full' or 'compact', got {prompt!r}")
         self.inner = inner
@@ -173,7 +172,7 @@ class DraftingProposer:
             return None if is_syntax_error(call) else repair_message(call)
 
         return converse(
-            lambda messages, seed: self.inner.chat(messages, seed=seed),
+            lambda messages, seed: self.inner.chat(messages, seed=seed, stop=program_block_done),
             prompt,
             rounds=self.repair_rounds,
             seed=lambda r: call_seed(base, state.generation, first_seed + r),

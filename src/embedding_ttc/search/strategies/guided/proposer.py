@@ -55,10 +55,10 @@ from embedding_ttc.search.conversation import (
     proposal_usage,
     require_an_answer,
 )
-from embedding_ttc.search.guided.prompt import render_guided_prompt
 from embedding_ttc.search.population import EXPLORE, SEED_MIX, genome_parent, open_genome_parent
 from embedding_ttc.search.proposer import ProposerError, base_seed
 from embedding_ttc.search.state import Proposal, SearchState, Usage
+from embedding_ttc.search.strategies.guided.prompt import render_guided_prompt
 from embedding_ttc.search.structural.catalogue import CHANNELS
 from embedding_ttc.search.structural.edits import (
     Edit,
@@ -109,8 +109,9 @@ class GuidedStructuralProposer:
         name: what the ledger records as the proposer (default ``guided:<backend>``).
 
     Raises:
-        ValueError: ``repair_rounds < 0`` or ``offers < 0``, a channel of ``keep`` that is
-            not in the catalogue, or a backend that cannot constrain JSON.
+        ValueError: a channel of ``keep`` that is not in the catalogue, or a backend that
+            cannot constrain JSON (the ranges are checked by
+            :class:`~.options.GuidedOptions`).
 
     """
 
@@ -127,10 +128,8 @@ class GuidedStructuralProposer:
         share: bool = False,
         name: str = "",
     ) -> None:
-        if repair_rounds < 0:
-            raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
-        if offers < 0:
-            raise ValueError(f"offers must be >= 0 (0: every open edit), got {offers}")
+        # repair_rounds, offers and explore are the options record's, checked there
+        # (GuidedOptions); keep is checked here too, a wrong name being a KeyError later.
         unknown = [c for c in keep if c not in CHANNELS]
         if unknown:
             raise ValueError(

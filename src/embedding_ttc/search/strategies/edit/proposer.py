@@ -5,13 +5,13 @@ The paper uses its proposer "purely as a mutation function". :class:`EditPropose
 
 1. chooses a parent (:func:`~embedding_ttc.search.population.choose_parent`; a seed,
    the run's reference as a search program, while the frontier shows only P0);
-2. sends the edit prompt (:func:`~embedding_ttc.search.editing.prompt.render_edit_prompt`):
+2. sends the edit prompt (:func:`~embedding_ttc.search.strategies.edit.prompt.render_edit_prompt`):
    the parent's source, its per-task results against its own parent, its lineage's lessons,
    and (with ``suggest``, the default) one idea the parent lacks to add as a channel
-   (:func:`~embedding_ttc.search.editing.suggest.suggest_idea`);
+   (:func:`~embedding_ttc.search.strategies.edit.suggest.suggest_idea`);
 3. applies the search/replace blocks of the reply mechanically
-   (:func:`~embedding_ttc.search.editing.blocks.apply_blocks`) and pre-checks the result when
-   given a pre-check, after the drafting proposer's mechanical repairs (a helper used
+   (:func:`~embedding_ttc.search.strategies.edit.blocks.apply_blocks`) and pre-checks the result
+   when given a pre-check, after the drafting proposer's mechanical repairs (a helper used
    without its import is imported, a constant read but not defined takes the parent's
    value: :func:`~embedding_ttc.search.precheck.repairs.repair_source`). A reply with no
    block that applies but with a whole program (small
@@ -48,12 +48,10 @@ from embedding_ttc.search.conversation import (
     call_seed,
     clip,
     converse,
+    program_block_done,
     proposal_usage,
     require_an_answer,
 )
-from embedding_ttc.search.editing.blocks import EditError, apply_blocks, parse_blocks
-from embedding_ttc.search.editing.prompt import render_edit_prompt
-from embedding_ttc.search.editing.suggest import suggest_idea
 from embedding_ttc.search.population import EXPLORE, Parent, choose_parent
 from embedding_ttc.search.precheck.check import PrecheckResult
 from embedding_ttc.search.precheck.hints import repair_hint
@@ -63,6 +61,9 @@ from embedding_ttc.search.prompts.common import TokenCounter, fenced
 from embedding_ttc.search.prompts.inspirations import Inspiration
 from embedding_ttc.search.proposer import base_seed
 from embedding_ttc.search.state import Proposal, SearchState
+from embedding_ttc.search.strategies.edit.blocks import EditError, apply_blocks, parse_blocks
+from embedding_ttc.search.strategies.edit.prompt import render_edit_prompt
+from embedding_ttc.search.strategies.edit.suggest import suggest_idea
 
 Precheck = Callable[[str], PrecheckResult]
 
@@ -82,7 +83,7 @@ class EditProposer:
         seed: the base seed of the parent choice and the calls (default the backend's, else
             the run's).
         seeds: ``(name, source)`` programs to start from while the frontier shows only P0
-            (:func:`~embedding_ttc.search.editing.seeds.seeds_for`).
+            (:func:`~embedding_ttc.search.strategies.edit.seeds.seeds_for`).
         suggest: name one idea the parent lacks in each prompt (:mod:`.suggest`); ``False``:
             leave the choice of the change to the model.
         name: what the ledger records as the proposer (default ``edit:<backend>``).
@@ -103,10 +104,7 @@ class EditProposer:
         suggest: bool = True,
         name: str = "",
     ) -> None:
-        if repair_rounds < 0:
-            raise ValueError(f"repair_rounds must be >= 0, got {repair_rounds}")
-        if not 0.0 <= explore <= 1.0:
-            raise ValueError(f"explore is a probability, got {explore}")
+        # repair_rounds and explore are the options record's, checked there (EditOptions).
         self.inner = inner
         self.name = name or f"edit:{inner.name}"
         self.explore = explore
@@ -142,7 +140,7 @@ class EditProposer:
             return _repair_message(call, current)
 
         calls = converse(
-            lambda messages, seed: self.inner.chat(messages, seed=seed),
+            lambda messages, seed: self.inner.chat(messages, seed=seed, stop=program_block_done),
             prompt,
             rounds=self.repair_rounds,
             seed=lambda r: call_seed(base_seed, state.generation, r),

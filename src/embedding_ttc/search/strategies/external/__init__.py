@@ -1,7 +1,9 @@
 """The external strategy: programs written outside the loop by a peer, handed over to it.
 
 The proposer is :class:`~embedding_ttc.search.external.HandedOver`, recording the peer's name
-(``openevolve``) as the candidates' proposer; it takes no backend (the peer has its own).
+(``openevolve``) as the candidates' proposer; it takes no backend (the peer has its own)
+and is not chosen on the command line: a peer opens the search itself
+(:func:`embedding_ttc.search.open.open_search` with ``make_proposer``).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from embedding_ttc.search.strategies.base import STRICT, Collaborators, Strategy, register
+from embedding_ttc.search.strategies.base import STRICT, Collaborators, Strategy
 
 if TYPE_CHECKING:
     from embedding_ttc.search.backends.base import ChatBackend
@@ -37,4 +39,4 @@ def build(backend: ChatBackend | None, options: ExternalOptions, given: Collabor
     return HandedOver(options.peer)
 
 
-STRATEGY = register(Strategy("external", ExternalOptions, "none", build))
+STRATEGY = Strategy("external", ExternalOptions, "none", build)
