@@ -18,6 +18,12 @@ if TYPE_CHECKING:
 
 NUMPY_LAZY_SUBMODULES = ("numpy.ma", "numpy.linalg", "numpy.fft", "numpy.polynomial")
 
+STDLIB_LAZY_CODECS = ("encodings.idna",)
+"""Codecs the standard library looks up on first use: ``socket`` encodes a host name with
+``idna``. Loaded before containment, so that a program's network call reaches the audit hook
+and is reported as one, not as a codec missing because its import was refused (which depended
+on whether some package the child imported happened to load the codec first)."""
+
 
 def preload(tree: ast.Module) -> None:
     """Import, before containment, every module the program can reach by name.
@@ -39,7 +45,7 @@ def preload(tree: ast.Module) -> None:
 
     # numpy imports these on first use from inside its own functions (np.median reaches
     # numpy.ma), where no attribute chain of the program names them.
-    for module in NUMPY_LAZY_SUBMODULES:
+    for module in (*NUMPY_LAZY_SUBMODULES, *STDLIB_LAZY_CODECS):
         importlib.import_module(module)
     aliases = import_aliases(tree)
     names: set[str] = set(aliases.values())
