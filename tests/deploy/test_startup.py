@@ -113,3 +113,20 @@ def test_serve_on_a_busy_port_exits_before_loading_anything(tmp_path):
     # name, fake-hashing) was not even opened, and no line says "serving".
     assert "serving" not in done.stderr and "warmed up" not in done.stderr
     assert time.monotonic() - started < 60
+
+
+def test_serve_whose_encoder_cannot_load_stops_with_its_error(tmp_path):
+    encoder = HashingEncoder()  # a test double no other process can load by its name
+    Index.build(tmp_path / "ix", corpus(), encoder=encoder, program="P0")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "embedding_ttc.cli.deploy", "serve", str(tmp_path / "ix"),
+         "--port", str(port)],
+        capture_output=True, text=True, timeout=120, env=os.environ.copy(),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "error: the service could not start: " in done.stderr
+    assert "fake-hashing" in done.stderr
+    assert "Traceback" not in done.stderr
