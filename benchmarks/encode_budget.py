@@ -60,4 +60,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from data_errors import run
+
+    raise SystemExit(run(main))

@@ -303,4 +303,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from data_errors import run
+
+    raise SystemExit(run(main))

@@ -88,10 +88,10 @@ def start_server(
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+        try:  # the port opens at once: /ready is 503 (an HTTPError) until the warm-up ends
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=2):
                 return proc
-        except (urllib.error.URLError, ConnectionError):
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
             if proc.poll() is not None:
                 raise RuntimeError(proc.communicate()[1].decode()) from None
             time.sleep(0.3)
@@ -217,4 +217,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from data_errors import run
+
+    raise SystemExit(run(main))

@@ -108,4 +108,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from data_errors import run
+
+    raise SystemExit(run(main))

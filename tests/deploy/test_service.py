@@ -51,6 +51,7 @@ def test_health_and_openapi(client):
     health = client.get("/health").json()
     assert health == {
         "status": "ok",
+        "ready": client.get("/ready").status_code == 200,
         "program": "BidirZScore",
         "sandboxed": False,
         "encoder": "fake-hashing",
@@ -79,8 +80,6 @@ def test_search_and_rerank_answer_what_the_reranker_answers(client, reranker):
 
 
 BAD = [
-    ("/search", b'{"query": "cats", "k": ', "JSON decode error"),
-    ("/search", b"not json at all", "JSON decode error"),
     ("/search", {"k": 3}, "body.query: Field required"),
     ("/rerank", {"query": "cats", "k": 3}, "body.candidates: Field required"),
     ("/rerank", {"query": "cats", "candidates": ["d0", "zz"]}, "unknown candidate id 'zz'"),
@@ -93,6 +92,8 @@ BAD = [
     ("/search", {"query": "cats", "k": True}, "body.k: Input should be a valid integer"),
     ("/search", {"query": "x" * (MAX_QUERY_CHARS + 1)}, f"at most {MAX_QUERY_CHARS} characters"),
     ("/search", {"query": ""}, "body.query: String should have at least 1 character"),
+    ("/search", {"query": " \t\n "}, "body.query: Value error, the query is blank"),
+    ("/rerank", {"query": "  ", "candidates": ["d0"]}, "the query is blank"),
     ("/search", {"query": "cats", "top_k": 3}, "body.top_k: Extra inputs are not permitted"),
     ("/search", b'{"query": "\\ud800 cats"}', "body.query"),  # a lone surrogate
     ("/search", [1, 2], "body: Input should be a valid dictionary"),
@@ -148,6 +149,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.parametrize("body", [b'{"query": "cats", "k": ', b"not json at all", b"{'k': 1}"])
+def test_a_body_that_is_not_json_gets_a_400_naming_the_problem(client, body):
+    response = client.post("/search", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("the body is not valid JSON: ")
+    assert client.post("/search", json={"query": "cats", "k": 1}).status_code == 200
+
+
 def _request(url: str, body: dict | None = None, timeout: float = 30.0) -> tuple[int, dict]:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
@@ -176,13 +185,17 @@ def test_serve_subprocess_answers_then_exits_cleanly_on_sigterm(tmp_path):
             try:
                 status, health = _request(f"{base}/health", timeout=2)
                 break
-            except (urllib.error.URLError, ConnectionError):
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
                 assert proc.poll() is None, proc.communicate()[1].decode()
                 assert time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.2)
         assert (status, health["program"]) == (200, "SoftCentroid")
-        # The port opens after the warm-up query: the first answer is already ready.
-        assert _request(f"{base}/ready", timeout=2) == (200, {"status": "ready"})
+        # The port opens before the warm-up: /ready says 503, naming what it waits for, then 200.
+        while (ready := _request(f"{base}/ready", timeout=2))[0] == 503:
+            assert ready[1]["status"] == "warming up" and ready[1]["waiting_for"], ready
+            assert time.monotonic() < deadline, "the service did not get ready"
+            time.sleep(0.1)
+        assert ready == (200, {"status": "ready"})
         status, found = _request(f"{base}/search", {"query": "knight and bishop", "k": 2})
         assert status == 200
         assert len(found["results"]) == 2
@@ -257,7 +270,8 @@ def test_ready_is_503_until_a_warm_up_query_went_through_and_health_is_liveness(
     client = TestClient(create_app(reranker, shortlist=5))
     assert client.get("/health").status_code == 200
     waiting = client.get("/ready")
-    assert waiting.status_code == 503 and waiting.json() == {"status": "warming up"}
+    assert waiting.status_code == 503
+    assert waiting.json() == {"status": "warming up", "waiting_for": "the warm-up"}
     seconds = reranker.warm_up(shortlist=5)
     assert seconds > 0 and reranker.ready
     assert client.get("/ready").json() == {"status": "ready"}

@@ -10,7 +10,7 @@ import pytest
 
 from embedding_ttc.deploy.index import Index
 from embedding_ttc.deploy.reranker import Reranker
-from embedding_ttc.deploy.service import MAX_DOCUMENTS, create_app
+from embedding_ttc.deploy.service import MAX_DOCUMENTS, create_app, relevance
 
 from . import QUERIES, corpus
 from fakes import HashingEncoder
@@ -52,11 +52,13 @@ def test_v1_rerank_answers_what_rerank_texts_answers(client, reranker):
     expected = reranker.rerank_texts(QUERIES[0], docs, k=len(docs))
     assert [r["index"] for r in body["results"]] == [r.position for r in expected.results]
     assert [r["relevance_score"] for r in body["results"]] == pytest.approx(
-        [r.score for r in expected.results], abs=1e-6
+        [relevance(r.score) for r in expected.results], abs=1e-6
     )
     scores = [r["relevance_score"] for r in body["results"]]
     assert scores == sorted(scores, reverse=True)
-    assert all("document" not in r for r in body["results"])
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert all("document" not in r and "raw_score" not in r for r in body["results"])
+    assert body["id"]  # as Cohere's v1 answers carry one
     assert body["meta"] == {
         "program": "SoftCentroid",
         "encoder": "fake-hashing",
@@ -93,7 +95,10 @@ def test_v1_rerank_accepts_the_served_model_names(client, model):
         ({"query": "q", "documents": ["a", ""]}, "body.documents.1"),
         ({"query": "q", "documents": [{"text": "a", "url": "u"}]}, "url: Extra inputs"),
         ({"query": "q", "documents": ["a"], "top_n": 0}, "body.top_n: Input should be greater"),
-        ({"query": "q", "documents": ["a"], "rank_fields": ["t"]}, "rank_fields: Extra inputs"),
+        ({"query": "q", "documents": ["a"], "rank_fields": ["t"]}, "name 'text', and optionally"),
+        ({"query": "q", "documents": ["a"], "rank_fields": ["title"]}, "rank_fields ['title']"),
+        ({"query": "   ", "documents": ["a"]}, "body.query: Value error, the query is blank"),
+        ({"query": "q", "documents": [{"text": "a", "id": 3}]}, "documents.0.V1Document.id"),
         ({"documents": ["a"]}, "body.query: Field required"),
         ({"query": "q", "documents": ["a"] * (MAX_DOCUMENTS + 1)}, "body.documents: List should"),
         ({"query": "q", "documents": ["a"], "return_documents": "yes"}, "return_documents"),
@@ -103,6 +108,46 @@ def test_v1_rerank_bad_requests_get_a_422_naming_the_problem(client, body, messa
     response = client.post("/v1/rerank", json=body)
     assert response.status_code == 422, response.text
     assert message in response.json()["error"]
+
+
+def test_v1_records_with_id_and_title_reuse_the_index_s_work(client, reranker):
+    """A BEIR-shaped record the index holds (same id, title and text) is not scored live."""
+    from . import TEXTS
+
+    held = [{"id": f"d{i}", "title": TEXTS[i][0], "text": TEXTS[i][1]} for i in (4, 1, 0)]
+    docs = [*held, {"id": "new-1", "title": "Owls", "text": NEW}]
+    body = {"query": QUERIES[2], "documents": docs, "raw_scores": True, "return_documents": True}
+    response = client.post("/v1/rerank", json=body)
+    assert response.status_code == 200, response.text
+    got = response.json()
+    expected = reranker.rerank_texts(QUERIES[2], docs, k=len(docs))
+    assert got["meta"]["live_documents"] == expected.live == 1
+    assert [r["index"] for r in got["results"]] == [r.position for r in expected.results]
+    assert [r["raw_score"] for r in got["results"]] == pytest.approx(
+        [r.score for r in expected.results], abs=1e-6
+    )
+    assert [r["document"] for r in got["results"]] == [docs[r["index"]] for r in got["results"]]
+    # rank_fields ["text"] ranks on the text alone: the titled records are then other texts.
+    text_only = client.post("/v1/rerank", json={**body, "rank_fields": ["text"]}).json()
+    assert text_only["meta"]["live_documents"] == 3  # d1 has no title: still held
+
+
+def test_relevance_is_monotone_into_0_1():
+    raw = [-1e6, -40.0, -1.0, -0.03, 0.0, 0.03, 1.0, 3.9, 40.0, 1e6]
+    mapped = [relevance(s) for s in raw]
+    assert all(0.0 <= m <= 1.0 for m in mapped)
+    assert mapped == sorted(mapped)
+    assert relevance(0.0) == 0.5
+    assert relevance(1.0) == pytest.approx(1 / (1 + 2.718281828459045**-1))
+
+
+def test_a_body_that_is_not_json_gets_a_400(client):
+    for raw in (b'{"query": "q", "documents": ', b"not json at all"):
+        response = client.post(
+            "/v1/rerank", content=raw, headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 400, response.text
+        assert response.json()["error"].startswith("the body is not valid JSON: ")
 
 
 def test_v1_rerank_in_the_openapi_schema(client):
@@ -146,8 +191,9 @@ def test_cohere_client_reranks_against_the_service(server, reranker):
     expected = reranker.rerank_texts(QUERIES[0], docs, k=3)
     assert [r.index for r in got.results] == [r.position for r in expected.results]
     assert [r.relevance_score for r in got.results] == pytest.approx(
-        [r.score for r in expected.results], abs=1e-6
+        [relevance(r.score) for r in expected.results], abs=1e-6
     )
+    assert got.id  # v1 answers carry an id too
     assert [r.document.text for r in got.results] == [docs[r.index] for r in got.results]
     with pytest.raises(cohere.core.ApiError) as err:
         co.rerank(query=QUERIES[0], documents=docs, model="rerank-english-v3.0")
@@ -163,7 +209,7 @@ def test_cohere_client_v2_reranks_against_the_service(server, reranker):
     expected = reranker.rerank_texts(QUERIES[0], docs, k=3)
     assert [r.index for r in got.results] == [r.position for r in expected.results]
     assert [r.relevance_score for r in got.results] == pytest.approx(
-        [r.score for r in expected.results], abs=1e-6
+        [relevance(r.score) for r in expected.results], abs=1e-6
     )
     assert got.id  # v2 answers carry an id
     with pytest.raises(cohere.core.ApiError) as err:

@@ -108,6 +108,33 @@ def test_skip_invalid_skips_and_counts(tmp_path):
     assert read.skipped == 2
 
 
+def test_a_malformed_line_is_said_in_words_and_skippable(tmp_path):
+    path = tmp_path / "c.jsonl"
+    long = "y" * 1240
+    path.write_text(
+        '{"_id": "a", "text": "x"}\n'
+        f'{{"_id": "b", "text": "{long}\n'  # the string never ends
+        "[1, 2]\n"
+        '{"_id": "c", "text": "z"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(DatasetError) as err:
+        read_corpus_file(path)
+    assert str(err.value) == (
+        f"{path}: line 2 is not valid JSON: unterminated string starting at column 22"
+    )
+    read = read_corpus_file(path, skip_invalid=True)
+    assert [d.id for d in read.documents] == ["a", "c"]
+    assert read.skipped == 2  # the broken line and the line that is not an object
+
+
+def test_a_line_that_is_not_an_object_is_named(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"_id": "a", "text": "x"}\n"just a string"\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"line 2 is not a JSON object \(a str instead\)"):
+        read_corpus_file(path)
+
+
 def test_skip_invalid_never_skips_a_record_without_an_id(tmp_path):
     path = jsonl(tmp_path / "c.jsonl", {"_id": "a", "text": "x"}, {"text": "y"})
     with pytest.raises(DatasetError, match=r"c\.jsonl:2: missing or invalid id field"):

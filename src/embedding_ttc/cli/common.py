@@ -28,10 +28,14 @@ def rich_console(stderr: bool = True, highlight: bool = True) -> Any:
     """A rich console on stderr (progress, warnings) or stdout (results).
 
     ``highlight=False`` prints text as given (no colouring of numbers and paths), for logs.
+    On stderr that is not a terminal (a log file, a pipe, a CI job), lines are not wrapped:
+    rich would break them at 80 columns, mid-sentence, where a reader or ``grep`` wants one
+    message a line.
     """
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=highlight)
+    soft_wrap = stderr and not sys.stderr.isatty()
+    return Console(stderr=stderr, highlight=highlight, soft_wrap=soft_wrap)
 
 
 @contextmanager

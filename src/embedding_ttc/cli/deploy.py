@@ -124,7 +124,8 @@ def _corpus_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--skip-invalid",
         action="store_true",
-        help="skip (and count) records without text instead of refusing the file",
+        help="skip (and count) records without text, and lines that are not JSON objects, "
+        "instead of refusing the file",
     )
 
 
@@ -202,12 +203,17 @@ def cmd_index_add(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve_workers(args: argparse.Namespace, index: Any) -> int:
-    """``serve --workers N``: N processes, each loading the (checked) index and its encoder."""
+def _serve_workers(args: argparse.Namespace, index: Any, sock: Any) -> int:
+    """``serve --workers N``: N processes on ``sock``, each loading the index and its encoder."""
     from embedding_ttc.deploy.workers import ServeSettings, serve_workers
     from embedding_ttc.encoders.catalog import get_spec
 
     get_spec(index.manifest.encoder.name.partition("@")[0])  # unknown here: fails before workers
+    if args.preload:
+        from embedding_ttc.deploy.preload import preload
+
+        read = preload(index.directory, index.manifest)
+        _say(f"preloaded {read / 2**20:,.0f} MB of {args.dir} into the page cache")
     settings = ServeSettings(
         directory=args.dir.resolve(),
         first_stage=args.first_stage,
@@ -220,9 +226,7 @@ def _serve_workers(args: argparse.Namespace, index: Any) -> int:
         watch=not args.no_watch,
     )
     _say(f"serving {index!r} on http://{args.host}:{args.port} with {args.workers} workers")
-    serve_workers(
-        settings, workers=args.workers, host=args.host, port=args.port, log_level=args.log_level
-    )
+    serve_workers(settings, workers=args.workers, sock=sock, log_level=args.log_level)
     _say("stopped")
     return 0
 
@@ -269,44 +273,64 @@ def cmd_index_ann(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serve an index over HTTP until SIGINT or SIGTERM."""
+    """Serve an index over HTTP until SIGINT or SIGTERM.
+
+    The port is bound first (a busy port ends the command before anything loads), the index
+    is opened and checked, and the server answers ``/health`` at once while the encoder loads
+    and warms up in a thread (:mod:`embedding_ttc.deploy.startup`); ``/ready`` says when.
+    """
     from embedding_ttc.deploy.allocator import MAX_RETAIN_MB, retain_freed_memory
-    from embedding_ttc.deploy.service import create_app, require_serve_extra, serve
+    from embedding_ttc.deploy.service import create_app, listen, require_serve_extra, serve
 
     require_serve_extra()  # before loading a model
     from embedding_ttc.cli.common import build_encoder
     from embedding_ttc.deploy.index import Index
-    from embedding_ttc.deploy.live_index import LiveIndex
     from embedding_ttc.deploy.reranker import Reranker
+    from embedding_ttc.deploy.startup import Startup, StartupPlan
 
     if args.workers < 1:
         raise EmbeddingTTCError(f"--workers must be at least 1, got {args.workers}")
+    if args.shortlist < 1:
+        raise EmbeddingTTCError(f"--shortlist must be at least 1, got {args.shortlist}")
     if not 0 <= args.retain_memory_mb <= MAX_RETAIN_MB:
         raise EmbeddingTTCError(
             f"--retain-memory-mb must be 0 to {MAX_RETAIN_MB}, got {args.retain_memory_mb}"
         )
     set_threads(args.threads)
-    index = Index.load(args.dir, verify=args.verify)
-    if args.preload:
-        from embedding_ttc.deploy.preload import preload
+    sock = listen(args.host, args.port)  # before the index or the model: a busy port fails now
+    try:
+        index = Index.load(args.dir, verify=args.verify)
+        if args.workers > 1:
+            return _serve_workers(args, index, sock)
+        retain_freed_memory(args.retain_memory_mb)
 
-        read = preload(index.directory, index.manifest)
-        _say(f"preloaded {read / 2**20:,.0f} MB of {args.dir} into the page cache")
-    if args.workers > 1:
-        return _serve_workers(args, index)
-    retain_freed_memory(args.retain_memory_mb)
-    encoder = build_encoder(
-        index.manifest.encoder.name, args.cache_dir, args.no_cache, device=args.device
-    )
-    reranker = Reranker(index, encoder)
-    warm = reranker.warm_up(args.first_stage, args.shortlist)
-    _say(f"warmed up: one query in {warm * 1000:.0f} ms")
-    live = LiveIndex(reranker)
-    if not args.no_watch:
-        live.watch()  # a version published by `index add`, `compact` or `ann` is swapped in
-    app = create_app(live, first_stage=args.first_stage, shortlist=args.shortlist)
-    _say(f"serving {index!r} on http://{args.host}:{args.port}")
-    serve(app, args.host, args.port, args.log_level)
+        def load() -> Reranker:
+            encoder = build_encoder(
+                index.manifest.encoder.name, args.cache_dir, args.no_cache, device=args.device
+            )
+            return Reranker(index, encoder)
+
+        def preload() -> int:
+            from embedding_ttc.deploy.preload import preload as read_all
+
+            return read_all(index.directory, index.manifest)
+
+        plan = StartupPlan(
+            load=load,
+            first_stage=args.first_stage,
+            shortlist=args.shortlist,
+            watch=not args.no_watch,
+            preload=preload if args.preload else None,
+        )
+        startup = Startup(index, plan, report=_say)
+        app = create_app(startup, first_stage=args.first_stage, shortlist=args.shortlist)
+        _say(
+            f"serving {index!r} on http://{args.host}:{args.port} (/health answers now; "
+            "/ready once the encoder is loaded and warmed up)"
+        )
+        serve(app, log_level=args.log_level, sock=sock, startup=startup)
+    finally:
+        sock.close()
     _say("stopped")
     return 0
 
@@ -316,6 +340,7 @@ def add_deploy_commands(sub: Any) -> None:
     from embedding_ttc.deploy.allocator import DEFAULT_RETAIN_MB
     from embedding_ttc.deploy.ann import KINDS, AnnPolicy
     from embedding_ttc.deploy.build import DEFAULT_REFERENCE_SIZE
+    from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
     from embedding_ttc.encoders.sharded import DEFAULT_SHARD_SIZE
 
@@ -454,7 +479,13 @@ def add_deploy_commands(sub: Any) -> None:
         help="the built-in first stage of /search: dense cosine (default; ANN on segments "
         "of 50,000 documents and more), exact (dense over every document, no ANN) or BM25",
     )
-    se.add_argument("--shortlist", type=int, default=100, help="candidates /search reranks")
+    se.add_argument(
+        "--shortlist",
+        type=int,
+        default=DEFAULT_SHORTLIST,
+        metavar="N",
+        help=f"candidates /search hands the program (default {DEFAULT_SHORTLIST})",
+    )
     se.add_argument("--verify", action="store_true", help="check every file's SHA-256 first")
     se.add_argument(
         "--no-watch",
@@ -485,7 +516,7 @@ def add_deploy_commands(sub: Any) -> None:
         f"the kernel (glibc; default {DEFAULT_RETAIN_MB}: a chunked program's arrays are not "
         "paged in afresh every request; 0: the C library's default)",
     )
-    se.add_argument("--log-level", default="info", help="uvicorn log level")
+    se.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
     encoder_options(se, serving=True)
     se.set_defaults(func=cmd_serve)
 

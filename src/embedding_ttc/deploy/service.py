@@ -12,19 +12,27 @@ Endpoints:
 * ``POST /admin/reload``: swap in a newly published version of the index (after ``index
   add``, ``compact`` or ``ann``; :mod:`embedding_ttc.deploy.live_index`), which ``serve`` also
   does by itself within about a second unless started with ``--no-watch``;
-* ``GET /ready``: readiness (200 once a warm-up query went through the encoder, the index and
-  the program; 503 before), apart from liveness;
-* ``GET /health``: status, what is served and the answering worker's process id (``serve
-  --workers N`` runs several, :mod:`embedding_ttc.deploy.workers`); the OpenAPI schema at
-  ``/openapi.json``.
+* ``GET /ready``: readiness (200 once the warm-up ran the encoder itself, then the program
+  on a real shortlist; 503 naming what it waits for before: :mod:`embedding_ttc.deploy.
+  startup`), apart from liveness;
+* ``GET /health``: liveness (200 from the moment the port opens), what is served and the
+  answering worker's process id (``serve --workers N`` runs several,
+  :mod:`embedding_ttc.deploy.workers`); the OpenAPI schema at ``/openapi.json``.
 
 A bad request gets a 422 in FastAPI's validation-error shape (``{"detail": [{"loc", "msg",
-"type"}]}``, plus ``"error"``, one line naming the problem): malformed JSON, a missing or
-unexpected field, ``k`` out of range, a query over :data:`MAX_QUERY_CHARS`, an empty, too long
-or duplicated candidate list, an unknown candidate id (named); a body that is not UTF-8 text
-gets FastAPI's 400. The app keeps serving after any of them. Endpoints are plain functions,
-run in FastAPI's thread pool; the :class:`~embedding_ttc.deploy.reranker.Reranker` serialises
-calls to the program and encoder.
+"type"}]}``, plus ``"error"``, one line naming the problem): a missing or unexpected field,
+``k`` out of range, a blank query or one over :data:`MAX_QUERY_CHARS`, an empty, too long or
+duplicated candidate list, an unknown candidate id (named); a body that is not JSON (or not
+UTF-8 text) gets a 400 with the same ``error`` line. Before the warm-up ends every endpoint
+but ``/health`` answers 503. The app keeps serving after any of them.
+
+``relevance_score`` (``/v1`` and ``/v2/rerank``) lies in [0, 1], as Cohere documents it:
+:func:`relevance` maps the program's score ``s`` to ``1 / (1 + exp(-s))``, a monotone map, so
+the ranking is the program's and a client's threshold means the same from one request to the
+next; ``"raw_scores": true`` adds the program's own score as ``raw_score``.
+
+Endpoints are plain functions, run in FastAPI's thread pool; the
+:class:`~embedding_ttc.deploy.reranker.Reranker` serialises calls to the program and encoder.
 
 A program deployed from a program file runs in the sandbox, a contained process per call
 (:mod:`embedding_ttc.deploy.program_file`); ``/health`` says so (``"sandboxed": true``). When
@@ -35,11 +43,16 @@ service keeps serving.
 
 from __future__ import annotations
 
+import math
 import os
+import socket
+import threading
+import time
 import uuid
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -53,6 +66,7 @@ from embedding_ttc.deploy.errors import CandidateRequestError, DeployError
 from embedding_ttc.deploy.first_stage import FirstStage
 from embedding_ttc.deploy.live_index import LiveIndex
 from embedding_ttc.deploy.reranker import DEFAULT_SHORTLIST, Reranker
+from embedding_ttc.deploy.startup import NotReadyError, Startup
 from embedding_ttc.deploy.text_documents import TextInput
 from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.programs.outcome import CandidateError
@@ -91,6 +105,26 @@ def _integral(value: object) -> object:
 Count = Annotated[StrictInt, BeforeValidator(_integral)]
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("the query is blank (only whitespace)")
+    return value
+
+
+Query = Annotated[
+    StrictStr, Field(min_length=1, max_length=MAX_QUERY_CHARS), AfterValidator(_not_blank)
+]
+"""A query: text of at most :data:`MAX_QUERY_CHARS` characters, not only whitespace."""
+
+
+def relevance(score: float) -> float:
+    """The program's score mapped into [0, 1]: ``1 / (1 + exp(-score))``, monotone.
+
+    Written as ``(1 + tanh(score / 2)) / 2``, the same function, which cannot overflow.
+    """
+    return 0.5 * (1.0 + math.tanh(score / 2.0))
+
+
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -98,14 +132,14 @@ class _Request(BaseModel):
 class SearchRequest(_Request):
     """``POST /search``."""
 
-    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Query
     k: Count = Field(default=10, ge=1, le=MAX_K)
 
 
 class RerankRequest(_Request):
     """``POST /rerank``."""
 
-    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Query
     candidates: list[StrictStr] = Field(min_length=1, max_length=MAX_CANDIDATES)
     k: Count = Field(default=10, ge=1, le=MAX_K)
 
@@ -114,9 +148,39 @@ DocumentText = Annotated[StrictStr, Field(min_length=1, max_length=MAX_DOCUMENT_
 
 
 class V1Document(_Request):
-    """A document of ``/v1/rerank``, as a record."""
+    """A document of ``/v1/rerank``, as a record: its text, and its id and title if known.
+
+    An ``id`` and ``title`` the index holds with the same text let it reuse its stored work.
+    """
 
     text: DocumentText
+    id: StrictStr | None = Field(default=None, min_length=1)
+    title: StrictStr | None = None
+
+    def as_input(self, fields: list[str]) -> dict[str, str]:
+        """The document as :meth:`Reranker.rerank_texts` reads it, ranked on ``fields``."""
+        record = {"text": self.text}
+        if self.id is not None:
+            record["id"] = self.id
+        if self.title is not None and "title" in fields:
+            record["title"] = self.title
+        return record
+
+
+RANK_FIELDS = ("title", "text")
+"""The fields ``rank_fields`` may name: ``text`` (required) and ``title``."""
+
+
+def _rank_fields(value: list[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    unknown = [f for f in value if f not in RANK_FIELDS]
+    if unknown or "text" not in value or len(set(value)) != len(value):
+        raise ValueError(
+            f"rank_fields {value!r} is not supported: name 'text', and optionally 'title' "
+            "(the only document fields this service ranks on)"
+        )
+    return value
 
 
 class V1RerankRequest(_Request):
@@ -124,15 +188,20 @@ class V1RerankRequest(_Request):
 
     ``model`` is checked, not ignored: omit it, or name the program or the encoder this
     service serves (``GET /health``); any other name (another vendor's model) is a 422, so a
-    client pointed at the wrong server finds out. Fields this service has no use for
-    (Cohere's ``rank_fields``, ``max_chunks_per_doc``) are refused like any unknown field.
+    client pointed at the wrong server finds out. ``rank_fields`` (Cohere's) names the
+    record fields ranked on: ``["text"]`` or ``["title", "text"]`` (the default: title and
+    text joined as the index joins them); any other field is a 422 naming the supported ones.
+    Fields this service has no use for (Cohere's ``max_chunks_per_doc``) are refused like any
+    unknown field. ``raw_scores`` (this service's) adds each result's ``raw_score``.
     """
 
-    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Query
     documents: list[DocumentText | V1Document] = Field(min_length=1, max_length=MAX_DOCUMENTS)
     top_n: Count | None = Field(default=None, ge=1, le=MAX_DOCUMENTS)
     return_documents: StrictBool = False
     model: StrictStr | None = None
+    rank_fields: Annotated[list[StrictStr] | None, AfterValidator(_rank_fields)] = None
+    raw_scores: StrictBool = False
 
 
 class V2RerankRequest(_Request):
@@ -144,9 +213,10 @@ class V2RerankRequest(_Request):
     """
 
     model: StrictStr
-    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Query
     documents: list[DocumentText] = Field(min_length=1, max_length=MAX_DOCUMENTS)
     top_n: Count | None = Field(default=None, ge=1, le=MAX_DOCUMENTS)
+    raw_scores: StrictBool = False
 
 
 class V2Result(BaseModel):
@@ -154,7 +224,13 @@ class V2Result(BaseModel):
 
     index: int
     relevance_score: float = Field(
-        description="the program's score (not normalised to [0, 1]; compare within a request)"
+        ge=0.0,
+        le=1.0,
+        description="the program's score mapped into [0, 1] by 1 / (1 + exp(-score)), "
+        "monotone: a threshold keeps its meaning from one request to the next",
+    )
+    raw_score: float | None = Field(
+        default=None, description="the program's own score (asked with raw_scores)"
     )
 
 
@@ -163,7 +239,13 @@ class V1Result(BaseModel):
 
     index: int
     relevance_score: float = Field(
-        description="the program's score (not normalised to [0, 1]; compare within a request)"
+        ge=0.0,
+        le=1.0,
+        description="the program's score mapped into [0, 1] by 1 / (1 + exp(-score)), "
+        "monotone: a threshold keeps its meaning from one request to the next",
+    )
+    raw_score: float | None = Field(
+        default=None, description="the program's own score (asked with raw_scores)"
     )
     document: V1Document | None = None
 
@@ -180,8 +262,9 @@ class V1Meta(BaseModel):
 
 
 class V1RerankResponse(BaseModel):
-    """The documents ranked, best first (ties: earlier in the request first)."""
+    """The documents ranked, best first (ties: earlier in the request first), with an id."""
 
+    id: str
     results: list[V1Result]
     meta: V1Meta
 
@@ -208,13 +291,22 @@ class Results(BaseModel):
 
 
 class Problem(BaseModel):
-    """A body FastAPI could not read at all (not UTF-8 text): ``400``."""
+    """A body that is not JSON (or not UTF-8 text): ``400``."""
+
+    detail: Any
+    error: str = ""
+
+
+class Unready(BaseModel):
+    """A request before the warm-up ended: ``503``, naming what the service waits for."""
 
     detail: str
+    error: str
 
 
 _UNREADABLE: dict[int | str, dict[str, Any]] = {
-    400: {"model": Problem, "description": "The body is not UTF-8 text"}
+    400: {"model": Problem, "description": "The body is not JSON (or not UTF-8 text)"},
+    503: {"model": Unready, "description": "The service is still warming up"},
 }
 
 
@@ -227,21 +319,23 @@ class Reload(BaseModel):
 
 
 class Readiness(BaseModel):
-    """``GET /ready``: ``ready``, or ``warming up`` (with status 503)."""
+    """``GET /ready``: ``ready``, or ``warming up`` (with status 503) and what it waits for."""
 
-    status: str
+    status: Literal["ready", "warming up"]
+    waiting_for: str = ""
 
 
 class Health(BaseModel):
     """``GET /health``."""
 
-    status: str
+    status: str = Field(description="ok: the process is alive (it may still be warming up)")
+    ready: bool = Field(description="whether the warm-up ended (GET /ready)")
     program: str
     sandboxed: bool
     encoder: str
     documents: int
     first_stage: str
-    shortlist: int
+    shortlist: int = Field(description="candidates /search hands the program")
     worker: int = Field(description="the process id of the worker that answered")
 
 
@@ -293,8 +387,8 @@ def _unknown_model(model: str | None, models: tuple[str, str]) -> Any:
 
 
 def _rank_texts(
-    reranker: Reranker, model: str | None, query: str, texts: list[str], top_n: int | None,
-    models: tuple[str, str],
+    reranker: Reranker, model: str | None, query: str, documents: list[TextInput],
+    top_n: int | None, models: tuple[str, str],
 ) -> tuple[Any, V1Meta | None]:  # fmt: skip
     """What ``/v1`` and ``/v2/rerank`` share: the model check, the ranking and its meta.
 
@@ -304,49 +398,70 @@ def _rank_texts(
     refused = _unknown_model(model, models)
     if refused is not None:
         return refused, None
-    documents: list[TextInput] = list(texts)
+    n = len(documents)
     try:
-        ranked = reranker.rerank_texts(query, documents, min(top_n or len(texts), len(texts)))
+        ranked = reranker.rerank_texts(query, documents, min(top_n or n, n))
     except CandidateRequestError as exc:
         return _candidate_problem("documents", exc), None
-    meta = V1Meta(
-        program=models[0], encoder=models[1], documents=len(texts), live_documents=ranked.live
-    )
+    meta = V1Meta(program=models[0], encoder=models[1], documents=n, live_documents=ranked.live)
     return ranked, meta
+
+
+def _scores(score: float, raw: bool) -> dict[str, Any]:
+    """A result's ``relevance_score`` (in [0, 1]) and, if asked, its ``raw_score``."""
+    return {"relevance_score": relevance(score), "raw_score": score if raw else None}
 
 
 def _rerank_v2(reranker: Reranker, body: V2RerankRequest, models: tuple[str, str]) -> Any:
     """Answer ``/v2/rerank`` (a 422 for an unknown model or a bad document)."""
-    texts = list(body.documents)
+    texts: list[TextInput] = list(body.documents)
     ranked, meta = _rank_texts(reranker, body.model, body.query, texts, body.top_n, models)
     if meta is None:
         return ranked
     return V2RerankResponse(
         id=str(uuid.uuid4()),
-        results=[V2Result(index=r.position, relevance_score=r.score) for r in ranked.results],
+        results=[
+            V2Result(index=r.position, **_scores(r.score, body.raw_scores)) for r in ranked.results
+        ],
         meta=meta,
     )
 
 
 def _rerank_v1(reranker: Reranker, body: V1RerankRequest, models: tuple[str, str]) -> Any:
     """Answer ``/v1/rerank`` (a 422 for an unknown model or a bad document)."""
-    texts = [d if isinstance(d, str) else d.text for d in body.documents]
-    ranked, meta = _rank_texts(reranker, body.model, body.query, texts, body.top_n, models)
+    fields = body.rank_fields or list(RANK_FIELDS)
+    documents: list[TextInput] = [
+        d if isinstance(d, str) else d.as_input(fields) for d in body.documents
+    ]
+    ranked, meta = _rank_texts(reranker, body.model, body.query, documents, body.top_n, models)
     if meta is None:
         return ranked
+
+    def echoed(position: int) -> V1Document | None:
+        if not body.return_documents:
+            return None
+        given = body.documents[position]
+        return V1Document(text=given) if isinstance(given, str) else given
+
     results = [
-        V1Result(
-            index=r.position,
-            relevance_score=r.score,
-            document=V1Document(text=texts[r.position]) if body.return_documents else None,
-        )
+        V1Result(index=r.position, **_scores(r.score, body.raw_scores), document=echoed(r.position))
         for r in ranked.results
     ]
-    return V1RerankResponse(results=results, meta=meta)
+    return V1RerankResponse(id=str(uuid.uuid4()), results=results, meta=meta)
+
+
+def _json_problem(errors: list[dict[str, Any]]) -> str | None:
+    """The one line of a 400 when the body is not JSON (``None``: it is JSON)."""
+    for e in errors:
+        if e.get("type") == "json_invalid":
+            reason = e.get("ctx", {}).get("error", "") if isinstance(e.get("ctx"), dict) else ""
+            at = e.get("loc", ("body", "?"))[-1]
+            return f"the body is not valid JSON: {reason or 'unreadable'} at character {at}"
+    return None
 
 
 def _install_error_handlers(app: FastAPI, program: str) -> None:
-    """422 for a malformed request, 500 naming the program for a failed run or live work."""
+    """400 (not JSON), 422 (malformed), 503 (warming up), 500 (a failed run, named)."""
     from fastapi import Request
     from fastapi.encoders import jsonable_encoder
     from fastapi.exceptions import RequestValidationError
@@ -355,10 +470,17 @@ def _install_error_handlers(app: FastAPI, program: str) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = _clean(jsonable_encoder(exc.errors()))
+        not_json = _json_problem(errors)
+        if not_json is not None:
+            return JSONResponse(status_code=400, content={"detail": errors, "error": not_json})
         summary = "; ".join(
             f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}" for e in errors
         )
         return JSONResponse(status_code=422, content={"detail": errors, "error": summary})
+
+    @app.exception_handler(NotReadyError)
+    async def unready(request: Request, exc: NotReadyError) -> JSONResponse:
+        return JSONResponse(status_code=503, content={"detail": str(exc), "error": str(exc)})
 
     @app.exception_handler(CandidateError)
     async def failed(request: Request, exc: CandidateError) -> JSONResponse:
@@ -372,8 +494,22 @@ def _install_error_handlers(app: FastAPI, program: str) -> None:
         return JSONResponse(status_code=500, content={"detail": error, "error": error})
 
 
+def _startup_of(reranker: Reranker | LiveIndex | Startup) -> Startup:
+    """The startup an app answers through (one already done for a reranker or live index)."""
+    if isinstance(reranker, Startup):
+        return reranker
+    return Startup.ready(reranker if isinstance(reranker, LiveIndex) else LiveIndex(reranker))
+
+
+def _waiting_for(startup: Startup) -> str:
+    """What ``/ready`` waits for ("" when ready)."""
+    if startup.is_ready and startup.live.current.ready:
+        return ""
+    return startup.waiting_for or "the warm-up"
+
+
 def create_app(
-    reranker: Reranker | LiveIndex,
+    reranker: Reranker | LiveIndex | Startup,
     *,
     first_stage: FirstStage = "dense",
     shortlist: int = DEFAULT_SHORTLIST,
@@ -383,7 +519,9 @@ def create_app(
     Args:
         reranker: the deployed program, or a :class:`~embedding_ttc.deploy.live_index.
             LiveIndex` of it (a bare reranker is wrapped in one: ``POST /admin/reload``
-            then swaps in a newly published version; ``serve`` also watches for one).
+            then swaps in a newly published version; ``serve`` also watches for one), or a
+            :class:`~embedding_ttc.deploy.startup.Startup` still loading it (``/health``
+            answers at once, the rest 503 until it is ready).
         first_stage: the first stage of ``/search`` (``dense``, ``exact`` or ``bm25``).
         shortlist: candidates ``/search`` reranks (at least ``k``).
 
@@ -395,13 +533,17 @@ def create_app(
     from fastapi import FastAPI
     from fastapi.responses import JSONResponse
 
-    live = reranker if isinstance(reranker, LiveIndex) else LiveIndex(reranker)
+    startup = _startup_of(reranker)
 
     def current() -> Reranker:
-        """The reranker of the version answering now (read once per request)."""
-        return live.current
+        """The reranker of the version answering now (read once per request; 503 before)."""
+        return startup.live.current
 
-    manifest = current().index.manifest
+    def manifest_now() -> Any:
+        """The manifest served (the one loaded at start while warming up)."""
+        return current().index.manifest if startup.is_ready else startup.index.manifest
+
+    manifest = manifest_now()
     app = FastAPI(
         title="embedding-ttc reranker",
         version=manifest.embedding_ttc_version,
@@ -413,10 +555,11 @@ def create_app(
 
     @app.get("/health", response_model=Health)
     def health() -> Health:
-        """Liveness, and what this service serves."""
-        manifest = current().index.manifest
+        """Liveness (from the moment the port opens), and what this service serves."""
+        manifest = manifest_now()
         return Health(
             status="ok",
+            ready=not _waiting_for(startup),
             program=manifest.program.name,
             sandboxed=manifest.program.discovered is not None,
             encoder=manifest.encoder.name,
@@ -426,16 +569,24 @@ def create_app(
             worker=os.getpid(),
         )
 
-    @app.get("/ready", response_model=Readiness, responses={503: {"model": Readiness}})
+    @app.get(
+        "/ready",
+        response_model=Readiness,
+        response_model_exclude_defaults=True,
+        responses={503: {"model": Readiness}},
+    )
     def ready() -> Any:
-        """Readiness: 200 once a warm-up query was answered, 503 before.
+        """Readiness: 200 once the warm-up ended, 503 naming what it waits for before.
 
-        ``serve`` runs the warm-up (encoder, index pages, program) before the port opens;
-        ``/health`` is liveness only.
+        The warm-up runs the encoder itself (not the embedding cache), then the program on a
+        real shortlist; ``/health`` is liveness only.
         """
-        if current().ready:
+        waiting = _waiting_for(startup)
+        if not waiting:
             return Readiness(status="ready")
-        return JSONResponse(status_code=503, content={"status": "warming up"})
+        return JSONResponse(
+            status_code=503, content={"status": "warming up", "waiting_for": waiting}
+        )
 
     @app.post("/search", response_model=Results, responses=_UNREADABLE)
     def search(body: SearchRequest) -> Any:
@@ -463,50 +614,118 @@ def create_app(
     def rerank_v1(body: V1RerankRequest) -> Any:
         """Rank the given documents (texts) for the query; Cohere's and Jina's rerank API.
 
-        A document the index holds (the same text) is scored from its stored index-time
-        work; any other has it computed for this request.
+        A document the index holds (the same text, or the same id and text) is scored from
+        its stored index-time work; any other has it computed for this request.
         """
         return _rerank_v1(current(), body, models)
 
     @app.post(
         "/v2/rerank",
         response_model=V2RerankResponse,
+        response_model_exclude_none=True,
         responses=_UNREADABLE,
     )
     def rerank_v2(body: V2RerankRequest) -> Any:
         """Rank the given documents (texts) for the query; Cohere's current rerank API (v2)."""
         return _rerank_v2(current(), body, models)
 
-    @app.post("/admin/reload", response_model=Reload)
+    @app.post("/admin/reload", response_model=Reload, responses=_UNREADABLE)
     def reload() -> Reload:
         """Swap in the index's newly published version, if any (``serve`` also watches)."""
-        done = live.refresh()
+        done = startup.live.refresh()
         return Reload(swapped=done.swapped, documents=done.documents, error=done.error)
 
     return app
 
 
-def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
+def listen(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
+    """A socket bound to ``host:port`` and listening: the port open before anything loads.
+
+    Raises:
+        DeployError: the address cannot be bound (a port in use, a host not of this
+            machine, a privileged port), naming the address and the reason.
+
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        reason = exc.strerror or str(exc)
+        hint = " (is another server running there? pick another --port)" if (
+            exc.errno == 98
+        ) else ""  # fmt: skip
+        raise DeployError(f"cannot listen on {host}:{port}: {reason}{hint}") from None
+    sock.set_inheritable(True)  # --workers hands it to the worker processes
+    return sock
+
+
+def serve(
+    app: FastAPI,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "info",
+    *,
+    sock: socket.socket | None = None,
+    startup: Startup | None = None,
+) -> None:
     """Run ``app`` under uvicorn until SIGINT or SIGTERM, then return (a clean shutdown).
+
+    Args:
+        app: the app (:func:`create_app`).
+        host: the address, when ``sock`` is not given.
+        port: the port, when ``sock`` is not given.
+        log_level: uvicorn's log level.
+        sock: a socket already listening (:func:`listen`), so a bind failure was reported
+            before anything loaded.
+        startup: the app's :class:`Startup`, run in a thread once the server runs; if it
+            fails the server stops and its error is raised.
 
     uvicorn drains open requests on a signal, then re-raises it with the handler that was
     installed before it started; installing handlers that only note the signal makes that
     re-raise a no-op, so the process ends normally (exit status 0, no traceback).
+
+    Raises:
+        DeployError: the address could not be bound, or the startup failed.
+
     """
     require_serve_extra()
     import signal
 
     import uvicorn
 
+    if sock is None:
+        sock = listen(host, port)
     received: list[int] = []
 
     def note(signum: int, frame: object) -> None:
         received.append(signum)
 
     previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level))
+
+    def stop(exc: BaseException) -> None:
+        server.should_exit = True
+
+    def start_when_serving() -> None:
+        # The startup's imports and model load hold the GIL for seconds: begun only once the
+        # server answers, they cannot delay the first /health.
+        while not server.started and not server.should_exit:
+            time.sleep(0.01)
+        if server.started and startup is not None:
+            startup.start(on_failure=stop)
+
     try:
-        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level))
-        server.run()
+        if startup is not None and not startup.is_ready:
+            threading.Thread(target=start_when_serving, daemon=True).start()
+        server.run(sockets=[sock])
     finally:
+        sock.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if startup is not None and startup.error is not None:
+        error = startup.error
+        raise DeployError(f"the service could not start: {type(error).__name__}: {error}")

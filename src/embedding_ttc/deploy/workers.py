@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -123,12 +124,26 @@ def serve_workers(
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "info",
+    sock: socket.socket | None = None,
 ) -> None:
     """Run ``workers`` processes serving ``settings`` until SIGINT or SIGTERM, then return.
 
+    Args:
+        settings: what each worker serves.
+        workers: how many processes.
+        host: the address, when ``sock`` is not given.
+        port: the port, when ``sock`` is not given.
+        log_level: uvicorn's log level.
+        sock: a socket already listening (:func:`~embedding_ttc.deploy.service.listen`;
+            closed here when the service stops), so a bind failure was reported before
+            anything loaded.
+
+    The port is open from the start; each worker accepts connections once it has loaded
+    its encoder and warmed up (:meth:`Reranker.warm_up`).
+
     Raises:
-        DeployError: a worker could not start (its app failed to load; the worker's log
-            says why).
+        DeployError: the address could not be bound, or a worker could not start (its app
+            failed to load; the worker's log says why).
 
     """
     require_serve_extra()
@@ -139,6 +154,10 @@ def serve_workers(
     from uvicorn.supervisors import Multiprocess
     from uvicorn.supervisors.multiprocess import SIGNALS
 
+    if sock is None:
+        from embedding_ttc.deploy.service import listen
+
+        sock = listen(host, port)
     os.environ[ENV] = settings.model_dump_json()  # inherited by the spawned workers
     config = uvicorn.Config(
         FACTORY,
@@ -149,7 +168,6 @@ def serve_workers(
         log_level=log_level,
         timeout_worker_healthcheck=HEALTHCHECK_SECONDS,
     )
-    sock = config.bind_socket()
     # The supervisor installs handlers for SIGINT, SIGTERM and others that only note the
     # signal, and leaves them installed; the caller's are put back when it returns.
     previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in SIGNALS}

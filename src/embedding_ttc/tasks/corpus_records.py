@@ -10,20 +10,24 @@ Shapes, and how one is chosen (per file, never guessed line by line):
 * a file whose name ends in ``.tsv`` is ``id<TAB>text`` or ``id<TAB>title<TAB>text`` per row
   (an optional header row ``id text`` or ``id title text``).
 
-A record without its text field, with an empty text or with a non-string field is an error
-naming the file, line and field; with ``skip_invalid`` it is skipped and counted instead.
+A record without its text field, with an empty text or with a non-string field, and a JSONL
+line that is not a JSON object ("docs.jsonl: line 151 is not valid JSON: unterminated string
+starting at column 1250") is an error naming the file, line and problem; with
+``skip_invalid`` it is skipped and counted instead.
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from embedding_ttc.errors import DatasetError
-from embedding_ttc.tasks.jsonl import iter_jsonl
+from embedding_ttc.tasks.jsonl import open_text
 from embedding_ttc.tasks.task import join_title_text
 
 
@@ -138,11 +142,43 @@ def document_from_record(obj: Mapping[str, Any], fields: RecordFields, where: st
     return Document(rid, title, text)
 
 
+def _json_line(line: str, path: Path, lineno: int) -> dict[str, Any] | InvalidRecord:
+    """One JSONL line's object, or what is wrong with it, in words."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        reason = exc.msg.removesuffix(" at")
+        reason = reason[:1].lower() + reason[1:]
+        return InvalidRecord(
+            f"{path}: line {lineno} is not valid JSON: {reason} at column {exc.colno}"
+        )
+    if not isinstance(obj, dict):
+        return InvalidRecord(
+            f"{path}: line {lineno} is not a JSON object (a {type(obj).__name__} instead)"
+        )
+    return obj
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | InvalidRecord]]:
+    """``(line number, object or what is wrong with the line)`` per non-blank line."""
+    with open_text(path) as fh:
+        try:
+            for lineno, line in enumerate(fh, 1):
+                line = line.rstrip("\r\n")
+                if line.strip():
+                    yield lineno, _json_line(line, path, lineno)
+        except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+            raise DatasetError(f"{path}: unreadable ({exc})") from None
+
+
 def _jsonl_records(
     path: Path, id_field: str | None, text_field: str | None, title_field: str | None
 ) -> Iterator[tuple[str, Document | InvalidRecord]]:
     fields: RecordFields | None = None
-    for lineno, obj in iter_jsonl(path):
+    for lineno, obj in _json_lines(path):
+        if isinstance(obj, InvalidRecord):
+            yield f"{path}:{lineno}", obj
+            continue
         if fields is None:
             fields = choose_fields(obj, id_field, text_field, title_field)
         where = f"{path}:{lineno}"
@@ -190,7 +226,8 @@ def read_corpus_file(
         id_field: the JSON id field (default ``_id``, else ``id``; Pyserini's: ``id``).
         text_field: the JSON text field (default by the first record: ``text`` or ``contents``).
         title_field: the JSON title field (default ``title`` in BEIR's shape, else none).
-        skip_invalid: skip and count records without text instead of refusing the file.
+        skip_invalid: skip and count records without text, and lines that are not JSON
+            objects, instead of refusing the file.
 
     Raises:
         DatasetError: naming the file, line and field of a bad record, a missing file, or
