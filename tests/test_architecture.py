@@ -26,7 +26,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"evaluation"}),
     frozenset({"program_files", "runs"}),
     frozenset({"search", "analysis", "deploy", "bench"}),
-    frozenset({"integrations"}),
+    frozenset({"tune", "integrations"}),
     frozenset({"cli"}),
 )
 """The packages (and top-level modules) of ``src/embedding_ttc``, lowest layer first.

@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     from embedding_ttc.cli.programs import add_program_commands
     from embedding_ttc.cli.search import add_search_commands
     from embedding_ttc.cli.selection import add_selection_command
+    from embedding_ttc.cli.tune import add_tune_command
 
     parser = argparse.ArgumentParser(
         prog="embedding-ttc",
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_evaluate_commands(sub)
     add_program_commands(sub)
     add_search_commands(sub)
+    add_tune_command(sub)
     add_frontier_command(sub)
     add_selection_command(sub)
     add_analysis_commands(sub)

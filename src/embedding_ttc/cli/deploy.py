@@ -129,12 +129,43 @@ def _corpus_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _from_tune(args: argparse.Namespace) -> None:
+    """``--from-tune RUN``: the run's pick, encoder and task, where the flags name none."""
+    from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
+    from embedding_ttc.tune.deploy import deployment
+
+    if args.from_tune is None:
+        args.encoder = args.encoder or DEFAULT_ENCODER
+        return
+    picked = deployment(args.from_tune)
+    if args.encoder not in (None, picked.encoder):
+        raise EmbeddingTTCError(
+            f"index build: {args.from_tune} picked over {picked.encoder}, not {args.encoder}"
+        )
+    args.encoder = picked.encoder
+    args.program, args.program_file = picked.program, picked.program_file
+    if args.task is None and args.corpus is None:
+        if picked.task.kind == "name":
+            args.task = picked.task.name
+        else:
+            folder = Path(picked.task.path or "")
+            args.corpus = folder / "corpus.jsonl"
+            args.reference_queries = args.reference_queries or folder / "queries.jsonl"
+    _say(
+        f"{args.from_tune} picked {args.program or args.program_file} over {args.encoder}, "
+        f"chosen at {picked.shortlist} candidates: serve it with --shortlist {picked.shortlist}"
+    )
+
+
 def cmd_index_build(args: argparse.Namespace) -> int:
     """Build an index of a task's corpus or a corpus file for one program and encoder."""
     from embedding_ttc.deploy.corpus import Document, read_queries, sample_texts
     from embedding_ttc.deploy.index import Index
     from embedding_ttc.tasks.catalog import load_task
 
+    _from_tune(args)
+    if args.task is None and args.corpus is None:
+        raise EmbeddingTTCError("index build: give --task or --corpus (or --from-tune RUN)")
     program = _program(args)  # a bad program or program file fails before any loading
     _check_executor(args)
     set_threads(args.threads)
@@ -363,7 +394,7 @@ def add_deploy_commands(sub: Any) -> None:
     ix = sub.add_parser("index", help="build or extend a deployed index")
     ixsub = ix.add_subparsers(dest="index_command", required=True)
     bu = ixsub.add_parser("build", help="build an index for one program and encoder")
-    bu.add_argument("--encoder", default=DEFAULT_ENCODER, help=f"default {DEFAULT_ENCODER}")
+    bu.add_argument("--encoder", help=f"default {DEFAULT_ENCODER} (--from-tune: the run's)")
     which = bu.add_mutually_exclusive_group()
     which.add_argument("--program", help="library program name (default P0)")
     which.add_argument(
@@ -373,7 +404,14 @@ def add_deploy_commands(sub: Any) -> None:
         help="a program file found by the search (def program(Q, D, S, ctx)): checked, its "
         "recipe derived at build time, its source stored in the index, served in the sandbox",
     )
-    src = bu.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--from-tune",
+        type=Path,
+        metavar="RUN",
+        help="the pick of a tune run (its pick.json), over the run's encoder and, unless "
+        "--task or --corpus says otherwise, the run's task",
+    )
+    src = bu.add_mutually_exclusive_group()
     src.add_argument("--task", help="index this task's corpus (its queries: reference sample)")
     src.add_argument(
         "--corpus",

@@ -47,6 +47,7 @@ _LIBRARY = {
     "BM25DenseRRF": "bm25_dense_rrf:BM25DenseRRF",
     "ConvexHybrid": "convex_hybrid:ConvexHybrid",
     "WeightedRRF": "weighted_rrf:WeightedRRF",
+    "RanxFusion": "ranx_fusion:RanxFusion",
 }
 
 

@@ -161,3 +161,106 @@ def load_beir_folder(folder: Path | str, name: str | None = None) -> RetrievalTa
         metadata={"folder": str(folder), **stats},
         warnings=warnings,
     )
+
+
+def _query_records(path: Path) -> tuple[list[str], list[str]]:
+    """A queries file's ids and texts: JSONL (``_id`` or ``id``, ``text``) or TSV (id, text)."""
+    if path.name.endswith((".tsv", ".tsv.gz")):
+        ids, texts = [], []
+        with open_text(path) as fh:
+            for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
+                if not row or not "".join(row).strip():
+                    continue
+                if len(row) != 2:
+                    raise DatasetError(
+                        f"{path}:{lineno}: expected 2 tab-separated fields (id, text), "
+                        f"got {len(row)}"
+                    )
+                ids.append(row[0].strip())
+                texts.append(row[1])
+        return ids, texts
+    ids, texts, seen = [], [], set()
+    for lineno, obj in iter_jsonl(path):
+        rid = obj.get("_id", obj.get("id"))
+        if isinstance(rid, int) and not isinstance(rid, bool):
+            rid = str(rid)
+        if not isinstance(rid, str) or not rid:
+            raise DatasetError(f"{path}:{lineno}: missing or invalid '_id' (or 'id')")
+        if rid in seen:
+            raise DatasetError(f"{path}:{lineno}: duplicate query id {rid!r}")
+        text = obj.get("text")
+        if not isinstance(text, str):
+            present = ", ".join(sorted(map(str, obj))) or "none"
+            raise DatasetError(
+                f"{path}:{lineno}: no string 'text' field (fields present: {present})"
+            )
+        seen.add(rid)
+        ids.append(rid)
+        texts.append(text)
+    return ids, texts
+
+
+def load_judged_files(
+    name: str,
+    corpus: Path | str,
+    queries: Path | str,
+    qrels: Path | str,
+    *,
+    id_field: str | None = None,
+    text_field: str | None = None,
+    title_field: str | None = None,
+    skip_invalid: bool = False,
+) -> RetrievalTask:
+    """A task from three files: a corpus read as ``index build`` reads one, queries, judgements.
+
+    Args:
+        name: the task's name.
+        corpus: a JSONL (BEIR's ``_id``, ``title``, ``text``; Pyserini's ``id``, ``contents``)
+            or TSV corpus, read by :func:`~embedding_ttc.tasks.corpus_records.read_corpus_file`
+            with the field options given.
+        queries: JSONL (``_id`` or ``id``, ``text``) or TSV (id, text).
+        qrels: TSV (query id, document id, grade; a header line and TREC's four columns are
+            read too).
+        id_field: the corpus's JSON id field.
+        text_field: the corpus's JSON text field.
+        title_field: the corpus's JSON title field.
+        skip_invalid: skip (and count, as a warning) corpus records without text.
+
+    Raises:
+        DatasetError: a missing or malformed file (its line named), or no judged query.
+
+    """
+    from embedding_ttc.tasks.corpus_records import read_corpus_file
+
+    read = read_corpus_file(
+        corpus,
+        id_field=id_field,
+        text_field=text_field,
+        title_field=title_field,
+        skip_invalid=skip_invalid,
+    )
+    queries_path, qrels_path = Path(queries), Path(qrels)
+    for path in (queries_path, qrels_path):
+        if not path.is_file():
+            raise DatasetError(f"{path} does not exist")
+    q_ids, q_texts = _query_records(queries_path)
+    doc_ids = [d.id for d in read.documents]
+    query_text = dict(zip(q_ids, q_texts, strict=True))
+    rows = ((f"{qrels_path}:{n}", q, d, g) for n, q, d, g in _qrels(qrels_path))
+    judged = join_judgements(rows, query_text, set(doc_ids))
+    warnings = list(judged.warnings)
+    if read.skipped:
+        warnings.append(f"{read.skipped} corpus records without text skipped (--skip-invalid)")
+    kept = evaluable_queries(q_ids, query_text, judged, where=f"{qrels_path}")
+    return RetrievalTask(
+        name=name,
+        doc_ids=doc_ids,
+        doc_titles=[d.title for d in read.documents],
+        doc_bodies=[d.text for d in read.documents],
+        query_ids=kept,
+        query_texts=[query_text[q] for q in kept],
+        qrels={q: judged.qrels[q] for q in kept},
+        source="files",
+        metadata={"corpus": str(corpus), "queries": str(queries_path), "qrels": str(qrels_path)},
+        warnings=warnings,
+    )
