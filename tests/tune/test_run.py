@@ -161,10 +161,11 @@ def test_the_index_built_from_the_run_serves_evaluate_s_scores(runs, tmp_path):
     served = [picked.program or picked.program_file, fusion]
     for what in dict.fromkeys(served):
         if isinstance(what, Path):
+            from embedding_ttc.deploy.program_file import read_deployable
             from embedding_ttc.program_files.program_file import read_program_file
 
             program = read_program_file(what).sandboxed()
-            built: object = read_program_file(what)
+            built: object = read_deployable(what)
         else:
             program, built = get_program(what), what
         index = Index.build(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.tune.config import TaskSource, read_tune_config
-from embedding_ttc.tune.run import PICK_FILE, TunePick, read_record
+from embedding_ttc.tune.records import PICK_FILE, TunePick, read_record
 
 
 @dataclass(frozen=True)

@@ -14,26 +14,58 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from embedding_ttc.analysis.stats import paired_bootstrap
-from embedding_ttc.durable import write_atomic
-from embedding_ttc.errors import MissingExtraError
 from embedding_ttc.evaluation.comparison import DEEP_LOSS
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.tasks.task import RetrievalTask
 from embedding_ttc.tune.candidates import Candidate
 from embedding_ttc.tune.fusion import FusionBench
+from embedding_ttc.tune.records import TuneError
 from embedding_ttc.tune.scoring import score_programs
 from embedding_ttc.tune.served import Deployable
-from embedding_ttc.tune.split import TuneSplit, restrict
 
 if TYPE_CHECKING:
-    from embedding_ttc.tune.run import CandidatesRecord, FusionRecord, TunePick, TuneRun
+    from embedding_ttc.encoders.base import Encoder
+    from embedding_ttc.tune.records import CandidatesRecord, FusionRecord, TunePick
+
+
+class ReportRun(Protocol):
+    """What the report needs of the run it reports (:class:`~embedding_ttc.tune.run.TuneRun`)."""
+
+    @property
+    def events(self) -> Any:
+        """The run's progress callbacks (``stage``, ``advance``, ``line``)."""
+        ...
+
+    @property
+    def config(self) -> Any:
+        """The run's :class:`~embedding_ttc.tune.config.TuneConfig`."""
+        ...
+
+    def encoder(self) -> Encoder:
+        """The run's (cached) encoder."""
+        ...
+
+    def build(self, candidate: Candidate) -> Program:
+        """The program a candidate names."""
+        ...
+
+    def deployable(self, candidate: Candidate) -> Deployable:
+        """What an index is built for."""
+        ...
+
+    def served(
+        self, programs: list[tuple[str, Deployable]], task: RetrievalTask
+    ) -> dict[str, float]:
+        """Each program's median served seconds on ``task``."""
+        ...
+
 
 REPORT_DIR = "report"
 REPORT_FILE = "report.json"
@@ -96,8 +128,6 @@ def read_report(report_dir: Path) -> TuneReport | None:
     try:
         return TuneReport.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (json.JSONDecodeError, ValidationError) as exc:
-        from embedding_ttc.tune.run import TuneError
-
         raise TuneError(f"{path} is not a tune report: {exc}") from None
 
 
@@ -125,7 +155,7 @@ def _row(
 
 
 def build_report(
-    run: TuneRun,
+    run: ReportRun,
     test_task: RetrievalTask,
     fusion: FusionRecord,
     judged: CandidatesRecord,
@@ -154,8 +184,6 @@ def build_report(
     )
     for s in scores:
         if s.error is not None:
-            from embedding_ttc.tune.run import TuneError
-
             raise TuneError(f"{s.name} failed on the test queries: {s.error}")
     by_name = {s.name: s for s in scores}
     run.events.stage("served time on the test queries", len(deployables))
@@ -234,29 +262,3 @@ def render_table(report: TuneReport) -> str:
             f"{r.delta:+.4f} | [{r.ci_low:+.4f}, {r.ci_high:+.4f}] | {r.deep_losses} | {served} |"
         )
     return head + "\n".join(body) + "\n"
-
-
-def write_report(
-    run: TuneRun,
-    split: TuneSplit,
-    fusion: FusionRecord,
-    judged: CandidatesRecord,
-    chosen: TunePick,
-) -> Path:
-    """Compute the report once and write it with its table and figure; the report folder."""
-    from embedding_ttc.tune.figure import draw_report
-    from embedding_ttc.tune.run import load_source
-
-    out = run.run_dir / REPORT_DIR
-    report = read_report(out)
-    if report is None:
-        task = load_source(run.config, run.setup.data_dir)
-        report = build_report(run, restrict(task, split.test), fusion, judged, chosen)
-        out.mkdir(parents=True, exist_ok=True)
-        write_atomic(out / REPORT_FILE, report.model_dump_json(indent=1) + "\n")
-    write_atomic(out / "table.md", render_table(report))
-    try:
-        draw_report(report, out)
-    except MissingExtraError as exc:
-        run.events.line(f"no figure: {exc}")
-    return out

@@ -26,7 +26,6 @@ the tune queries (:func:`~embedding_ttc.tune.split.restrict`).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,11 +33,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from embedding_ttc.durable import append_record, write_atomic
 from embedding_ttc.encoders.named import NamedEncoder
-from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.runs.config import RunConfig
@@ -47,25 +46,39 @@ from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import SplitSettings, split_queries
 from embedding_ttc.search.loop import Budget, LoopEvents
 from embedding_ttc.search.open import BackendSetup, SearchSetup, open_search
-from embedding_ttc.tasks.beir import load_beir_folder, load_judged_files
-from embedding_ttc.tasks.catalog import check_choosable, load_task
 from embedding_ttc.tasks.task import RetrievalTask
 from embedding_ttc.tune.candidates import Candidate, candidates, source_checkout
 from embedding_ttc.tune.config import TUNE_CONFIG_FILE, TuneConfig, record_tune_config
+from embedding_ttc.tune.figure import draw_report
 from embedding_ttc.tune.fusion import (
     FusionBench,
-    FusionTuning,
     configurations,
     library_fusions,
 )
-from embedding_ttc.tune.rule import Scored, Verdict, judge, register_rule
+from embedding_ttc.tune.records import (
+    CANDIDATES_FILE,
+    FUSION_FILE,
+    PICK_FILE,
+    CandidatesRecord,
+    FusionRecord,
+    TuneError,
+    TunePick,
+    read_record,
+    write_record,
+)
+from embedding_ttc.tune.report import (
+    REPORT_DIR,
+    REPORT_FILE,
+    build_report,
+    read_report,
+    render_table,
+)
+from embedding_ttc.tune.rule import Scored, judge, register_rule
 from embedding_ttc.tune.scoring import ProgramScore, score_programs
 from embedding_ttc.tune.served import SERVED_QUERIES, Deployable, served_seconds
+from embedding_ttc.tune.source import load_source
 from embedding_ttc.tune.split import TuneSplit, record_tune_split, restrict, split_tune_test
 
-FUSION_FILE = "fusion.json"
-CANDIDATES_FILE = "candidates.json"
-PICK_FILE = "pick.json"
 SESSIONS_FILE = "runs.jsonl"
 SEARCH_DIR = "search"
 
@@ -74,86 +87,6 @@ FOLDS = 3
 
 SEARCH_SHARE_OF_BUDGET = 0.6
 """The share of ``--budget-minutes`` left for the search once the fusions are fitted."""
-
-
-class TuneError(EmbeddingTTCError):
-    """A tune run cannot go on (the message names the step and the cause)."""
-
-
-class FusionRecord(BaseModel):
-    """``fusion.json``: the fusions fitted on the inner cut and on all the tune queries.
-
-    Attributes:
-        cv: every fusion cross-validated over the tune queries (means over the folds).
-        tuned: every fusion fitted on all the tune queries.
-        chosen: the configuration with the best cross-validated score (``family method/norm``).
-        inner_program: that configuration as fitted on the inner search part.
-        program: that configuration as fitted on all the tune queries: the tuned fusion.
-
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    schema_version: Literal[1] = 1
-    cv: FusionTuning
-    tuned: FusionTuning
-    chosen: str
-    inner_program: str
-    program: str
-
-
-class CandidatesRecord(BaseModel):
-    """``candidates.json``: what the pick rule read.
-
-    Attributes:
-        validation: the validation query ids, in the order the rule read them.
-        served_queries: the queries each served time is the median of.
-        candidates: every candidate, including those left out.
-        scores: each scored program's numbers on the tune queries (P0 and the fusion first).
-        verdicts: the rule's verdict on each candidate that was scored.
-        rule_sha256: the rule file's digest.
-
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    schema_version: Literal[1] = 1
-    validation: list[str]
-    served_queries: int
-    candidates: list[Candidate]
-    scores: list[ProgramScore]
-    verdicts: list[Verdict]
-    rule_sha256: str
-
-
-class TunePick(BaseModel):
-    """``pick.json``: the second stage to deploy.
-
-    Attributes:
-        task: the task tuned on.
-        encoder: the encoder it runs over.
-        name: the pick's label in the run's tables.
-        kind: what it is (``fusion``, ``library``, ``registered``, ``searched``).
-        program: a library program with its parameters, or ``None``.
-        program_file: a program file relative to the run folder, or ``None``.
-        shortlist: the candidates per query it was chosen at.
-        signal: its validation nDCG@10 above the tuned fusion's (0 for the fusion itself).
-        rule_sha256: the digest of the rule that chose it.
-
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    schema_version: Literal[1] = 1
-    task: str
-    encoder: str
-    name: str
-    kind: str
-    program: str | None = None
-    program_file: str | None = None
-    shortlist: int
-    signal: float
-    rule_sha256: str
 
 
 @dataclass(frozen=True)
@@ -210,53 +143,6 @@ class TuneEvents:
         """Report a line."""
         if self.say is not None:
             self.say(text)
-
-
-def load_source(config: TuneConfig, data_dir: Path | None) -> RetrievalTask:
-    """The run's task, loaded from where its configuration says.
-
-    Raises:
-        EmbeddingTTCError: the task cannot be loaded, or is transfer-only (held out or
-            multilingual: never tuned on).
-
-    """
-    source = config.task
-    if source.kind == "beir":
-        task = load_beir_folder(Path(source.path or ""), source.name)
-    elif source.kind == "files":
-        task = load_judged_files(
-            source.name,
-            source.corpus or "",
-            source.queries or "",
-            source.qrels or "",
-            id_field=source.fields.get("id"),
-            text_field=source.fields.get("text"),
-            title_field=source.fields.get("title"),
-            skip_invalid=source.skip_invalid,
-        )
-    else:
-        task = load_task(source.name, data_dir)
-    check_choosable([task.name], "tune")
-    return task
-
-
-def read_record(path: Path, model: type[BaseModel]) -> Any:
-    """A record file of the run as ``model``, or ``None`` when it is not there yet.
-
-    Raises:
-        TuneError: the file is not such a record.
-
-    """
-    if not path.is_file():
-        return None
-    try:
-        return model.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, ValidationError) as exc:
-        raise TuneError(f"{path} is not a {model.__name__} record: {exc}") from None
-
-
-def _write(path: Path, record: BaseModel) -> None:
-    write_atomic(path, record.model_dump_json(indent=1) + "\n")
 
 
 @dataclass
@@ -353,7 +239,7 @@ class TuneRun:
             inner_program=bench.fit_one(chosen, inner.of(tune_task.name).search),
             program=refit.program,
         )
-        _write(path, record)
+        write_record(path, record)
         return record
 
     def search(self, tune_task: RetrievalTask, inner: Any, fusion: FusionRecord) -> Ledger:
@@ -494,7 +380,7 @@ class TuneRun:
             verdicts=verdicts,
             rule_sha256=digest,
         )
-        _write(path, record)
+        write_record(path, record)
         return record
 
     def build(self, candidate: Candidate) -> Program:
@@ -509,9 +395,9 @@ class TuneRun:
         """What an index is built for: the candidate's program name, or its program file."""
         if candidate.program is not None:
             return candidate.program
-        from embedding_ttc.deploy.program_file import read_program_file
+        from embedding_ttc.deploy.program_file import read_deployable
 
-        return read_program_file(self.resolve(candidate.program_file or ""))
+        return read_deployable(self.resolve(candidate.program_file or ""))
 
     def resolve(self, program_file: str) -> Path:
         """A program file's path: as given when absolute, else in the run folder."""
@@ -534,9 +420,9 @@ class TuneRun:
 
     def build_file(self, program_file: str) -> Program:
         """A program file (relative to the run folder, or absolute), checked, in the sandbox."""
-        from embedding_ttc.program_files.sandbox.program import load_program_file
+        from embedding_ttc.program_files.program_file import read_program_file
 
-        return load_program_file(self.resolve(program_file))
+        return read_program_file(self.resolve(program_file)).sandboxed()
 
     def pick(self, split: TuneSplit, fusion: FusionRecord, judged: CandidatesRecord) -> TunePick:
         """The rule's pick among the judged candidates (``pick.json``)."""
@@ -574,7 +460,7 @@ class TuneRun:
             signal=signal,
             rule_sha256=judged.rule_sha256,
         )
-        _write(path, record)
+        write_record(path, record)
         return record
 
 
@@ -609,8 +495,6 @@ def run_tune(
         EmbeddingTTCError: a step cannot go on (its message names the step and the cause).
 
     """
-    from embedding_ttc.tune.report import write_report
-
     run = TuneRun(config, setup, events or TuneEvents())
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     outcome = "interrupted"
@@ -643,3 +527,26 @@ def run_tune(
                 ),
             )
     return chosen, report_dir
+
+
+def write_report(
+    run: TuneRun,
+    split: TuneSplit,
+    fusion: FusionRecord,
+    judged: CandidatesRecord,
+    chosen: TunePick,
+) -> Path:
+    """Compute the test report once and write it with its table and figure; the report folder."""
+    out = run.run_dir / REPORT_DIR
+    report = read_report(out)
+    if report is None:
+        task = load_source(run.config, run.setup.data_dir)
+        report = build_report(run, restrict(task, split.test), fusion, judged, chosen)
+        out.mkdir(parents=True, exist_ok=True)
+        write_atomic(out / REPORT_FILE, report.model_dump_json(indent=1) + "\n")
+    write_atomic(out / "table.md", render_table(report))
+    try:
+        draw_report(report, out)
+    except MissingExtraError as exc:
+        run.events.line(f"no figure: {exc}")
+    return out

@@ -22,9 +22,9 @@ import numpy as np
 
 from embedding_ttc.deploy.corpus import Document
 from embedding_ttc.deploy.index import Index
-from embedding_ttc.deploy.program_file import ProgramFile
 from embedding_ttc.deploy.reranker import Reranker
 from embedding_ttc.encoders.base import PASSAGE, QUERY, Encoder
+from embedding_ttc.program_files.program_file import ProgramFile
 from embedding_ttc.tasks.task import RetrievalTask
 
 SERVED_QUERIES = 20

@@ -28,7 +28,7 @@ import numpy as np
 
 from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError
 from embedding_ttc.programs.base import Context, Matrix
-from embedding_ttc.programs.library.lexical_channels import bm25_scores
+from embedding_ttc.programs.library.hybrid_evidence import ranked_bm25
 from embedding_ttc.programs.primitives.channels import candidates_of
 from embedding_ttc.programs.recipe import Recipe
 
@@ -235,7 +235,7 @@ class RanxFusion:
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return the fused score of each query's candidates (0 elsewhere)."""
         n_q, n_d = S.shape
-        lexical = bm25_scores(ctx)
+        lexical = ranked_bm25(ctx)
         cands = [candidates_of(ctx, i, n_d) for i in range(n_q)]
         fused = fuse_rows(
             [np.asarray(S[i, c], dtype=np.float64) for i, c in enumerate(cands)],
