@@ -145,3 +145,15 @@ def test_cross_validation_scores_each_query_once(bench):
     assert all(t.held_ndcg is not None for t in cv.trials if t.error is None)
     with pytest.raises(ValueError, match="2 to 12 folds"):
         bench.cross_validate(13, seed=0)
+
+
+def test_the_tuned_methods_are_those_ranx_optimises():
+    from ranx.fusion_optimization import optimization_switch
+
+    from embedding_ttc.programs.library.ranx_fusion import TUNED_METHODS, UNTUNED_METHODS
+
+    for method in TUNED_METHODS:
+        optimization_switch(method)  # ranx fits it
+    for method in UNTUNED_METHODS:
+        with pytest.raises(ValueError, match="does not support optimization"):
+            optimization_switch(method)

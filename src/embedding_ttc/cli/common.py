@@ -39,8 +39,8 @@ def rich_console(stderr: bool = True, highlight: bool = True) -> Any:
 
 
 @contextmanager
-def progress_bars(enabled: bool) -> Iterator[Any]:
-    """A rich progress display on stderr (``None`` when disabled)."""
+def progress_bars(enabled: bool, *, eta: bool = False, transient: bool = True) -> Iterator[Any]:
+    """A rich progress display on stderr (``None`` when disabled); ``eta``: a time-left column."""
     if not enabled:
         yield None
         return
@@ -50,16 +50,18 @@ def progress_bars(enabled: bool) -> Iterator[Any]:
         Progress,
         TextColumn,
         TimeElapsedColumn,
+        TimeRemainingColumn,
     )
 
-    with Progress(
+    columns: list[Any] = [
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=rich_console(),
-        transient=True,
-    ) as progress:
+    ]
+    if eta:
+        columns += [TextColumn("ETA"), TimeRemainingColumn()]
+    with Progress(*columns, console=rich_console(), transient=transient) as progress:
         yield progress
 
 

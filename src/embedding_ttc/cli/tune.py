@@ -13,7 +13,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from embedding_ttc.cli.common import add_cache_options, add_data_dir, add_device, rich_console
+from embedding_ttc.cli.common import (
+    add_cache_options,
+    add_data_dir,
+    add_device,
+    progress_bars,
+    rich_console,
+)
 from embedding_ttc.errors import EmbeddingTTCError
 
 
@@ -63,31 +69,14 @@ def _bars(
     enabled: bool,
 ) -> Iterator[tuple[Callable[[str, int | None], None], Callable[[str], None]]]:
     """``(on_stage, on_advance)`` over one rich progress bar per stage, with its ETA."""
-    if not enabled:
-        yield (lambda _name, _steps: None), (lambda _what: None)
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    current: dict[str, Any] = {}
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=rich_console(),
-    ) as progress:
+    with progress_bars(enabled, eta=True, transient=False) as progress:
+        if progress is None:
+            yield (lambda _name, _steps: None), (lambda _what: None)
+            return
+        current: dict[str, Any] = {}
 
         def on_stage(name: str, steps: int | None) -> None:
-            if "id" in current:
+            if "id" in current:  # the stage before is done
                 progress.update(current["id"], completed=progress.tasks[-1].total)
             current["id"] = progress.add_task(name, total=steps)
 

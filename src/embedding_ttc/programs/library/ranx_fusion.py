@@ -69,27 +69,13 @@ per query) gives them the same input, so they are tuned under ranx's default, ``
 NORMALISERS: tuple[str, ...] = ("min-max", "max", "sum", "zmuv", "rank", "borda")
 """ranx's normalisers (``ranx.normalize``)."""
 
-TUNED_METHODS: frozenset[str] = frozenset(
-    {
-        "wsum",
-        "wmnz",
-        "gmnz",
-        "mixed",
-        "rrf",
-        "logn_isr",
-        "w_bordafuse",
-        "w_condorcet",
-        "rbc",
-        "probfuse",
-        "segfuse",
-        "slidefuse",
-        "posfuse",
-        "bayesfuse",
-        "mapfuse",
-    }
+UNTUNED_METHODS: frozenset[str] = frozenset(
+    {"sum", "mnz", "max", "min", "med", "anz", "isr", "log_isr", "bordafuse", "condorcet"}
 )
-"""The methods ``ranx.optimize_fusion`` fits (a parameter search, or training on judgements);
-the others take no parameter."""
+"""The methods that take no parameter."""
+
+TUNED_METHODS: frozenset[str] = frozenset(SCORE_METHODS + RANK_METHODS) - UNTUNED_METHODS
+"""The methods ``ranx.optimize_fusion`` fits (a parameter search, or training on judgements)."""
 
 DEFAULT_NORM = "min-max"
 
