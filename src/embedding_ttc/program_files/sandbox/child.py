@@ -21,7 +21,6 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from embedding_ttc.program_files.sandbox.containment import (
@@ -47,6 +46,8 @@ if TYPE_CHECKING:
 
     import numpy as np
     from numpy.typing import NDArray
+
+    from embedding_ttc.programs.base import Context
 
 PROGRAM_NAMESPACE = "program"
 """``__name__`` of the module namespace a program runs in."""
@@ -271,34 +272,17 @@ def _remote_index_time(channel: _Channel) -> Iterator[None]:
         channel.send({"kind": "index_exit"})
 
 
-@dataclass(frozen=True)
-class ChildContext:
-    """The child's copy of :class:`~embedding_ttc.programs.base.Context`.
+def _decode_inputs(request: Frame, channel: _Channel) -> tuple[list[Any], Context]:
+    """``[Q, D, S]`` and the context from the parent's ``run`` message.
 
-    It has the fields a searched program may read
-    (:data:`~embedding_ttc.program_files.checks.rules.CONTEXT_FIELDS`).
+    The context is the library's :class:`~embedding_ttc.programs.base.Context`, its
+    ``deployed`` left at ``None`` (a program file never sees it; a deployed call's work reaches
+    it through its served documents instead). Imported here, after the child has left the
+    network: a program file's own imports (its primitives) load the same package.
     """
-
-    encode_fn: Callable[..., Any]
-    query_texts: tuple[str, ...]
-    doc_texts: Sequence[str]
-    query_ids: tuple[str, ...]
-    doc_ids: tuple[str, ...]
-    candidates: list[NDArray[np.intp]] | None
-    views_collapsed: bool
-    index_time: Callable[[], Any]
-
-    @property
-    def doc_lengths(self) -> NDArray[np.int64]:
-        """Word count per document, as :class:`~embedding_ttc.programs.base.Context` has it."""
-        import numpy as np
-
-        return np.array([len(t.split()) for t in self.doc_texts], dtype=np.int64)
-
-
-def _decode_inputs(request: Frame, channel: _Channel) -> tuple[list[Any], ChildContext]:
-    """``[Q, D, S]`` and the context from the parent's ``run`` message."""
     import numpy as np
+
+    from embedding_ttc.programs.base import Context
 
     header = request.header
     arrays = decode_arrays(header["arrays"], request.payload)
@@ -310,7 +294,7 @@ def _decode_inputs(request: Frame, channel: _Channel) -> tuple[list[Any], ChildC
             start += length
     texts = header["texts"]
     texts_class = _ServedDocuments if header.get("served") else _DocumentTexts
-    ctx = ChildContext(
+    ctx = Context(
         encode_fn=_RemoteEncoder(channel),
         query_texts=tuple(texts["query_texts"]),
         doc_texts=texts_class(channel, int(header["doc_count"])),
@@ -374,7 +358,7 @@ def _flush_output() -> None:
 
 
 def _run(
-    channel: _Channel, code: CodeType, args: list[Any], ctx: ChildContext, lines: list[str]
+    channel: _Channel, code: CodeType, args: list[Any], ctx: Context, lines: list[str]
 ) -> None:
     """Run the program under the hook and send its result or its failure."""
     import builtins
