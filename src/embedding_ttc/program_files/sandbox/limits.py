@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-import embedding_ttc
 from embedding_ttc.programs.primitives.tokenizers import TOKENIZER_ENV, tokenizer_name
 
 TimeoutCovers = Literal["run", "program"]
@@ -167,8 +166,9 @@ float32 products differ in the last bit: a program would score differently sandb
 process, where the deployed reranker runs it."""
 
 
-LIBRARY_ROOT = str(Path(embedding_ttc.__file__).resolve().parent.parent)
-"""The folder holding the ``embedding_ttc`` package this process runs."""
+LIBRARY_ROOT = str(Path(__file__).resolve().parents[3])
+"""The folder holding the ``embedding_ttc`` package this process runs (this module is
+``embedding_ttc/program_files/sandbox/limits.py`` in it)."""
 
 
 def _kernels() -> dict[str, str]:
