@@ -270,3 +270,17 @@ def test_the_child_runs_the_library_its_parent_runs():
     np.testing.assert_array_equal(
         SandboxedProgram(source, "library", LIMITS)(Q, D, S, context("bare")), S
     )
+
+
+def test_a_cap_that_is_not_a_plain_int_is_cut_in_the_child(spied):
+    # chunk_documents takes True as a cap of 1; the parent serves plain ints only, so such a
+    # call is cut in the child, from the texts, with the values it always had.
+    source = SOURCE.replace("max_chunks_per_doc=3", "max_chunks_per_doc=True").replace(
+        "PRIMITIVE", PROGRAMS["paragraph"]
+    )
+    got = SandboxedProgram(source, "served-bool-cap", LIMITS)(*inputs(), context("stored"))
+    Q, _, _ = inputs()
+    chunks = chunk_documents(list(DOCS), split_paragraphs, max_chunks_per_doc=True)
+    want = maxsim(Q, encode(chunks.texts, "retrieval.passage"), chunks.owner, len(DOCS))
+    np.testing.assert_array_equal(got, want)
+    assert spied["chunks"] == 0

@@ -373,7 +373,8 @@ def chunk_documents(
     if max_chunks_per_doc is not None and max_chunks_per_doc < 1:
         raise ValueError(f"max_chunks_per_doc must be at least 1, got {max_chunks_per_doc}")
     granularity = SERVED_GRANULARITIES.get(splitter)
-    if granularity is not None and isinstance(doc_texts, ServedTexts):
+    plain_cap = max_chunks_per_doc is None or type(max_chunks_per_doc) is int  # not a bool
+    if granularity is not None and plain_cap and isinstance(doc_texts, ServedTexts):
         owner, served = doc_texts.served_chunks(granularity, max_chunks_per_doc)
         return Chunks(texts=served, owner=owner, n_docs=len(doc_texts))
     texts: list[str] = []
