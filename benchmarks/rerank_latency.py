@@ -34,6 +34,14 @@ float32 cosines about each centroid) and from the whole call as the evaluation p
 (every row, float64-centred chunks): how many queries score the same, bit for bit, keep the
 same top 10 and the same full order, and the largest difference.
 
+**Served vs unserved** (``--served-vs-unserved``): each program file of ``--programs`` scored
+by :meth:`Reranker.score` (a query and its dense top ``--sizes`` candidates, no HTTP), its
+primitives served from the index (BM25, chunks and their rows,
+:mod:`embedding_ttc.program_files.sandbox.served`) and, in the same warm child, unserved
+(``ctx.deployed`` taken away: the child computes them from the texts, as before they were
+served), beside P0, the arms interleaved query by query so that the machine's load falls on
+all of them: median ms and the ratio to P0.
+
 A program file (``--programs path/to/g0048.py``) is built as ``index build --program-file``
 builds it (its recipe derived by measurement) and served from its warm sandboxed child.
 
@@ -46,12 +54,15 @@ embedding cache.
         --programs P0 BM25DenseRRF ConvexHybrid --record results/transfer-select
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --batch-vs-deployed
     .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --docs 2000 \
+        --served-vs-unserved --programs results/search-select/programs/g0048.py
+    .venv/bin/python benchmarks/rerank_latency.py --work /tmp/deploy-bench --docs 2000 \
         --queries 100 --live-parity --programs LexicalHybridRRF CrossRoundRRF
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -76,6 +87,7 @@ from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import DEFAULT_ENCODER, load_encoder
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.ranking import TaskRanker
+from embedding_ttc.programs.base import Context, Program
 from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.tasks.catalog import load_task
 from embedding_ttc.tasks.task import join_title_text
@@ -263,6 +275,48 @@ def v1_latency(args: argparse.Namespace) -> LatencyRecord:
     )
 
 
+class _Unserved:
+    """A deployed program file called without ``ctx.deployed``: its primitives unserved."""
+
+    def __init__(self, program: Program) -> None:
+        self.inner = program
+        self.name = program.name
+
+    def __call__(self, Q: np.ndarray, D: np.ndarray, S: np.ndarray, ctx: Context) -> np.ndarray:
+        return self.inner(Q, D, S, dataclasses.replace(ctx, deployed=None))
+
+
+def served_vs_unserved(args: argparse.Namespace) -> None:
+    """Each program file served and unserved beside P0, interleaved (the module docstring)."""
+    task = load_task(args.task)
+    queries = list(task.query_texts[: args.queries + 2])
+    live = load_encoder(args.encoder)
+    live.encode(["warm up"], view=QUERY)
+    p0 = Reranker(
+        Index.load(ensure_index(args.work, args.task, args.encoder, "P0", args.docs)), live
+    )
+    for program in [p for p in args.programs if p.endswith(".py")]:
+        index = Index.load(ensure_index(args.work, args.task, args.encoder, program, args.docs))
+        served, unserved = Reranker(index, live), Reranker(index, live)
+        unserved.program = _Unserved(unserved.program)
+        arms = [("P0", p0), ("served", served), ("unserved", unserved)]
+        for size in args.sizes:
+            lists = p0.first_stage(queries, size, "dense")
+            seconds: dict[str, list[float]] = {name: [] for name, _ in arms}
+            for i, (query, ids) in enumerate(zip(queries, lists, strict=True)):
+                for name, reranker in arms[i % 3 :] + arms[: i % 3]:  # each leads in turn
+                    start = time.perf_counter()
+                    reranker.score([query], [ids])
+                    if i >= 2:
+                        seconds[name].append(time.perf_counter() - start)
+            base = statistics.median(seconds["P0"])
+            cells = [
+                f"{name} {1e3 * statistics.median(s):.1f} ms ({statistics.median(s) / base:.2f} x)"
+                for name, s in seconds.items()
+            ]
+            print(f"{program_label(program)} at {size:,d} candidates: " + ", ".join(cells))
+
+
 LIVE_PATHS = {
     "LexicalHybridRRF": "embedding_ttc.programs.library.lexical_hybrid_rrf.live_rows",
     "CrossRoundRRF": "embedding_ttc.programs.library.cross_round_rrf.live_rows",
@@ -362,6 +416,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--live-parity", action="store_true")
     parser.add_argument("--v1", action="store_true", help="time each program on /v1/rerank")
     parser.add_argument(
+        "--served-vs-unserved",
+        action="store_true",
+        help="each program file with its primitives served and unserved, beside P0",
+    )
+    parser.add_argument(
         "--record",
         type=Path,
         metavar="DIR",
@@ -388,6 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_vs_deployed(args)
     elif args.live_parity:
         live_parity(args)
+    elif args.served_vs_unserved:
+        served_vs_unserved(args)
     elif args.v1:
         record = v1_latency(args)
         if args.record is not None:

@@ -29,6 +29,7 @@ from embedding_ttc.program_files.sandbox.program import (
     SandboxedProgram,
     source_sha256,
 )
+from embedding_ttc.program_files.sandbox.served import ServedInputs
 from embedding_ttc.tasks.task import RetrievalTask
 
 from . import QUERIES, TEXTS, corpus
@@ -196,6 +197,38 @@ def test_batch_dependent_programs_equal_evaluate(built, encoder, name):
         alone = evaluated(name, mine, [QUERIES[i], *reference], encoder)
         got = reranker.score([QUERIES[i]], [lists[i]])
         np.testing.assert_allclose(got.scores[0], alone.rows[0][1], atol=TOL)
+
+
+def test_served_primitives_score_as_evaluate(built, encoder, monkeypatch):
+    # g0048's primitives (BM25 over the candidates, paragraph and sentence rows): served from
+    # the index's stored analyses and chunk rows, their scores are evaluate's. (The corpus's
+    # paragraphs are its documents: their rows are found by text in the store.)
+    index = built("paragraph_bm25")
+    assert index.analyses is not None
+    assert "sentence@retrieval.passage" in index.manifest.program.split["artifacts"]
+    served = {"bm25": 0, "chunks": 0, "stored": 0}
+    for name in served:
+        original = getattr(ServedInputs, name)
+
+        def spy(self, *args, _name=name, _original=original, **kwargs):
+            served[_name] += 1
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(ServedInputs, name, spy)
+    reranker = Reranker(index, encoder)
+    docs = corpus()
+    run = evaluated("paragraph_bm25", docs, QUERIES, encoder, shortlist=3)
+    assert served == {"bm25": 0, "chunks": 0, "stored": 0}  # evaluate's child computes them
+    lists = [[index.doc_ids[j] for j in cand] for cand, _ in run.rows]
+    joint = reranker.score(QUERIES, lists, joint=True)
+    assert max_diff(run, joint) == 0.0
+    assert (served["bm25"], served["stored"]) == (1, 2) and served["chunks"] >= 2
+    assert joint.stats.program_encodes == 0 and joint.stats.index_misses == 0
+    for i in (0, 2):  # a query alone over its own candidates, as served
+        mine = [d for d in docs if d.id in set(lists[i])]
+        alone = evaluated("paragraph_bm25", mine, [QUERIES[i]], encoder)
+        got = reranker.score([QUERIES[i]], [lists[i]])
+        np.testing.assert_array_equal(got.scores[0], alone.rows[0][1])
 
 
 def test_the_index_serves_its_copy_of_the_source(built, encoder):

@@ -274,9 +274,9 @@ def build_index(
             queries=probes,
             groups={k: (t, [e]) for k, (t, e) in groups.items()},
             chunks=chunk_tables(recipe, encoder.info.collapsed, texts, store.rows, 0),
-            # A lexical library program reads its candidates' text analyses from the index; a
-            # program file runs in the sandbox, whose context does not carry them.
-            analyse=recipe.lexical and not isinstance(program, ProgramFile),
+            # A lexical program reads its candidates' text analyses from the index: a library
+            # program through ctx.deployed, a program file through its served primitives.
+            analyse=recipe.lexical,
         )
         del texts
         fields = {

@@ -110,7 +110,7 @@ def _pieces(unit: str, doc_texts: Sequence[str]) -> tuple[list[str], NDArray[np.
     """
     chunks = Artifact(unit, PASSAGE, max_per_doc=None).texts(doc_texts)
     rank = np.arange(len(chunks.texts), dtype=np.intp) - chunks.starts[chunks.owner]
-    return chunks.texts, rank
+    return list(chunks.texts), rank
 
 
 def _covers(big: int | None, small: int | None) -> bool:

@@ -16,7 +16,27 @@
   the evaluation share.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from embedding_ttc.programs.base import Context, EncodeFn, Matrix, Program
-from embedding_ttc.programs.catalog import PROGRAMS, get_program
+
+if TYPE_CHECKING:
+    from embedding_ttc.programs.catalog import PROGRAMS, get_program
 
 __all__ = ["PROGRAMS", "Context", "EncodeFn", "Matrix", "Program", "get_program"]
+
+
+def __getattr__(name: str) -> Any:
+    """The registry's names, imported on first use (PEP 562).
+
+    Importing a module of this package (``programs.base``, a primitive) does not load the
+    whole library: the sandbox's child imports :class:`Context` before it contains itself,
+    and loads no more than the program it runs needs.
+    """
+    if name in ("PROGRAMS", "get_program"):
+        from embedding_ttc.programs import catalog
+
+        return getattr(catalog, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

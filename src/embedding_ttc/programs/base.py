@@ -19,8 +19,8 @@ from numpy.typing import NDArray
 
 from embedding_ttc.encoders.base import Embeddings
 
-if TYPE_CHECKING:
-    from embedding_ttc.programs.primitives.text_analysis import TextAnalyses
+if TYPE_CHECKING:  # from its own module: analysis_sources reads DeployedInputs from here
+    from embedding_ttc.programs.text.analyses import TextAnalyses
 
 Matrix = NDArray[np.float32]
 
@@ -110,8 +110,8 @@ class DeployedInputs:
     def of(ctx: object) -> DeployedInputs:
         """``ctx.deployed``, or an empty record when it has none.
 
-        Empty for the evaluation path's context, and for a sandboxed program's, which has no
-        ``deployed`` attribute at all.
+        Empty for the evaluation path's context and a sandboxed program's (whose
+        ``deployed`` is ``None``), and for a context-like object without the attribute.
         """
         deployed = getattr(ctx, "deployed", None)
         return deployed if deployed is not None else _NOT_DEPLOYED

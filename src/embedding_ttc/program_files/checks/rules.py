@@ -31,8 +31,9 @@ DEPLOY_ONLY_FIELDS: frozenset[str] = frozenset({"deployed"})
 """Context fields a searched program does not see: deployment hints for library programs.
 
 ``ctx.deployed`` (:class:`~embedding_ttc.programs.base.DeployedInputs`) is ``None`` wherever a
-searched program is evaluated: on whole query batches, without an index; the sandbox's
-context does not carry it.
+searched program is evaluated: on whole query batches, without an index; in the sandbox's
+child it is ``None`` even when served (a deployed call's stored work reaches a program file
+through its served documents, :mod:`~embedding_ttc.program_files.sandbox.served`).
 """
 
 FORBIDDEN_NAMES: frozenset[str] = frozenset(

@@ -21,7 +21,6 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from embedding_ttc.program_files.sandbox.containment import (
@@ -47,6 +46,8 @@ if TYPE_CHECKING:
 
     import numpy as np
     from numpy.typing import NDArray
+
+    from embedding_ttc.programs.base import Context
 
 PROGRAM_NAMESPACE = "program"
 """``__name__`` of the module namespace a program runs in."""
@@ -81,7 +82,12 @@ _UNSET: Any = object()
 
 
 class _RemoteEncoder:
-    """``ctx.encode_fn`` in the child: every call is served by the parent's metered encoder."""
+    """``ctx.encode_fn`` in the child: every call is served by the parent's metered encoder.
+
+    Texts the parent already holds (the served documents, or chunks of them,
+    :class:`_LazyTexts`) are named by their unit rather than sent: the parent encodes the same
+    texts, or gathers their stored rows when its index has them.
+    """
 
     def __init__(self, channel: _Channel) -> None:
         self._channel = channel
@@ -97,10 +103,6 @@ class _RemoteEncoder:
 
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of strings, not a single string")
-        items = list(texts)
-        for text in items:
-            if not isinstance(text, str):
-                raise TypeError(f"texts must be strings, got {type(text).__name__}")
         given = {"view": view, "dim": dim, "max_length": max_length}
         options = {k: v for k, v in given.items() if v is not _UNSET}
         for key, value in options.items():
@@ -109,8 +111,17 @@ class _RemoteEncoder:
                     f"encode_fn's {key} must be a plain str, int or None, "
                     f"got {type(value).__name__}"
                 )
-        payload = json.dumps(items).encode("ascii")
-        self._channel.send({"kind": "encode", "count": len(items), "options": options}, payload)
+        header: dict[str, Any] = {"kind": "encode", "count": len(texts), "options": options}
+        if isinstance(texts, _LazyTexts):
+            header["unit"] = texts.unit
+            self._channel.send(header)
+        else:
+            items = list(texts)
+            for text in items:
+                if not isinstance(text, str):
+                    raise TypeError(f"texts must be strings, got {type(text).__name__}")
+            header["count"] = len(items)
+            self._channel.send(header, json.dumps(items).encode("ascii"))
         reply = self._channel.receive()
         if reply.header["kind"] == "encode_error":
             raise _rebuild_error(reply.header)
@@ -132,28 +143,47 @@ def _rebuild_error(header: Mapping[str, Any]) -> Exception:
     return kind(message) if kind is not None else RuntimeError(f"{name}: {message}")
 
 
-class _RemoteTexts(Sequence[str]):
-    """``ctx.doc_texts`` in the child: fetched from the parent on first use, once.
+def _ask_array(channel: _Channel, header: Mapping[str, Any], payload: bytes = b"") -> Any:
+    """Send a request for an array the parent computes; its answer, or its error raised."""
+    import numpy as np
 
-    A program that never reads its documents' texts (P0, a feedback loop over ``D``) does not
-    pay for them: at 1,000 candidates of a served index, reading them from disk and shipping
-    them cost a warm call several times the program's own time. ``len`` needs no fetch.
+    channel.send(header, payload)
+    reply = channel.receive()
+    if reply.header.get("kind") == "served_error":
+        raise _rebuild_error(reply.header)
+    if reply.header.get("kind") != header["kind"]:
+        raise RuntimeError(f"the parent answered a {header['kind']!r} request wrongly")
+    dtype = np.dtype(reply.header["dtype"])
+    return np.frombuffer(reply.payload, dtype=dtype).reshape(tuple(reply.header["shape"]))
+
+
+class _LazyTexts(Sequence[str]):
+    """Texts the parent holds, fetched on first use, once; ``len`` needs no fetch.
+
+    ``unit`` names them to the parent (``{"unit": "document"}``, or a granularity and the
+    chunks kept per document): a request for them, and an encode of them, send that instead
+    of the texts.
     """
 
-    def __init__(self, channel: _Channel, count: int) -> None:
+    def __init__(self, channel: _Channel, count: int, unit: dict[str, Any]) -> None:
         self._channel = channel
         self._count = count
-        self._texts: tuple[str, ...] | None = None
+        self.unit = unit
+        self._texts: Sequence[str] | None = None
 
-    def _all(self) -> tuple[str, ...]:
+    def _all(self) -> Sequence[str]:
         if self._texts is None:
-            self._channel.send({"kind": "doc_texts"})
+            self._channel.send({"kind": "texts", "unit": self.unit})
             reply = self._channel.receive()
             texts = json.loads(bytes(reply.payload).decode("utf-8"))
-            if reply.header.get("kind") != "doc_texts" or len(texts) != self._count:
-                raise RuntimeError("the parent answered the document texts request wrongly")
-            self._texts = tuple(texts)
+            if reply.header.get("kind") != "texts" or len(texts) != self._count:
+                raise RuntimeError("the parent answered a texts request wrongly")
+            self._texts = self._container(texts)
         return self._texts
+
+    @staticmethod
+    def _container(texts: list[str]) -> Sequence[str]:
+        return texts
 
     def __len__(self) -> int:
         return self._count
@@ -176,7 +206,60 @@ class _RemoteTexts(Sequence[str]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"<{self._count} document texts>"
+        return f"<{self._count} texts of {self.unit}>"
+
+
+class _ChunkTexts(_LazyTexts):
+    """The texts of chunks of the served documents: a list, as ``chunk_documents`` cuts them."""
+
+
+class _DocumentTexts(_LazyTexts):
+    """``ctx.doc_texts`` in the child: fetched from the parent on first use, once (a tuple).
+
+    A program that never reads its documents' texts (P0, a feedback loop over ``D``) does not
+    pay for them: at 1,000 candidates of a served index, reading them from disk and shipping
+    them cost a warm call several times the program's own time.
+    """
+
+    def __init__(self, channel: _Channel, count: int) -> None:
+        super().__init__(channel, count, {"unit": "document"})
+
+    @staticmethod
+    def _container(texts: list[str]) -> Sequence[str]:
+        return tuple(texts)
+
+
+class _ServedDocuments(_DocumentTexts):
+    """``ctx.doc_texts`` of a deployed call: the documents, and the primitives over them served.
+
+    A :class:`~embedding_ttc.programs.served_texts.ServedTexts`: BM25 and the sentence and paragraph
+    chunks of these documents are computed by the parent from what the index stores
+    (:mod:`~embedding_ttc.program_files.sandbox.served`), with the values they have over the
+    texts, which are fetched only if read.
+    """
+
+    def bm25_scores(self, query_texts: Sequence[str]) -> NDArray[np.float32]:
+        """``BM25.fit(self).scores(query_texts)``, scored by the parent."""
+        if isinstance(query_texts, str):
+            raise TypeError("query_texts must be a sequence of strings, not a single string")
+        items = list(query_texts)
+        for text in items:
+            if not isinstance(text, str):
+                raise TypeError(f"query texts must be strings, got {type(text).__name__}")
+        payload = json.dumps(items, ensure_ascii=False).encode("utf-8")
+        scores = _ask_array(self._channel, {"kind": "bm25", "count": len(items)}, payload)
+        owned: NDArray[np.float32] = scores.copy()  # writable, the program's own
+        return owned
+
+    def served_chunks(
+        self, granularity: str, max_per_doc: int | None
+    ) -> tuple[NDArray[np.intp], Sequence[str]]:
+        """The owners and (lazy) texts of the documents' chunks, cut by the parent."""
+        import numpy as np
+
+        unit = {"unit": granularity, "max_per_doc": max_per_doc}
+        owner = _ask_array(self._channel, {"kind": "chunks", **unit}).astype(np.intp)
+        return owner, _ChunkTexts(self._channel, int(owner.size), unit)
 
 
 @contextmanager
@@ -189,34 +272,17 @@ def _remote_index_time(channel: _Channel) -> Iterator[None]:
         channel.send({"kind": "index_exit"})
 
 
-@dataclass(frozen=True)
-class ChildContext:
-    """The child's copy of :class:`~embedding_ttc.programs.base.Context`.
+def _decode_inputs(request: Frame, channel: _Channel) -> tuple[list[Any], Context]:
+    """``[Q, D, S]`` and the context from the parent's ``run`` message.
 
-    It has the fields a searched program may read
-    (:data:`~embedding_ttc.program_files.checks.rules.CONTEXT_FIELDS`).
+    The context is the library's :class:`~embedding_ttc.programs.base.Context`, its
+    ``deployed`` left at ``None`` (a program file never sees it; a deployed call's work reaches
+    it through its served documents instead). Imported here, after the child has left the
+    network: a program file's own imports (its primitives) load the same package.
     """
-
-    encode_fn: Callable[..., Any]
-    query_texts: tuple[str, ...]
-    doc_texts: Sequence[str]
-    query_ids: tuple[str, ...]
-    doc_ids: tuple[str, ...]
-    candidates: list[NDArray[np.intp]] | None
-    views_collapsed: bool
-    index_time: Callable[[], Any]
-
-    @property
-    def doc_lengths(self) -> NDArray[np.int64]:
-        """Word count per document, as :class:`~embedding_ttc.programs.base.Context` has it."""
-        import numpy as np
-
-        return np.array([len(t.split()) for t in self.doc_texts], dtype=np.int64)
-
-
-def _decode_inputs(request: Frame, channel: _Channel) -> tuple[list[Any], ChildContext]:
-    """``[Q, D, S]`` and the context from the parent's ``run`` message."""
     import numpy as np
+
+    from embedding_ttc.programs.base import Context
 
     header = request.header
     arrays = decode_arrays(header["arrays"], request.payload)
@@ -227,10 +293,11 @@ def _decode_inputs(request: Frame, channel: _Channel) -> tuple[list[Any], ChildC
             candidates.append(flat[start : start + length].astype(np.intp))
             start += length
     texts = header["texts"]
-    ctx = ChildContext(
+    texts_class = _ServedDocuments if header.get("served") else _DocumentTexts
+    ctx = Context(
         encode_fn=_RemoteEncoder(channel),
         query_texts=tuple(texts["query_texts"]),
-        doc_texts=_RemoteTexts(channel, int(header["doc_count"])),
+        doc_texts=texts_class(channel, int(header["doc_count"])),
         query_ids=tuple(texts["query_ids"]),
         doc_ids=tuple(texts["doc_ids"]),
         candidates=candidates,
@@ -291,7 +358,7 @@ def _flush_output() -> None:
 
 
 def _run(
-    channel: _Channel, code: CodeType, args: list[Any], ctx: ChildContext, lines: list[str]
+    channel: _Channel, code: CodeType, args: list[Any], ctx: Context, lines: list[str]
 ) -> None:
     """Run the program under the hook and send its result or its failure."""
     import builtins

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, get_args
 
 from embedding_ttc.programs.primitives.tokenizers import TOKENIZER_ENV, tokenizer_name
@@ -159,6 +160,11 @@ float32 products differ in the last bit: a program would score differently sandb
 process, where the deployed reranker runs it."""
 
 
+LIBRARY_ROOT = str(Path(__file__).resolve().parents[3])
+"""The folder holding the ``embedding_ttc`` package this process runs (this module is
+``embedding_ttc/program_files/sandbox/limits.py`` in it)."""
+
+
 def _kernels() -> dict[str, str]:
     return {name: os.environ[name] for name in KERNEL_ENV if name in os.environ}
 
@@ -176,6 +182,10 @@ def child_env(limits: SandboxLimits, workdir: str) -> dict[str, str]:
         # The parent's active tokenizer (a use_tokenizer block included), so that a sandboxed
         # program's lexical channels tokenise as the evaluation around it does.
         TOKENIZER_ENV: tokenizer_name(),
+        # The library the parent runs, first on the child's path: an installed copy elsewhere
+        # (an editable install of another checkout) would give the child other primitives, and
+        # a served program other scores than its parent computes.
+        "PYTHONPATH": LIBRARY_ROOT,
         **_threads(limits),
         **_kernels(),
     }

@@ -33,6 +33,7 @@ from embedding_ttc.program_files.sandbox.limits import (
     cpu_limit,
 )
 from embedding_ttc.program_files.sandbox.reaping import drain, kill_and_reap
+from embedding_ttc.program_files.sandbox.served import ServedInputs
 from embedding_ttc.program_files.sandbox.verdict import Spent, Verdict
 from embedding_ttc.program_files.sandbox.wire import (
     MAX_HEADER_BYTES,
@@ -89,7 +90,9 @@ def run_message(
             "query_ids": list(ctx.query_ids),
             "doc_ids": list(ctx.doc_ids),
         },
-        "doc_count": len(ctx.doc_texts),  # the texts themselves on request (doc_texts)
+        "doc_count": len(ctx.doc_texts),  # the texts themselves on request (texts)
+        # A deployed call's primitives over the documents are served (sandbox.served).
+        "served": ctx.deployed is not None,
         "views_collapsed": bool(ctx.views_collapsed),
         "candidates": lengths,
         "arrays": specs,
@@ -136,6 +139,7 @@ class Session:
         self.spent = spent if spent is not None else Spent()
         self.verdict = Verdict(name, limits, spent=self.spent)
         self.outbox = _Outbox()
+        self.served = ServedInputs(ctx)
         self.scopes: list[AbstractContextManager[None]] = []
         self.charged = 0  # texts charged to this call's encoder budget
         self.seconds_per_text: float | None = None  # the encoder's rate at the last piece
@@ -204,7 +208,7 @@ class Session:
         kind = header["kind"]
         if kind == "result":
             return 16 * self.verdict.shape[0] * self.verdict.shape[1]
-        if kind == "encode":
+        if kind in ("encode", "bm25"):
             return self.limits.message_bytes
         if kind in ("error", "violation"):
             return 1 << 16
@@ -293,9 +297,15 @@ class Session:
         kind = frame.header["kind"]
         if kind == "encode":
             self._encode(frame)
-        elif kind == "doc_texts":
-            payload = json.dumps(list(self.ctx.doc_texts), ensure_ascii=False).encode("utf-8")
-            self.outbox.put([frame_prefix({"kind": "doc_texts"}, len(payload)), payload])
+        elif kind == "texts":
+            try:
+                texts = self.served.texts(_unit(frame.header))
+            except ValueError as exc:
+                raise ProtocolError(f"a texts request is malformed ({exc})") from None
+            payload = json.dumps(list(texts), ensure_ascii=False).encode("utf-8")
+            self.outbox.put([frame_prefix({"kind": "texts"}, len(payload)), payload])
+        elif kind in ("bm25", "chunks"):
+            self._serve_primitive(frame)
         elif kind == "index_enter":
             if len(self.scopes) >= MAX_INDEX_DEPTH:
                 raise ProtocolError(f"index_time() nested more than {MAX_INDEX_DEPTH} deep")
@@ -315,27 +325,61 @@ class Session:
         else:
             raise ProtocolError(f"unknown message kind {kind[:40]!r}")
 
+    def _serve_primitive(self, frame: Frame) -> None:
+        """Answer a served primitive's request (``bm25``, ``chunks``) with its array.
+
+        Only a deployed call's child sends them (:mod:`.served`); an error computing the
+        answer is sent back for the program to see, as an encoder's is.
+        """
+        header = frame.header
+        kind = header["kind"]
+        if not self.served.deployed:
+            raise ProtocolError(f"a {kind!r} request in a call whose primitives are not served")
+        try:
+            if kind == "bm25":
+                queries = _texts_of(frame.payload, "utf-8", header.get("count"))
+                answer = np.ascontiguousarray(self.served.bm25(queries), dtype=np.float32)
+            else:
+                chunks = self.served.chunks(header.get("unit"), header.get("max_per_doc"))
+                answer = np.ascontiguousarray(chunks.owner, dtype=np.int64)
+        except ProtocolError:
+            raise
+        except Exception as exc:
+            message = str(exc)[:2000]
+            reply = {"kind": "served_error", "type": type(exc).__name__, "message": message}
+            self.outbox.put([frame_prefix(reply)])
+            return
+        spec, chunk = array_chunk(answer, kind)
+        reply = {"kind": kind, "shape": spec["shape"], "dtype": spec["dtype"]}
+        self.outbox.put([frame_prefix(reply, chunk.nbytes), chunk])
+
     def _encode(self, frame: Frame) -> None:
-        """Serve one encoder request with the parent's (metered) ``encode_fn``."""
+        """Serve one encoder request with the parent's (metered) ``encode_fn``.
+
+        The texts are the request's, or those it names (``unit``: texts the parent holds,
+        :mod:`.served`), whose stored rows serve them when a deployed call has them.
+        """
         header = frame.header
         options = header.get("options")
-        try:
-            texts = json.loads(bytes(frame.payload).decode("ascii"))
-        except (ValueError, RecursionError):
-            raise ProtocolError("an encode request's texts are not ASCII JSON") from None
-        if (
-            not isinstance(texts, list)
-            or not all(isinstance(t, str) for t in texts)
-            or header.get("count") != len(texts)
-            or not isinstance(options, dict)
-            or not set(options) <= {"view", "dim", "max_length"}
-        ):
+        if not isinstance(options, dict) or not set(options) <= {"view", "dim", "max_length"}:
             raise ProtocolError("an encode request is malformed")
+        unit = header.get("unit")
+        try:
+            if unit is None:
+                texts: Sequence[str] = _texts_of(frame.payload, "ascii", header.get("count"))
+            else:
+                texts = self.served.texts(_unit(header))
+                if header.get("count") != len(texts):
+                    raise ProtocolError("an encode request names texts it does not count")
+        except ValueError as exc:
+            raise ProtocolError(f"an encode request is malformed ({exc})") from None
         if self._over_budget(len(texts)):
             return
         self.spent.calls += 1
         try:
-            emb = self._encode_in_pieces(texts, options)
+            emb = self._stored(unit, options) if unit is not None else None
+            if emb is None:
+                emb = self._encode_in_pieces(list(texts), options)
         except Exception as exc:
             message = str(exc)[:2000]
             self.verdict.encode_failures.append(f"{type(exc).__name__}: {message}")
@@ -347,6 +391,17 @@ class Session:
         spec, chunk = array_chunk(emb, "embeddings")
         reply = {"kind": "embeddings", "shape": spec["shape"], "dtype": spec["dtype"]}
         self.outbox.put([frame_prefix(reply, chunk.nbytes), chunk])
+
+    def _stored(self, unit: dict[str, Any], options: dict[str, Any]) -> Any:
+        """The stored rows of the texts ``unit`` names, timed as an encode, or ``None``."""
+        t0 = time.monotonic()
+        try:
+            emb = self.served.stored(unit, options)
+        finally:
+            self.spent.serving += time.monotonic() - t0
+        if emb is not None:
+            self.spent.encoded += len(emb)
+        return emb
 
     def _encode_in_pieces(self, texts: list[str], options: dict[str, Any]) -> Any:
         """The embeddings of ``texts``, or ``None`` when the deadline passed before the end.
@@ -425,3 +480,29 @@ class Session:
     def _drain(self, fd: int, seconds: float) -> None:
         """Read what the dead child left in its output pipe (bounded in time)."""
         drain(fd, self.verdict.output, self.limits.output_bytes, seconds)
+
+
+def _unit(header: dict[str, Any]) -> dict[str, Any]:
+    """A request's ``unit`` (the texts it names), checked for shape only."""
+    unit = header.get("unit")
+    if not isinstance(unit, dict) or not isinstance(unit.get("unit"), str):
+        raise ProtocolError("a request names its texts by a malformed unit")
+    return unit
+
+
+def _texts_of(payload: bytes | bytearray, encoding: str, count: object) -> list[str]:
+    """The JSON list of ``count`` strings a request carries.
+
+    Raises:
+        ProtocolError: anything else.
+
+    """
+    try:
+        texts = json.loads(bytes(payload).decode(encoding))
+    except (ValueError, RecursionError):
+        raise ProtocolError(f"a request's texts are not {encoding} JSON") from None
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise ProtocolError("a request's texts are not a list of strings")
+    if count != len(texts):
+        raise ProtocolError("a request's texts are not as many as it says")
+    return texts

@@ -69,6 +69,7 @@ def _load(channel: _Channel) -> tuple[CodeType, list[str]] | None:
     _ = np.ones((8, 8)) @ np.ones((8, 8))  # start the BLAS threads before RLIMIT_NPROC
     # What the per-call loop uses, imported now: after the hook no module can be loaded.
     from embedding_ttc.program_files.contract import PROGRAM_FUNCTION  # noqa: F401
+    from embedding_ttc.programs.base import Context  # noqa: F401
 
     contain(settings)
     sys.addaudithook(make_hook(channel.write_fd, settings["workdir"], library_roots()))

@@ -6,14 +6,19 @@ Arrays travel as a header ``{"dtype": "<f4", "shape": [n, d]}`` plus their bytes
 checks every length against its limits *before* reading, and the size of an array against its
 declared shape before ``np.frombuffer``. Nothing is ever unpickled.
 
-Child → parent: ``encode`` (payload: JSON list of texts), ``doc_texts`` (the first time the
-program reads ``ctx.doc_texts`` or ``ctx.doc_lengths``), ``index_enter`` / ``index_exit``,
+Child → parent: ``encode`` (payload: JSON list of texts; or none, its ``unit`` naming texts
+the parent holds: the documents, or their chunks), ``texts`` (the first time the program reads
+the texts of a ``unit``: ``ctx.doc_texts``, ``ctx.doc_lengths``, or served chunks), for a
+deployed call's served primitives ``bm25`` (payload: JSON list of query texts) and ``chunks``
+(a granularity and the chunks kept per document;
+:mod:`~embedding_ttc.program_files.sandbox.served`), ``index_enter`` / ``index_exit``,
 ``violation`` (payload: ``event`` newline ``detail``, sent by the audit hook before it raises),
 and finally one ``result`` (an array, or the type of a non-array) or ``error`` (payload: the
 message and traceback). Parent → child: one ``run`` (the source, query texts, ids, the number
-of documents, settings and the arrays), then one ``embeddings`` or ``encode_error`` per
-``encode`` and one ``doc_texts`` (payload: JSON list of the documents' texts) per
-``doc_texts``.
+of documents, whether its primitives are served, settings and the arrays), then one
+``embeddings`` or ``encode_error`` per ``encode``, one ``texts`` (payload: JSON list) per
+``texts``, and one array of the request's kind (``bm25`` scores, ``chunks`` owners) or
+``served_error`` per served primitive.
 
 The child imports this module before it contains itself, so it imports nothing heavy: numpy
 is imported inside the array functions, after the child has left the network.

@@ -57,6 +57,7 @@ import regex
 from numpy.typing import NDArray
 
 from embedding_ttc.programs.primitives.tokenizers import IGNORABLE
+from embedding_ttc.programs.served_texts import ServedTexts
 
 __all__ = [
     "MAX_CHUNKS_PER_DOC",
@@ -305,13 +306,15 @@ class Chunks:
     axis=1)`` for MaxSim.
 
     Attributes:
-        texts: the chunk texts, in document order.
+        texts: the chunk texts, in document order (a list; a program file's chunks of its
+            served documents read them from the parent on first use, see
+            :func:`chunk_documents`).
         owner: the document index of each chunk, ``intp`` of length ``len(texts)``.
         n_docs: the number of documents.
 
     """
 
-    texts: list[str]
+    texts: Sequence[str]
     owner: NDArray[np.intp]
     n_docs: int
 
@@ -355,6 +358,11 @@ def chunk_documents(
         max_chunks_per_doc: keep only the first this many chunks of each document; programs
             pass :data:`MAX_CHUNKS_PER_DOC` to bound their cost. ``None`` keeps all.
 
+    Served documents (:class:`~embedding_ttc.programs.served_texts.ServedTexts`: a program file's
+    ``ctx.doc_texts`` in the sandbox) are cut by their holder when the splitter is
+    :func:`split_sentences` or :func:`split_paragraphs`: the same chunks, from its stored spans,
+    their texts sent only if read (an encode of them is then served by stored row).
+
     Returns:
         The chunks with their owners.
 
@@ -364,6 +372,11 @@ def chunk_documents(
     """
     if max_chunks_per_doc is not None and max_chunks_per_doc < 1:
         raise ValueError(f"max_chunks_per_doc must be at least 1, got {max_chunks_per_doc}")
+    granularity = SERVED_GRANULARITIES.get(splitter)
+    plain_cap = max_chunks_per_doc is None or type(max_chunks_per_doc) is int  # not a bool
+    if granularity is not None and plain_cap and isinstance(doc_texts, ServedTexts):
+        owner, served = doc_texts.served_chunks(granularity, max_chunks_per_doc)
+        return Chunks(texts=served, owner=owner, n_docs=len(doc_texts))
     texts: list[str] = []
     counts: list[int] = []
     for doc in doc_texts:
@@ -374,3 +387,11 @@ def chunk_documents(
         counts.append(len(pieces))
     owner = np.repeat(np.arange(len(counts), dtype=np.intp), counts).astype(np.intp)
     return Chunks(texts=texts, owner=owner, n_docs=len(counts))
+
+
+SERVED_GRANULARITIES: dict[Callable[[str], Sequence[str]], str] = {
+    split_sentences: "sentence",
+    split_paragraphs: "paragraph",
+}
+"""The splitters whose chunks of served documents are served, by the granularity name the stored
+analyses and chunk tables use (:class:`~embedding_ttc.programs.served_texts.ServedTexts`)."""

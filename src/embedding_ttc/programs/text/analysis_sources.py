@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from embedding_ttc.programs.base import DeployedInputs
 from embedding_ttc.programs.primitives.tokenizers import tokenizer_name
 from embedding_ttc.programs.text.analyses import TextAnalyses, analyze, stacked_parts
 from embedding_ttc.programs.text.doc_analysis import DocAnalysis, analyze_text
@@ -137,9 +138,7 @@ def analyses_of(ctx: Any) -> TextAnalyses:
         ValueError: the context's analyses are not one per document.
 
     """
-    # DeployedInputs.of(ctx), written out: programs.base imports this module's types.
-    deployed = getattr(ctx, "deployed", None)  # a sandboxed program's context has none
-    source = None if deployed is None else deployed.text_analyses
+    source = DeployedInputs.of(ctx).text_analyses
     if source is None:
         return LIVE_ANALYZER.analyses(ctx.doc_texts)
     analyses: TextAnalyses = source.analyses()

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from embedding_ttc.programs.primitives.tokenizers import tokenizer_name
+from embedding_ttc.programs.served_texts import ServedTexts
 from embedding_ttc.programs.text.analyses import TextAnalyses
 from embedding_ttc.programs.text.tokens import cached_tokens, tokenize
 from embedding_ttc.programs.trec_order import top_k
@@ -60,6 +61,8 @@ class BM25:
     n_docs: int
     # bm25s.BM25, or None when the corpus has no token at all (nothing can score).
     _retriever: Any = field(repr=False)
+    # Documents whose holder scores them (a program file's served ctx.doc_texts), or None.
+    _served: ServedTexts | None = field(default=None, repr=False)
 
     @classmethod
     def fit(cls, doc_texts: Iterable[str]) -> BM25:
@@ -68,6 +71,10 @@ class BM25:
         The texts are tokenised one at a time into token ids (a corpus of a million documents
         never holds its token strings at once) and handed to ``bm25s`` with the vocabulary.
 
+        Served documents (a deployed program file's ``ctx.doc_texts`` in the sandbox,
+        :class:`~embedding_ttc.programs.served_texts.ServedTexts`) are not indexed here: their
+        holder scores them from its stored analyses, with the same scores.
+
         Args:
             doc_texts: the documents (any iterable, read once).
 
@@ -75,6 +82,8 @@ class BM25:
             The fitted scorer.
 
         """
+        if isinstance(doc_texts, ServedTexts):
+            return cls(n_docs=len(doc_texts), _retriever=None, _served=doc_texts)
         vocabulary: dict[str, int] = {}
         token_ids: list[list[int]] = []
         name = tokenizer_name()
@@ -101,6 +110,8 @@ class BM25:
             in the corpus vocabulary scores 0 everywhere.
 
         """
+        if self._served is not None:
+            return self._served.bm25_scores(query_texts)
         out = np.zeros((len(query_texts), self.n_docs), dtype=np.float32)
         if self._retriever is None:
             return out
@@ -132,6 +143,10 @@ class BM25:
 
         """
         k = min(k, self.n_docs)
+        if self._served is not None:  # exactly top_k over the scores, as documented
+            served = self._served.bm25_scores(query_texts)
+            picked = [top_k(row, tiebreak, k).astype(np.intp) for row in served]
+            return [(rows, row[rows]) for rows, row in zip(picked, served, strict=True)]
         vocabulary = self._retriever.vocab_dict if self._retriever is not None else {}
         out = []
         for text in query_texts:
