@@ -41,7 +41,7 @@ def test_amortised_library_programs():
     assert amortised == {
         "P0", "SoftCentroid", "Rocchio", "BidirZScore", "SentMaxSim", "AdaptGranularity",
         "CoverageTriple", "LexicalHybridRRF", "CrossRoundRRF", "BM25", "BM25DenseRRF",
-        "ConvexHybrid", "WeightedRRF",
+        "ConvexHybrid", "WeightedRRF", "RanxFusion",
     }  # fmt: skip
 
 

@@ -8,7 +8,7 @@ and the primitives a program file calls over it ask the parent, which answers fr
 deployed inputs, with the values the primitives compute from the texts:
 
 * ``BM25.fit(ctx.doc_texts).scores(queries)``: from the index's stored text analyses of the
-  call's columns (:func:`~embedding_ttc.programs.primitives.lexical_analysed.bm25_analysed`,
+  call's columns (:func:`~embedding_ttc.programs.text.bm25.bm25_analysed`,
   held equal to ``bm25s`` bit for bit), else fitted once per call in the parent;
 * ``chunk_documents(ctx.doc_texts, split_sentences | split_paragraphs, ...)``: cut from the
   stored sentence and paragraph spans (:meth:`~embedding_ttc.programs.text.analyses.

@@ -14,7 +14,8 @@ parameter that is a list of numbers is written with ``/`` between them; one list
 (the trained methods' tables: ``probfuse``, ``segfuse``, ``slidefuse``, ``posfuse``,
 ``bayesfuse``) with ``|`` between the runs (:func:`encode_params`, :func:`decode_params`).
 
-Choices where the sources leave room: queries are fused one call at a time over their own
+The plain name, ``RanxFusion``, is CombSUM of the min-max normalised runs, the fusion that
+needs no fitted parameter. Choices where the sources leave room: queries are fused over their own
 candidates (``ctx.candidates``; every document when there are none); non-candidates score 0
 (the evaluator ranks candidates only). No encoder call: c = 1.
 """
@@ -78,6 +79,9 @@ TUNED_METHODS: frozenset[str] = frozenset(SCORE_METHODS + RANK_METHODS) - UNTUNE
 """The methods ``ranx.optimize_fusion`` fits (a parameter search, or training on judgements)."""
 
 DEFAULT_NORM = "min-max"
+
+DEFAULT_METHOD = "sum"
+"""The plain name's method: CombSUM (Fox and Shaw 1994), the fusion that needs no parameter."""
 
 
 class RanxFusionError(EmbeddingTTCError):
@@ -197,7 +201,7 @@ class RanxFusion:
     recipe = Recipe(lexical=True, batch="candidates")
 
     def __init__(
-        self, method: str = "wsum", norm: str = DEFAULT_NORM, **params: int | float | str
+        self, method: str = DEFAULT_METHOD, norm: str = DEFAULT_NORM, **params: int | float | str
     ) -> None:
         """Check the method and normaliser, and decode the parameters.
 
