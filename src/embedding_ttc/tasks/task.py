@@ -113,13 +113,19 @@ def sample_queries(task: RetrievalTask, n: int) -> RetrievalTask:
         return task
     rng = np.random.default_rng(zlib.crc32(task.name.encode("utf-8")))
     keep = np.sort(rng.choice(task.n_queries, size=n, replace=False))
-    ids = [task.query_ids[i] for i in keep]
-    chosen = set(ids)
+    sampled = restrict_queries(task, [task.query_ids[i] for i in keep])
+    return replace(sampled, metadata=MappingProxyType({**task.metadata, "query_sample": n}))
+
+
+def restrict_queries(task: RetrievalTask, query_ids: Sequence[str]) -> RetrievalTask:
+    """``task`` with only ``query_ids`` (in the task's order), their judgements and pools."""
+    chosen = set(query_ids)
+    rows = [i for i, q in enumerate(task.query_ids) if q in chosen]
+    ids = [task.query_ids[i] for i in rows]
     return replace(
         task,
         query_ids=ids,
-        query_texts=[task.query_texts[i] for i in keep],
+        query_texts=[task.query_texts[i] for i in rows],
         qrels={q: v for q, v in task.qrels.items() if q in chosen},
         pools=None if task.pools is None else {q: task.pools[q] for q in ids},
-        metadata=MappingProxyType({**task.metadata, "query_sample": n}),
     )

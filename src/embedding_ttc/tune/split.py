@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -27,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.runs.split import SplitSettings, split_task
-from embedding_ttc.tasks.task import RetrievalTask
+from embedding_ttc.tasks.task import RetrievalTask, restrict_queries
 
 TUNE_SPLIT_FILE = "split.json"
 TUNE_SPLIT_SCHEMA_VERSION: Literal[1] = 1
@@ -117,18 +115,8 @@ def split_tune_test(
 
 
 def restrict(task: RetrievalTask, query_ids: Sequence[str]) -> RetrievalTask:
-    """``task`` with only ``query_ids`` (in the task's order), their judgements and pools."""
-    keep = set(query_ids)
-    rows = [i for i, q in enumerate(task.query_ids) if q in keep]
-    ids = [task.query_ids[i] for i in rows]
-    return replace(
-        task,
-        query_ids=ids,
-        query_texts=[task.query_texts[i] for i in rows],
-        qrels={q: v for q, v in task.qrels.items() if q in keep},
-        pools=None if task.pools is None else {q: task.pools[q] for q in ids},
-        metadata=MappingProxyType({**task.metadata, "queries": len(ids)}),
-    )
+    """``task`` with only ``query_ids``: what every step before the report is handed."""
+    return restrict_queries(task, query_ids)
 
 
 def read_tune_split(run_dir: Path) -> TuneSplit | None:
