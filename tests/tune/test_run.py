@@ -187,3 +187,26 @@ def test_the_index_built_from_the_run_serves_evaluate_s_scores(runs, tmp_path):
             order = np.argsort(cand)
             np.testing.assert_array_equal(cand[order], got_cand)
             assert float(np.abs(values[order] - got).max()) <= 1e-5, what
+
+
+def test_the_guide_s_commands_tune_and_build_the_pick_s_index(tmp_path, capsys):
+    """docs/tune.md's commands, on a BEIR folder of the user's (a copy of a packaged task)."""
+    from embedding_ttc.cli import main
+
+    folder = beir_copy(tmp_path / "my-task")
+    run_dir = tmp_path / "runs" / "tune-my-task"
+    common = ("--encoder", ENCODER, "--cache-dir", str(tmp_path / "cache"))
+    argv = ["tune", "--task-dir", str(folder), "--run-dir", str(run_dir), *common]
+    code = main([*argv, "--generations", "1", "--budget-minutes", "30", "--no-progress"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("pick: ") and "index build --from-tune" in out
+    assert (run_dir / "pick.json").is_file() and (run_dir / "report" / "table.md").is_file()
+    index = tmp_path / "my-index"
+    cache = ("--cache-dir", str(tmp_path / "cache"), "--no-progress")
+    assert main(["index", "build", "--from-tune", str(run_dir), "--out", str(index), *cache]) == 0
+    manifest = json.loads((index / "manifest.json").read_text(encoding="utf-8"))
+    picked = json.loads((run_dir / "pick.json").read_text(encoding="utf-8"))
+    assert manifest["encoder"]["name"] == ENCODER
+    if picked["program"] is not None:
+        assert manifest["program"]["name"] == picked["program"]
