@@ -22,7 +22,8 @@ def test_shared_datasets_present(shared_datasets: Path):
     assert len(FOLDERS) >= 10
 
 
-@pytest.mark.parametrize("name", sorted(FOLDERS))
+# Without the shared datasets one case stands for them, and the fixture skips it saying why.
+@pytest.mark.parametrize("name", sorted(FOLDERS) or ["no-shared-datasets"])
 def test_shared_task_matches_its_stats(shared_datasets: Path, name: str):
     stats = json.loads((shared_datasets / name / "STATS.json").read_text())
     task = load_task(name, shared_datasets)
