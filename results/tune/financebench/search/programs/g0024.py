@@ -1,0 +1,74 @@
+"""Structural program: bm25 + prf_soft + anti_hub by a weighted sum, 2 feedback rounds.
+
+Novelty: Relative to g0005, adds the distance from the candidates' centroid (a hubness correction) (column z-scores); refines the query by rocchio instead of softcentroid; switches BM25 to raw scores (was row z-scores); replaces the dense cosine S with a SoftCentroid-refined query [genome bm25:none+prf_soft:row+anti_hub:col|wsum|2|rocchio].
+Hypothesis: Fusing BM25, a SoftCentroid-refined query and the distance from the candidates' centroid (a hubness correction) by a weighted sum should raise nDCG@10 on every task, because BM25 rewards exact rare terms (names, numbers) that embeddings blur; a score-weighted centroid of the top documents sharpens the query; hub documents sit near every candidate set's centre and crowd every ranking; 2 rocchio feedback rounds then pull each query toward its fused top-K.
+Parent: g0005
+Genome: {"channels": {"bm25": "none", "prf_soft": "row", "anti_hub": "col"}, "fusion": "wsum", "rounds": 2, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.feedback import centroid, rocchio, soft_centroid_query
+from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.scores import (
+    bottom_k_indices,
+    candidate_mask,
+    top_k_indices,
+    zscore_cols,
+    zscore_rows,
+)
+
+NORM_FLOOR = 1e-12
+FEEDBACK_K = 5
+ROCCHIO_BETA = 0.6
+ROCCHIO_GAMMA = 0.2
+CHANNEL_WEIGHTS = (1.0, 0.5, 0.5)
+
+
+def _rocchio_query(query, D, scores, mask):
+    """Rocchio (1971): toward the top-K centroid, away from the bottom-K centroid."""
+    top = top_k_indices(scores, FEEDBACK_K, mask)
+    bottom = bottom_k_indices(scores, FEEDBACK_K, mask)
+    positive = np.array([centroid(D, rows) for rows in top], dtype=np.float32)
+    negative = np.array([centroid(D, rows) for rows in bottom], dtype=np.float32)
+    return rocchio(
+        query,
+        positive.reshape(query.shape),
+        negative.reshape(query.shape),
+        alpha=1.0,
+        beta=ROCCHIO_BETA,
+        gamma=ROCCHIO_GAMMA,
+    )
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    prf_soft = soft_centroid_query(Q, D, S, mask=mask) @ D.T
+    members = np.ones((1, n_d), dtype=np.float32)
+    if mask is not None:
+        members = mask.astype(np.float32)
+    pool_centroids = members @ D
+    pool_centroids /= np.maximum(
+        np.linalg.norm(pool_centroids, axis=1, keepdims=True), NORM_FLOOR
+    )
+    anti_hub = np.broadcast_to(-(pool_centroids @ D.T), (n_q, n_d)).copy()
+    channels = [
+        bm25,
+        zscore_rows(prf_soft, mask),
+        zscore_cols(anti_hub, mask),
+    ]
+    fused = np.zeros((n_q, n_d), dtype=np.float32)
+    for weight, channel in zip(CHANNEL_WEIGHTS, channels, strict=True):
+        fused += np.float32(weight) * channel
+    query = Q
+    # feedback round 1: refine the query from the fused top-K, rescore D
+    query = _rocchio_query(query, D, fused, mask)
+    fused = zscore_rows(fused, mask) + zscore_rows(query @ D.T, mask)
+    # feedback round 2: refine the query from the fused top-K, rescore D
+    query = _rocchio_query(query, D, fused, mask)
+    fused = zscore_rows(fused, mask) + zscore_rows(query @ D.T, mask)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
