@@ -195,6 +195,10 @@ def judge(
         slowdown=fusion.served_seconds / p0_seconds,
         eligible=True,
     )
+    return verdicts, best(verdicts) or fallback
+
+
+def best(verdicts: Sequence[Verdict]) -> Verdict | None:
+    """The eligible verdict with the highest signal (the first of equals), if any is eligible."""
     eligible = [v for v in verdicts if v.eligible]
-    chosen = max(eligible, key=lambda v: v.signal) if eligible else fallback
-    return verdicts, chosen
+    return max(eligible, key=lambda v: v.signal) if eligible else None

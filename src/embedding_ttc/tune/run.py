@@ -74,6 +74,7 @@ from embedding_ttc.tune.report import (
     render_table,
 )
 from embedding_ttc.tune.rule import Scored, judge, register_rule
+from embedding_ttc.tune.rule import best as best_verdict
 from embedding_ttc.tune.scoring import ProgramScore, score_programs
 from embedding_ttc.tune.served import SERVED_QUERIES, Deployable, served_seconds
 from embedding_ttc.tune.source import load_source
@@ -430,8 +431,7 @@ class TuneRun:
         recorded = read_record(path, TunePick)
         if recorded is not None:
             return recorded  # type: ignore[no-any-return]
-        eligible = [v for v in judged.verdicts if v.eligible]
-        best = max(eligible, key=lambda v: v.signal) if eligible else None
+        best = best_verdict(judged.verdicts)
         listed = {c.name: c for c in judged.candidates}
         if best is None:
             chosen, signal = (
