@@ -146,6 +146,21 @@ def test_a_resume_recomputes_nothing(runs):
     assert before == after
 
 
+@pytest.mark.ray
+def test_the_search_under_ray_makes_the_choices_it_makes_in_process(runs, tmp_path):
+    """``tune --executor ray``: the search's candidates run as Ray tasks, and every record a
+    choice is made from, and the choice, are the in-process run's."""
+    ray = pytest.importorskip("ray")
+    original, first, _, _ = runs
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        setup = TuneSetup(run_dir=tmp_path / "run-ray", cache_dir=first.cache_dir, executor="ray")
+        run_tune(config(original), setup)
+    finally:
+        ray.shutdown()
+    assert choices(setup.run_dir) == choices(first.run_dir)
+
+
 def test_the_index_built_from_the_run_serves_evaluate_s_scores(runs, tmp_path):
     original, first, _, _ = runs
     picked = deployment(first.run_dir)
