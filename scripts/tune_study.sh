@@ -18,6 +18,6 @@ for task in "${TASKS[@]}"; do
   .venv/bin/embedding-ttc tune --task "$task" --run-dir "results/tune/$task" \
     --budget-minutes 30 --no-progress
 done
-# The study's table (results/tune/table.md, which docs/tune.md includes), from every run that
-# has its report.
-.venv/bin/python -c "from embedding_ttc.tune.study import write_study; print(write_study('results/tune'))"
+# The study's table (results/tune/table.md) and figure (docs/figures/tune-study.svg), which
+# docs/tune.md includes, from every run that has its report.
+.venv/bin/python -c "from embedding_ttc.tune.study import write_study; print(write_study('results/tune', 'docs/figures/tune-study.svg'))"

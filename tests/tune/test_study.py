@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embedding_ttc.tune.study import STUDY_TABLE, render_study, study_rows
+import pytest
+
+from embedding_ttc.tune.figure import draw_study
+from embedding_ttc.tune.study import STUDY_TABLE, StudyRow, render_study, study_rows, summarise
 
 STUDY = Path(__file__).resolve().parents[2] / "results" / "tune"
 
@@ -14,3 +17,43 @@ def test_the_committed_study_table_is_its_runs_rendering():
     assert rows, "no committed tune run has a report"
     assert (STUDY / STUDY_TABLE).read_text(encoding="utf-8") == render_study(rows)
     assert all(r.test_queries >= 10 and r.ci_low <= r.margin <= r.ci_high for r in rows)
+
+
+def row(task: str, margin: float, low: float, high: float, kind: str = "searched") -> StudyRow:
+    return StudyRow(
+        task=task,
+        test_queries=20,
+        p0=0.5,
+        fusion=0.6,
+        fusion_program="ConvexHybrid:alpha=0.5,norm=minmax",
+        pick="g0001" if kind == "searched" else "tuned fusion",
+        pick_kind=kind,
+        margin=margin,
+        ci_low=low,
+        ci_high=high,
+        p0_ms=10.0,
+        pick_ms=12.0 if kind == "searched" else 14.0,
+        wall_seconds=60.0,
+    )
+
+
+def test_the_summary_counts_the_target_s_numbers():
+    rows = [
+        row("a", 0.03, 0.01, 0.05),
+        row("b", 0.0011, -0.01, 0.02),
+        row("c", 0.0, 0.0, 0.0, kind="fusion"),
+        row("d", -0.04, -0.08, -0.01),
+    ]
+    summary = summarise(rows)
+    assert (summary.tasks, summary.wins, summary.below_zero) == (4, 2, 1)
+    assert summary.median_margin == (0.0011 + 0.0) / 2
+    # 12 ms is within 1.3 x 10 ms, 14 ms is not
+    assert (summary.within_time, summary.timed) == (3, 4)
+    assert "on 2," in summary.sentence() and "on 3 of 4" in summary.sentence()
+
+
+def test_the_study_figure_is_drawn(tmp_path):
+    pytest.importorskip("matplotlib")
+    rows = [row("a", 0.03, 0.01, 0.05), row("d", -0.04, -0.08, -0.01)]
+    path = draw_study(rows, tmp_path / "figures" / "study.svg")
+    assert path.read_text(encoding="utf-8").lstrip().startswith("<?xml")

@@ -10,6 +10,7 @@ pick, the pick's margin over the tuned fusion on the test queries with its paire
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,20 +87,77 @@ def render_study(rows: list[StudyRow]) -> str:
         f"{r.wall_seconds:.0f} |\n"
         for r in rows
     )
-    wins = sum(r.margin > 0.001 for r in rows)
-    below = sum(r.ci_high < 0.0 for r in rows)
-    tail = (
-        f"\n{len(rows)} tasks; the pick beats the tuned fusion by more than 0.001 on {wins}, "
-        f"its interval lies below zero on {below}.\n"
+    return head + body + "\n" + summarise(rows).sentence() + "\n"
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    """The study against its target (the issue's numbers, fixed before any run).
+
+    Attributes:
+        tasks: the tasks with a report.
+        wins: tasks where the pick beats the tuned fusion by more than 0.001 on the test queries.
+        median_margin: the median margin over the tuned fusion.
+        below_zero: tasks whose interval lies wholly below zero.
+        within_time: tasks whose pick is served within :data:`TARGET_SLOWDOWN` times P0.
+        timed: tasks with both served times measured.
+
+    """
+
+    tasks: int
+    wins: int
+    median_margin: float
+    below_zero: int
+    within_time: int
+    timed: int
+
+    def sentence(self) -> str:
+        """One line of the study's numbers, as the docs and the table state them."""
+        return (
+            f"{self.tasks} tasks; the pick beats the tuned fusion by more than 0.001 on "
+            f"{self.wins}, the median margin is {self.median_margin:+.4f}, the interval lies "
+            f"below zero on {self.below_zero}, and the pick is served within "
+            f"{TARGET_SLOWDOWN:g} × P0's time on {self.within_time} of {self.timed}."
+        )
+
+
+TARGET_SLOWDOWN = 1.3
+"""The target's served-time bar: the pick at most this many times P0's time per query."""
+
+
+def summarise(rows: list[StudyRow]) -> StudySummary:
+    """The study's counts against its target."""
+    timed = [r for r in rows if r.p0_ms and r.pick_ms is not None]
+    return StudySummary(
+        tasks=len(rows),
+        wins=sum(r.margin > 0.001 for r in rows),
+        median_margin=statistics.median(r.margin for r in rows) if rows else 0.0,
+        below_zero=sum(r.ci_high < 0.0 for r in rows),
+        within_time=sum(
+            r.pick_ms <= TARGET_SLOWDOWN * r.p0_ms  # type: ignore[operator]
+            for r in timed
+        ),
+        timed=len(timed),
     )
-    return head + body + tail
 
 
-def write_study(root: Path | str) -> Path:
-    """Write the study's table as ``root/table.md`` (whole, or not at all); its path."""
+def write_study(root: Path | str, figure: Path | str | None = None) -> Path:
+    """Write the study's table as ``root/table.md`` (whole, or not at all); its path.
+
+    Args:
+        root: the study's folder (a run folder per task).
+        figure: where the study's figure goes too (:func:`~embedding_ttc.tune.figure.
+            draw_study`; needs matplotlib), if anywhere.
+
+    """
     from embedding_ttc.durable import write_atomic
 
     root = Path(root)
+    rows = study_rows(root)
     path = root / STUDY_TABLE
-    write_atomic(path, render_study(study_rows(root)))
+    write_atomic(path, render_study(rows))
+    if figure is not None:
+        from embedding_ttc.tune.figure import draw_study
+
+        draw_study(rows, Path(figure))
     return path
