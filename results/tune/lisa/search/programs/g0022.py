@@ -1,0 +1,33 @@
+"""Structural program: reverse + bm25 by a convex combination (weight 0.5 shared by the channels after the first), 0 feedback rounds.
+
+Novelty: Relative to g0018, moves the share of the channels after the first from 0.6 to 0.5; replaces the dense cosine S with the reversed perspective (documents encoded as queries) [genome reverse:row+bm25:row|convex:0.5|0].
+Hypothesis: Fusing the reversed perspective (documents encoded as queries) and BM25 by a convex combination (weight 0.5 shared by the channels after the first) should raise nDCG@10 on every task, because scoring documents as if they were queries cancels the passage view's bias; BM25 rewards exact rare terms (names, numbers) that embeddings blur.
+Parent: g0018
+Genome: {"channels": {"reverse": "row", "bm25": "row"}, "fusion": "convex", "rounds": 0, "refine": "rocchio", "share": 0.5}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_rows
+
+FUSION_SHARE = 0.5
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    with ctx.index_time():
+        docs_as_queries = ctx.encode_fn(list(ctx.doc_texts), "retrieval.query")
+    reverse = Q @ docs_as_queries.T
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    channels = [
+        zscore_rows(reverse, mask),
+        zscore_rows(bm25, mask),
+    ]
+    fused = np.float32(1.0 - FUSION_SHARE) * channels[0]
+    for channel in channels[1:]:
+        fused = fused + np.float32(FUSION_SHARE / (len(channels) - 1)) * channel
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
