@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / PACKAGE
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors"}),
     frozenset({"registry", "durable", "__init__"}),
-    frozenset({"ray_runtime"}),
+    frozenset({"executors"}),
     frozenset({"tasks", "encoders", "llm"}),
     frozenset({"programs"}),
     frozenset({"evaluation"}),

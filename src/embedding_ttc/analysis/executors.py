@@ -6,7 +6,7 @@ reused across its tasks) or :class:`RayExecutor` (one Ray task per group, the ``
 Both yield the same events, and the driver alone writes the store. Program files travel with
 the :class:`~embedding_ttc.analysis.groups.MatrixEnvironment` as their sources, so a Ray
 worker builds the same sandboxed programs as this process does. The Ray executor holds Ray for
-one run with :func:`~embedding_ttc.ray_runtime.ray_session`, shared with the search's.
+one run with :func:`~embedding_ttc.executors.ray_session`, shared with the search's.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from embedding_ttc.analysis.groups import (
 from embedding_ttc.analysis.plan import GroupJob
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.errors import UnknownNameError
-from embedding_ttc.ray_runtime import EXECUTORS, ray_session
-from embedding_ttc.ray_runtime import import_ray as _import_ray
+from embedding_ttc.executors import EXECUTORS, ray_session
+from embedding_ttc.executors import import_ray as _import_ray
 
 PURPOSE = "the Ray executor of the transfer matrix"
 

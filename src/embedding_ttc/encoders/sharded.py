@@ -155,7 +155,7 @@ class ShardedEncoder:
     """Encode each call as Ray tasks of at most ``shard_size`` texts (module docstring).
 
     Args:
-        ray: the ``ray`` module, initialised (:func:`~embedding_ttc.ray_runtime.ray_session`).
+        ray: the ``ray`` module, initialised (:func:`~embedding_ttc.executors.ray_session`).
         named: the encoder each worker loads (``use_cache`` off: the cache sits above this).
         plan: the same encoder in this process, not loaded: its info, and how it batches.
         shard_size: most texts per task.
@@ -273,7 +273,7 @@ def sharded_encoder(
     from embedding_ttc.encoders.cache import CachedEncoder
     from embedding_ttc.encoders.catalog import load_encoder
     from embedding_ttc.encoders.device import check_device
-    from embedding_ttc.ray_runtime import ray_session
+    from embedding_ttc.executors import ray_session
 
     if shard_size < 1:
         raise EmbeddingTTCError(f"--shard-size must be at least 1, got {shard_size}")

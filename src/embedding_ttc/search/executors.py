@@ -34,11 +34,11 @@ from typing import Any
 from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.encoders.named import NamedEncoder, worker_encoder
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.executors import check_executor, ray_session
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.outcome import CandidateError, Status
-from embedding_ttc.ray_runtime import check_executor, ray_session
 from embedding_ttc.search.task_runs import TaskExecutor, TaskJob, TaskRun, run_job
 from embedding_ttc.tasks.task import RetrievalTask
 
@@ -96,7 +96,7 @@ class RayTaskExecutor:
     Only sandboxed programs are run (the worker rebuilds one from its source, name and limits).
 
     Args:
-        ray: the ``ray`` module, initialised (:func:`~embedding_ttc.ray_runtime.ray_session`).
+        ray: the ``ray`` module, initialised (:func:`~embedding_ttc.executors.ray_session`).
         encoder: the encoder each worker loads.
         cpus_per_job: CPUs each job's task reserves (its worker and the sandbox's child
             take turns: the worker serves encodes while the child waits).
@@ -177,7 +177,7 @@ def open_executor(
     """The task executor called ``executor`` (``inprocess`` or ``ray``), for the block.
 
     Args:
-        executor: one of :data:`~embedding_ttc.ray_runtime.EXECUTORS`.
+        executor: one of :data:`~embedding_ttc.executors.EXECUTORS`.
         encoder: the command's encoder (the in-process executor's).
         named: the same encoder by name (what Ray workers load).
         address: the Ray cluster (``None``: ``RAY_ADDRESS``, else a local Ray for the block).

@@ -123,8 +123,8 @@ def check_executor(setup: SearchSetup) -> None:
         EmbeddingTTCError: a Ray address for another executor.
 
     """
-    from embedding_ttc.ray_runtime import check_executor as known_executor
-    from embedding_ttc.ray_runtime import import_ray
+    from embedding_ttc.executors import check_executor as known_executor
+    from embedding_ttc.executors import import_ray
     from embedding_ttc.search.executors import PURPOSE
 
     if known_executor(setup.executor) == "ray":
