@@ -29,7 +29,7 @@ caller initialised alone.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -75,8 +75,11 @@ class Executor(Protocol):
         *,
         ordered: bool,
         shared: Sequence[object] = (),
-    ) -> Iterator[tuple[Job, Out | Lost]]:
+    ) -> Generator[tuple[Job, Out | Lost], None, None]:
         """Run ``work(job, *shared)`` for every job; yield each output with its job.
+
+        A caller that stops reading closes the generator (``contextlib.closing``): the work
+        still running is stopped or cancelled.
 
         Args:
             work: a module-level function (a Ray worker imports it by reference) returning
@@ -152,7 +155,7 @@ class InProcessExecutor:
         *,
         ordered: bool,
         shared: Sequence[object] = (),
-    ) -> Iterator[tuple[Job, Out | Lost]]:
+    ) -> Generator[tuple[Job, Out | Lost], None, None]:
         """Run ``work(job, *shared)`` job after job, lazily (in order, whatever ``ordered``).
 
         A caller that stops reading closes the job's outputs (a generator's ``finally`` runs).
@@ -282,7 +285,7 @@ class RayExecutor:
         *,
         ordered: bool,
         shared: Sequence[object] = (),
-    ) -> Iterator[tuple[Job, Out | Lost]]:
+    ) -> Generator[tuple[Job, Out | Lost], None, None]:
         """Submit every job, then yield each job's outputs in job order or as jobs finish.
 
         A job whose task failed yields one :class:`Lost`. Jobs still running when the caller
@@ -300,7 +303,7 @@ class RayExecutor:
         jobs: Sequence[Job],
         ordered: bool,
         shared: Sequence[object],
-    ) -> Iterator[tuple[Job, Out | Lost]]:
+    ) -> Generator[tuple[Job, Out | Lost], None, None]:
         ray = session.start()
         refs = session.share([*jobs, *shared])
         args = refs[len(jobs) :]
