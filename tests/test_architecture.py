@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / PACKAGE
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors"}),
     frozenset({"registry", "durable", "__init__"}),
-    frozenset({"ray_runtime"}),
+    frozenset({"executors"}),
     frozenset({"tasks", "encoders", "llm"}),
     frozenset({"programs"}),
     frozenset({"evaluation"}),
@@ -317,6 +317,66 @@ def test_the_deployment_imports_nothing_of_the_evaluator() -> None:
         if top_level(m) == "deploy" and f"{PACKAGE}.evaluation.evaluate" in imported
     )
     assert not reaching, f"deploy modules importing evaluation.evaluate: {reaching}"
+
+
+EXECUTORS_HOME = f"{PACKAGE}.executors"
+"""Where work runs, in this process or as Ray tasks: the one module that talks to Ray's tasks."""
+
+RAY_TASK_CALLS = frozenset({"remote", "wait", "get", "cancel"})
+"""The Ray calls that submit, await, read or cancel tasks."""
+
+
+def ray_task_calls(source: str) -> list[int]:
+    """The lines of calls ``ray.f(...)`` or ``self.ray.f(...)`` with ``f`` in
+    :data:`RAY_TASK_CALLS` (``ray.remote(...)(f)`` included)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        owner = node.func.value
+        on_ray = (isinstance(owner, ast.Name) and owner.id == "ray") or (
+            isinstance(owner, ast.Attribute)
+            and owner.attr == "ray"
+            and isinstance(owner.value, ast.Name)
+            and owner.value.id == "self"
+        )
+        if on_ray and node.func.attr in RAY_TASK_CALLS:
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def executor_classes(source: str) -> list[str]:
+    """The classes a module defines (at any depth) whose name ends in ``Executor``."""
+    classes = (n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef))
+    return sorted(n.name for n in classes if n.name.endswith("Executor"))
+
+
+def test_the_executor_checks_see_ray_calls_and_executor_classes() -> None:
+    source = (
+        "class RayTaskExecutor:\n"
+        "    def run(self, refs):\n"
+        "        self.ray.cancel(refs[0])\n"
+        "        return self.ray.get(refs)\n\n\n"
+        "def submit(ray, f):\n"
+        "    return ray.remote(num_cpus=1)(f), ray.put(1), ray.nodes(), other.get(1)\n"
+    )
+    assert ray_task_calls(source) == [3, 4, 8]
+    assert executor_classes(source) == ["RayTaskExecutor"]
+
+
+def test_the_executor_mechanism_is_defined_once() -> None:
+    found = []
+    for module, path in _modules().items():
+        if module == EXECUTORS_HOME:
+            continue
+        source = path.read_text(encoding="utf-8")
+        found += [f"{module}:{line}: a Ray task call" for line in ray_task_calls(source)]
+        found += [f"{module}: class {name}" for name in executor_classes(source)]
+    assert not found, (
+        f"where work runs is {EXECUTORS_HOME}'s (run work over it, do not submit to Ray or "
+        "define an executor elsewhere):\n" + "\n".join(found)
+    )
+    assert executor_classes(_modules()[EXECUTORS_HOME].read_text(encoding="utf-8"))
 
 
 def test_one_module_is_named_channels() -> None:

@@ -1,36 +1,117 @@
-"""Where groups run: the in-process executor and Ray give the same cells, program files' too."""
+"""Where groups run: the in-process executor and Ray give the same cells, program files' too.
+
+In process an encoder is loaded once per run of groups that use it; a group Ray could not
+finish is a failure of each of its cells, and the run goes on. A transfer opens the executor
+its config names.
+"""
 
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from embedding_ttc.analysis import executors
-from embedding_ttc.analysis.cells import BootstrapConfig, CellStore
-from embedding_ttc.analysis.executors import InProcessExecutor, make_executor
-from embedding_ttc.analysis.groups import MatrixEnvironment
+from embedding_ttc.analysis import transfer
+from embedding_ttc.analysis.cells import BootstrapConfig, Cell, CellStore
+from embedding_ttc.analysis.groups import CellFailure, GroupStarted, MatrixEnvironment
 from embedding_ttc.analysis.matrix import run_matrix
 from embedding_ttc.analysis.plan import plan
+from embedding_ttc.analysis.transfer import TransferConfig, run_transfer
 from embedding_ttc.errors import MissingExtraError
+from embedding_ttc.executors import InProcessExecutor, Lost, RayExecutor
 from embedding_ttc.program_files.program_file import read_program_files
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 
+from fakes import HashingEncoder
+
 BOOT = BootstrapConfig(resamples=200, seed=0)
 TIMING = {"encode_seconds", "forward_seconds", "algebra_seconds", "total_seconds"}
+TASKS = ["aila_statutes", "legal_summarization"]
 
 
-def test_missing_ray_names_the_extra(monkeypatch):
+@dataclass(frozen=True)
+class CountingEnvironment(MatrixEnvironment):
+    """The real tasks, a fake encoder, and the name of every encoder load."""
+
+    loads: list[str] = field(default_factory=list)
+
+    def encoder(self, name):
+        self.loads.append(name)
+        return HashingEncoder()
+
+
+class LosesEveryGroup:
+    """A fake Ray: runs no work, and reports every job lost."""
+
+    in_process = False
+
+    def map(self, work, jobs, *, ordered, shared=()):
+        assert shared[1] is None  # no encoder is kept between groups outside this process
+        for job in jobs:
+            yield job, Lost("WorkerCrashedError: the worker died")
+
+
+def _config(tmp_path, **kwargs):
+    return TransferConfig(
+        out=tmp_path / "study",
+        encoders=("enc-a",),
+        programs=("P0",),
+        suite="smoke",
+        tasks=("aila_statutes",),
+        discovery_suite="none",
+        data_dir=tmp_path,
+        **kwargs,
+    )
+
+
+def test_in_process_an_encoder_loads_once_per_run_of_its_groups(packaged_datasets, tmp_path):
+    env = CountingEnvironment(data_root=packaged_datasets)
+    the_plan = plan(["enc-a", "enc-b"], TASKS, ["P0", "SoftCentroid"])
+    events = []
+    outcome = run_matrix(
+        the_plan, CellStore(tmp_path), InProcessExecutor(), events.append, env=env, bootstrap=BOOT
+    )
+    assert len(outcome.computed) == 8 and not outcome.failed
+    assert env.loads == ["enc-a", "enc-b"]  # four groups, two encoders
+    started = [e.event.job for e in events if isinstance(e.event, GroupStarted)]
+    assert [(j.encoder, j.task) for j in started] == [
+        (e, t) for e in ("enc-a", "enc-b") for t in TASKS
+    ]
+    # Each group is announced before its cells.
+    kinds = [type(e.event) for e in events]
+    assert kinds == [GroupStarted, Cell, Cell] * 4
+
+
+def test_a_group_ray_lost_fails_its_cells_and_the_run_goes_on(tmp_path):
+    the_plan = plan(["enc-a"], TASKS, ["P0", "SoftCentroid"])
+    outcome = run_matrix(the_plan, CellStore(tmp_path), LosesEveryGroup(), bootstrap=BOOT)
+    assert outcome.computed == ()
+    assert [f.key for f in outcome.failed] == list(the_plan)
+    assert {(f.status, f.reason) for f in outcome.failed} == {
+        ("crashed", "WorkerCrashedError: the worker died")
+    }
+    assert all(isinstance(f, CellFailure) for f in outcome.failed)
+
+
+def test_a_transfer_opens_the_executor_its_config_names(tmp_path, monkeypatch):
+    opened = []
+
+    def recording(name, *, address=None, purpose="", **kwargs):
+        opened.append((name, address, purpose))
+        raise KeyboardInterrupt  # stop before anything runs
+
+    monkeypatch.setattr(transfer, "open_executor", recording)
+    with pytest.raises(KeyboardInterrupt):
+        run_transfer(_config(tmp_path, executor="ray", ray_address="ray://head:10001"))
+    assert opened == [("ray", "ray://head:10001", transfer.PURPOSE)]
+
+
+def test_missing_ray_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
-    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[ray\]'"):
-        make_executor("ray")
-    assert isinstance(make_executor("inprocess"), InProcessExecutor)
-
-
-def test_the_ray_executor_takes_a_cluster_address():
-    pytest.importorskip("ray")
-    executor = make_executor("ray", address="ray://head:10001")
-    assert isinstance(executor, executors.RayExecutor) and executor.address == "ray://head:10001"
-    assert make_executor("ray").address is None  # then Ray reads RAY_ADDRESS or starts locally
+    with pytest.raises(
+        MissingExtraError, match=r"transfer matrix needs .*pip install -e '\.\[ray\]'"
+    ):
+        run_transfer(_config(tmp_path, executor="ray"))
 
 
 @pytest.mark.ray
@@ -43,7 +124,7 @@ def test_ray_and_in_process_give_identical_cells(packaged_datasets, tmp_path):
     # Separate embedding caches: the Ray workers encode for themselves.
     env = MatrixEnvironment(data_root=packaged_datasets, cache_dir=tmp_path / "cache-local")
     run_matrix(the_plan, local, env=env, bootstrap=BOOT)
-    executor = executors.RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
+    executor = RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
     env = MatrixEnvironment(data_root=packaged_datasets, cache_dir=tmp_path / "cache-ray")
     outcome = run_matrix(the_plan, remote, executor, env=env, bootstrap=BOOT)
     assert not ray.is_initialized()  # the executor shuts down the Ray it started
@@ -74,7 +155,7 @@ def test_ray_runs_program_files_as_the_in_process_executor_does(packaged_dataset
         program_limits=limits,
     )
     here = run_matrix(the_plan, local, env=env, bootstrap=BOOT)
-    executor = executors.RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
+    executor = RayExecutor(num_cpus=1, init_options={"log_to_driver": False})
     env = MatrixEnvironment(
         data_root=packaged_datasets,
         cache_dir=tmp_path / "cache-ray",

@@ -27,17 +27,19 @@ DELTAS = {"P0": 0.0, "SoftCentroid": 0.02}
 
 
 class ScriptedExecutor:
-    """A fake executor: computes nothing, yields each job's cells from ``DELTAS`` as it is told.
+    """A fake executor: runs no work, yields each job's cells from ``DELTAS`` as it is told.
 
     ``fail`` names cells it reports as failed; after ``stop_after`` cells it raises ``stop``
     (Ctrl-C, or a crash), as a run cut short would. It records the jobs it was given.
     """
 
+    in_process = True
+
     def __init__(self, fail=(), stop_after=None, stop=KeyboardInterrupt):
         self.fail, self.stop_after, self.stop = set(fail), stop_after, stop
         self.jobs = []
 
-    def run(self, jobs, env):
+    def map(self, work, jobs, *, ordered, shared=()):
         self.jobs = list(jobs)
         sent = 0
         for job in jobs:
@@ -46,9 +48,9 @@ class ScriptedExecutor:
                     raise self.stop()
                 sent += 1
                 if key in self.fail:
-                    yield CellFailure(key, "MemoryError: pretend")
+                    yield job, CellFailure(key, "MemoryError: pretend")
                 else:
-                    yield cell(key.encoder, key.task, key.program, DELTAS[key.program])
+                    yield job, cell(key.encoder, key.task, key.program, DELTAS[key.program])
 
 
 def fake_config(tmp_path, **kwargs):

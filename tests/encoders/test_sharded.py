@@ -21,9 +21,16 @@ from embedding_ttc.encoders.base import PASSAGE, QUERY
 from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.encoders.named import NamedEncoder
-from embedding_ttc.encoders.sharded import ShardedEncoder, encode_shard, plan_shards, task_threads
+from embedding_ttc.encoders.sharded import (
+    ShardedEncoder,
+    encode_shard,
+    plan_shards,
+    shard_cpus,
+    task_threads,
+)
 from embedding_ttc.encoders.threads import set_torch_threads, torch_threads
 from embedding_ttc.errors import EncoderUnavailableError
+from embedding_ttc.executors import InProcessExecutor, RayExecutor
 
 from fakes import HashingEncoder
 
@@ -123,6 +130,15 @@ def test_a_task_encodes_with_the_threads_it_is_given():
         torch.set_num_threads(driver)
 
 
+def test_shards_run_in_process_give_the_in_process_rows():
+    local = load_encoder(STATIC, device="cpu")
+    named = NamedEncoder(STATIC, use_cache=False, device="cpu")
+    sharded = ShardedEncoder(InProcessExecutor(), named, load_encoder(STATIC, device="cpu"), 40)
+    texts = _texts(100, seed=1)
+    assert np.array_equal(sharded.encode(texts, view=PASSAGE), local.encode(texts, view=PASSAGE))
+    assert sharded.tasks == 3
+
+
 # --- Ray -------------------------------------------------------------------------------------
 
 
@@ -142,21 +158,22 @@ def ray():
 def test_sharded_rows_equal_in_process_rows(ray, name, tmp_path):
     local = load_encoder(name, device="cpu")
     named = NamedEncoder(name, use_cache=False, device="cpu")
-    sharded = ShardedEncoder(ray, named, load_encoder(name, device="cpu"), shard_size=40)
+    executor = RayExecutor(cpus_per_job=shard_cpus(ray, task_threads()))
+    sharded = ShardedEncoder(executor, named, load_encoder(name, device="cpu"), shard_size=40)
     texts = _texts(100, seed=1)
     for view, dim in ((PASSAGE, None), (QUERY, 32)):
         assert np.array_equal(
             sharded.encode(texts, view=view, dim=dim), local.encode(texts, view=view, dim=dim)
         )
     assert sharded.tasks == 2 * 3  # 100 texts, 40 a shard (MiniLM: 32 + 32 | 32 | 4)
-    assert sharded.threads == task_threads() and sharded.cpus_per_task <= 2
+    assert sharded.threads == task_threads() and executor.cpus_per_job <= 2
     assert sharded.encode([], view=PASSAGE).shape == (0, local.info.dim)
 
 
 @pytest.mark.ray
 def test_cache_hits_never_leave_the_driver(ray, tmp_path):
     named = NamedEncoder(STATIC, use_cache=False)
-    sharded = ShardedEncoder(ray, named, load_encoder(STATIC, device="cpu"), shard_size=10)
+    sharded = ShardedEncoder(RayExecutor(), named, load_encoder(STATIC, device="cpu"), 10)
     cached = CachedEncoder(sharded, tmp_path / "cache")
     texts = _texts(30, seed=2)
     first = cached.encode(texts, view=PASSAGE)
@@ -170,7 +187,7 @@ def test_cache_hits_never_leave_the_driver(ray, tmp_path):
 def test_a_failed_task_names_the_shard(ray):
     # The driver plans on the CPU; the workers are asked for a GPU this machine lacks.
     named = NamedEncoder(STATIC, use_cache=False, device="cuda:7")
-    sharded = ShardedEncoder(ray, named, load_encoder(STATIC, device="cpu"), shard_size=10)
+    sharded = ShardedEncoder(RayExecutor(), named, load_encoder(STATIC, device="cpu"), 10)
     with pytest.raises(EncoderUnavailableError, match=r"Ray could not encode shard \d of 2 "):
         sharded.encode(_texts(20), view=PASSAGE)
 

@@ -1,6 +1,6 @@
 """Where a candidate's task runs happen: in process or as Ray tasks, with the same records.
 
-The evaluator hands its executor the smallest task twice, then the others by size, under the
+The evaluator has its executor run the smallest task twice, then the others by size, under the
 compute lock; the first failure in that order decides the outcome whichever executor ran it.
 The Ray tests start a local Ray (the executor's, or the command's) and compare with the
 in-process executor on two real tasks with the fast packaged encoder.
@@ -21,6 +21,7 @@ import pytest
 
 from embedding_ttc.encoders.named import NamedEncoder
 from embedding_ttc.errors import EmbeddingTTCError, MissingExtraError, UnknownNameError
+from embedding_ttc.executors import InProcessExecutor, Lost, RayExecutor, open_executor
 from embedding_ttc.program_files.sandbox.limits import SandboxLimits
 from embedding_ttc.program_files.sandbox.program import SandboxedProgram
 from embedding_ttc.programs.catalog import get_program
@@ -29,9 +30,8 @@ from embedding_ttc.runs.config import RUN_CONFIG_FILE
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import SPLIT_FILE
 from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
-from embedding_ttc.search.executors import InProcessTaskExecutor, RayTaskExecutor, open_executor
 from embedding_ttc.search.loop import Budget
-from embedding_ttc.search.open import SearchSetup, open_search
+from embedding_ttc.search.open import PURPOSE, SearchSetup, open_search
 from embedding_ttc.search.task_runs import TaskJob
 from embedding_ttc.tasks.catalog import load_task
 
@@ -95,17 +95,31 @@ def _lock_is_held(path: Path) -> bool:
 
 
 class RecordingExecutor:
-    """The in-process executor, noting each job it hands back and whether the lock was held."""
+    """The in-process executor, noting each job as its work starts and whether the lock was held."""
 
-    def __init__(self, encoder, lock: Path) -> None:
-        self.inner = InProcessTaskExecutor(encoder)
+    in_process = True
+
+    def __init__(self, lock: Path) -> None:
+        self.inner = InProcessExecutor()
         self.lock = lock
         self.seen: list[tuple[str, int, bool]] = []
 
-    def run(self, program, jobs):
-        for job, runs in zip(jobs, self.inner.run(program, jobs), strict=False):
+    def map(self, work, jobs, *, ordered, shared=()):
+        def noted(job, *args):
             self.seen.append((job.task.name, job.repeats, _lock_is_held(self.lock)))
-            yield runs
+            return work(job, *args)
+
+        return self.inner.map(noted, jobs, ordered=ordered, shared=shared)
+
+
+class LosesEveryJob:
+    """A fake Ray: runs no work, and reports every job lost."""
+
+    in_process = False
+
+    def map(self, work, jobs, *, ordered, shared=()):
+        for job in jobs:
+            yield job, Lost("WorkerCrashedError: the worker died")
 
 
 class FailsOn:
@@ -137,7 +151,7 @@ def two_tiny_tasks(tiny_task):
 def test_the_executor_gets_the_smallest_task_twice_first_under_the_lock(tmp_path, two_tiny_tasks):
     encoder = HashingEncoder()
     lock = tmp_path / "compute.lock"
-    executor = RecordingExecutor(encoder, lock)
+    executor = RecordingExecutor(lock)
     evaluator = SuiteEvaluator(two_tiny_tasks, encoder, lock=ComputeLock(lock), executor=executor)
     score = evaluator.evaluate(get_program("P0"))
     assert executor.seen == [("tiny", 2, True), ("tiny-plus", 1, True)]
@@ -147,16 +161,30 @@ def test_the_executor_gets_the_smallest_task_twice_first_under_the_lock(tmp_path
 
 def test_the_first_failure_in_order_decides_and_the_rest_does_not_run(tmp_path, two_tiny_tasks):
     encoder = HashingEncoder()
-    executor = RecordingExecutor(encoder, tmp_path / "unused.lock")
+    executor = RecordingExecutor(tmp_path / "unused.lock")
     evaluator = SuiteEvaluator(two_tiny_tasks, encoder, executor=executor)
     with pytest.raises(CandidateError) as failed:
         evaluator.evaluate(FailsOn(n_docs=6))
     assert failed.value.status == Status.CRASHED
     assert failed.value.reason == "tiny-plus: ValueError: not on this task"
-    assert executor.seen == [("tiny", 2, False)]
+    assert executor.seen == [("tiny", 2, False), ("tiny-plus", 1, False)]
+    executor.seen.clear()
     with pytest.raises(CandidateError, match="tiny: ValueError"):
         evaluator.evaluate(FailsOn(n_docs=5))
     assert executor.seen == [("tiny", 2, False)]  # the smallest failed: nothing else ran
+
+
+def test_a_job_ray_lost_stops_the_search_naming_program_and_task(two_tiny_tasks):
+    encoder = HashingEncoder()
+    with pytest.raises(ValueError, match="needs the encoder by name"):
+        SuiteEvaluator(two_tiny_tasks, encoder, executor=LosesEveryJob())
+    named = NamedEncoder(FAST_ENCODER)
+    evaluator = SuiteEvaluator(two_tiny_tasks, encoder, executor=LosesEveryJob(), named=named)
+    program = SandboxedProgram(NONDETERMINISTIC, "salted")
+    with pytest.raises(EmbeddingTTCError, match=r"^Ray could not run salted on tiny: Worker"):
+        evaluator.evaluate(program)
+    with pytest.raises(TypeError, match="sandboxed programs"):
+        evaluator.evaluate(get_program("P0"))
 
 
 def test_a_job_runs_at_least_once(tiny_task):
@@ -179,23 +207,13 @@ def test_an_unknown_executor_is_refused_with_names_before_anything_is_written(
     assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
     with pytest.raises(EmbeddingTTCError, match="--ray-address is for --executor ray"):
         _search(tmp_path / "run", packaged_datasets, ray_address="ray://head:10001")
-    with (
-        pytest.raises(UnknownNameError, match="Known: inprocess, ray"),
-        open_executor("threads", HashingEncoder(), NamedEncoder(FAST_ENCODER)),
-    ):
-        pass
 
 
 def test_missing_ray_names_the_extra(tmp_path, packaged_datasets, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
-    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[ray\]'"):
+    with pytest.raises(MissingExtraError, match=rf"^{PURPOSE} needs .*pip install -e '\.\[ray\]'"):
         _search(tmp_path / "run", packaged_datasets, executor="ray")
     assert not (tmp_path / "run" / RUN_CONFIG_FILE).exists()
-    with (
-        pytest.raises(MissingExtraError),
-        open_executor("ray", HashingEncoder(), NamedEncoder(FAST_ENCODER)),
-    ):
-        pass
 
 
 @pytest.mark.ray
@@ -216,9 +234,9 @@ def test_failures_read_the_same_under_ray(packaged_datasets, tmp_path):
         assert "aila_statutes" in failed.value.reason, failed.value.reason  # the smallest
         expected[name] = (failed.value.status, failed.value.reason)
     options = {"log_to_driver": False}
-    with open_executor("ray", local.encoder, named, num_cpus=2, init_options=options) as executor:
-        assert isinstance(executor, RayTaskExecutor)
-        remote = SuiteEvaluator(tasks, local.encoder, executor=executor)
+    with open_executor("ray", num_cpus=2, init_options=options) as executor:
+        assert isinstance(executor, RayExecutor)
+        remote = SuiteEvaluator(tasks, local.encoder, executor=executor, named=named)
         for name, (source, _) in FAILING.items():
             started = time.monotonic()
             with pytest.raises(CandidateError) as failed:

@@ -10,7 +10,7 @@ A transfer study runs programs, unchanged, on held-out tasks and encoder familie
 * the matrix: :mod:`~embedding_ttc.analysis.plan` (the cells asked for),
   :mod:`~embedding_ttc.analysis.groups` (one encoder and task's cells, computed together),
   :mod:`~embedding_ttc.analysis.matrix` (the missing cells computed and written as they come),
-  :mod:`~embedding_ttc.analysis.executors` (in process or on Ray),
+  run over :mod:`~embedding_ttc.executors` (in process or on Ray),
   :mod:`~embedding_ttc.analysis.cells` (one record per cell, and their store),
   :mod:`~embedding_ttc.analysis.staleness` (which stored cells to recompute),
   :mod:`~embedding_ttc.analysis.manifest` and :mod:`~embedding_ttc.analysis.run_log` (what each

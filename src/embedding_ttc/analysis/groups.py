@@ -18,11 +18,19 @@ program's: the environment's ``heads_root`` holds each encoder's trained head
 files (:mod:`embedding_ttc.program_files.program_file`) travel in the environment too, as their
 sources, and are built there into sandboxed programs; their cells record their source's
 sha256.
+
+Groups run over an :class:`~embedding_ttc.executors.Executor` (:func:`run_groups`), one job
+per group, in any order: in this process, one group after another, each announced as it
+starts (:class:`GroupStarted`) and an encoder loaded once per run of groups that use it; or
+as Ray tasks, each worker loading its encoder for its group. A group Ray could not finish (a
+worker lost, an encoder that does not load there) is a failure of each of its cells, and the
+run goes on; in this process an encoder or task that cannot be loaded ends the run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -35,6 +43,7 @@ from embedding_ttc.encoders.base import Encoder
 from embedding_ttc.encoders.named import NamedEncoder
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.evaluation.records import TaskResult
+from embedding_ttc.executors import Executor, Lost
 from embedding_ttc.program_files.program_file import ProgramFile
 from embedding_ttc.program_files.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from embedding_ttc.programs.base import Program, program_source_sha256
@@ -221,3 +230,53 @@ def _run_group(
             remaining = names[finished + 1 :]
             if not remaining:
                 return
+
+
+class _LoadedEncoder:
+    """The encoder kept loaded between groups in this process, for the next of its groups."""
+
+    def __init__(self) -> None:
+        self._loaded: tuple[str, Encoder] | None = None
+
+    def get(self, name: str, env: MatrixEnvironment) -> Encoder:
+        """Encoder ``name``: the one loaded, else loaded now (the previous one dropped first)."""
+        if self._loaded is None or self._loaded[0] != name:
+            self._loaded = None  # drop the previous model before loading the next
+            self._loaded = (name, env.encoder(name))
+        return self._loaded[1]
+
+
+def group_events(
+    job: GroupJob, env: MatrixEnvironment, loaded: _LoadedEncoder | None = None
+) -> Iterator[Event]:
+    """The work of one group, wherever it runs: its events.
+
+    In this process (``loaded`` given) the group is announced before its encoder loads, and
+    takes its encoder from ``loaded``; in a Ray worker (``None``) it loads its own, and is not
+    announced (its events reach the driver together, when it ends).
+    """
+    task = env.task(job.task)
+    if loaded is None:
+        encoder = env.encoder(job.encoder)
+    else:
+        yield GroupStarted(job, task.n_docs + task.n_queries)
+        encoder = loaded.get(job.encoder, env)
+    yield from compute_group(job, encoder, task, partial(env.program, encoder=job.encoder))
+
+
+def run_groups(
+    executor: Executor, jobs: Sequence[GroupJob], env: MatrixEnvironment
+) -> Iterator[Event]:
+    """Every group's events, groups in the order they finish, from wherever they run.
+
+    A group the executor lost is a :class:`CellFailure` of each of its cells, with the
+    reason Ray gave.
+    """
+    loaded = _LoadedEncoder() if executor.in_process else None
+    events = executor.map(group_events, jobs, ordered=False, shared=(env, loaded))
+    with closing(events):
+        for job, event in events:
+            if isinstance(event, Lost):
+                yield from (CellFailure(key, event.reason) for key in job.cell_keys())
+            else:
+                yield event

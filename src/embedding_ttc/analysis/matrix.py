@@ -3,12 +3,12 @@
 :func:`run_matrix` takes a :class:`~embedding_ttc.analysis.plan.Plan`, finds what is absent or
 stale in the :class:`~embedding_ttc.analysis.cells.CellStore`
 (:mod:`embedding_ttc.analysis.staleness`; a program file's cells against the sources the
-environment carries), groups it by (encoder, task)
-(:mod:`embedding_ttc.analysis.groups`) and hands the groups to an executor
-(:mod:`embedding_ttc.analysis.executors`); every cell is written as it arrives, so an
-interrupted run resumes where it stopped. A program that fails on a cell is a
-:class:`~embedding_ttc.analysis.groups.CellFailure` with its status and reason, and the run
-goes on; an encoder or task that cannot be loaded is a user error and ends the run.
+environment carries), groups it by (encoder, task) (:mod:`embedding_ttc.analysis.groups`) and
+runs the groups over an executor (:mod:`embedding_ttc.executors`: in process or as Ray tasks);
+every cell is written as it arrives, so an interrupted run resumes where it stopped. A program
+that fails on a cell is a :class:`~embedding_ttc.analysis.groups.CellFailure` with its status
+and reason, and the run goes on; an encoder or task that cannot be loaded is a user error and
+ends the run (on Ray, where a worker loads them, the group's cells fail instead).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from embedding_ttc.analysis.cells import BootstrapConfig, Cell, CellKey, CellStore
-from embedding_ttc.analysis.executors import Executor, InProcessExecutor
-from embedding_ttc.analysis.groups import CellFailure, Event, MatrixEnvironment
+from embedding_ttc.analysis.groups import CellFailure, Event, MatrixEnvironment, run_groups
 from embedding_ttc.analysis.plan import Plan, QuerySample, ShortlistPolicy, group_jobs
 from embedding_ttc.analysis.staleness import restat_existing, to_compute
+from embedding_ttc.executors import Executor, InProcessExecutor
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ def run_matrix(
     Args:
         plan: the cells wanted.
         store: where cells live; present cells are not recomputed (resume).
-        executor: where groups run (default :class:`InProcessExecutor`).
+        executor: where groups run (default
+            :class:`~embedding_ttc.executors.InProcessExecutor`).
         progress: called after every event with the running count.
         env: how encoders, tasks and programs are obtained (default
             :class:`MatrixEnvironment`); its program files' cells are stale when stored from
@@ -90,7 +91,7 @@ def run_matrix(
     restatted = restat_existing([k for k in plan if k not in wanted], store, bootstrap)
     computed: list[CellKey] = []
     failed: list[CellFailure] = []
-    for event in executor.run(group_jobs(missing, bootstrap, policy, sample), env):
+    for event in run_groups(executor, group_jobs(missing, bootstrap, policy, sample), env):
         if isinstance(event, Cell) and event.key in wanted:
             store.write(event)
             computed.append(event.key)

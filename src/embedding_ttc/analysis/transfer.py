@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,7 +43,6 @@ from pathlib import Path
 from embedding_ttc import __version__
 from embedding_ttc.analysis.cells import CellKey, CellStore
 from embedding_ttc.analysis.discovered import validation_means
-from embedding_ttc.analysis.executors import Executor, make_executor
 from embedding_ttc.analysis.groups import CellFailure, MatrixEnvironment
 from embedding_ttc.analysis.inputs import SearchRun, load_search_run
 from embedding_ttc.analysis.latency import read_latency
@@ -64,6 +64,10 @@ from embedding_ttc.analysis.transfer_events import (
 from embedding_ttc.analysis.transfer_heads import prepare_transfer_heads
 from embedding_ttc.analysis.transfer_report import TransferReport
 from embedding_ttc.analysis.transfer_setup import Study, resolve_study
+from embedding_ttc.executors import Executor, open_executor
+
+PURPOSE = "the Ray executor of the transfer matrix"
+"""What needs Ray, in the install hint of ``transfer --executor ray`` without the extra."""
 
 # The configuration and the events are imported from here by callers of run_transfer.
 __all__ = [
@@ -231,17 +235,23 @@ def _compute(
         tell(update)
 
     status: RunStatus = "error"
+    opened: AbstractContextManager[Executor] = (
+        nullcontext(executor)
+        if executor is not None
+        else open_executor(config.executor, address=config.ray_address, purpose=PURPOSE)
+    )
     try:
-        outcome = run_matrix(
-            the_plan,
-            store,
-            executor or make_executor(config.executor, address=config.ray_address),
-            counted,
-            env=env,
-            bootstrap=config.bootstrap,
-            shortlist=config.shortlist,
-            sample=config.sample,
-        )
+        with opened as where:
+            outcome = run_matrix(
+                the_plan,
+                store,
+                where,
+                counted,
+                env=env,
+                bootstrap=config.bootstrap,
+                shortlist=config.shortlist,
+                sample=config.sample,
+            )
         status = "complete" if outcome.complete else "incomplete"
     except KeyboardInterrupt:
         status = "interrupted"

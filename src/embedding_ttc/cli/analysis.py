@@ -228,7 +228,7 @@ def add_analysis_commands(sub: Any) -> None:
     from embedding_ttc.analysis.heads import LEARNED_HEAD
     from embedding_ttc.analysis.stats import DEFAULT_RESAMPLES
     from embedding_ttc.analysis.transfer import NO_DISCOVERY
-    from embedding_ttc.ray_runtime import EXECUTORS
+    from embedding_ttc.executors import EXECUTORS
 
     tr = sub.add_parser(
         "transfer",

@@ -68,7 +68,7 @@ def _program(args: argparse.Namespace) -> Any:
 def _check_executor(args: argparse.Namespace) -> None:
     """Refuse an unknown executor, a missing ``ray`` extra or a stray Ray flag before loading."""
     from embedding_ttc.encoders.sharded import PURPOSE
-    from embedding_ttc.ray_runtime import check_executor, import_ray
+    from embedding_ttc.executors import check_executor, import_ray
 
     if check_executor(args.executor) == "ray":
         import_ray(PURPOSE)

@@ -20,8 +20,8 @@ from embedding_ttc.cli.common import (
     rich_console,
 )
 from embedding_ttc.errors import EmbeddingTTCError
+from embedding_ttc.executors import EXECUTORS
 from embedding_ttc.programs.catalog import REFERENCE_PROGRAM
-from embedding_ttc.ray_runtime import EXECUTORS
 from embedding_ttc.runs.config import ProposerSpec, RunConfig, RunLimits
 from embedding_ttc.runs.records import OBJECTIVES
 from embedding_ttc.runs.split import VALIDATION_SHARE, SplitSettings

@@ -118,7 +118,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def add_tune_command(sub: Any) -> None:
     """Add ``tune`` to the subcommand parser."""
     from embedding_ttc.encoders.catalog import DEFAULT_ENCODER
-    from embedding_ttc.ray_runtime import EXECUTORS
+    from embedding_ttc.executors import EXECUTORS
     from embedding_ttc.tune.config import (
         FINALISTS,
         INNER_VALIDATION_SHARE,

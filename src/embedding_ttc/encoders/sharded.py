@@ -2,9 +2,9 @@
 
 ``index build --executor ray`` passes a :class:`ShardedEncoder` to the ordinary build as its
 encoder: every ``encode`` call is cut into shards of at most ``shard_size`` texts, each shard
-is one Ray task, and a worker loads the encoder by name
-(:class:`~embedding_ttc.encoders.named.NamedEncoder`, once per worker process) and encodes it.
-The rows come back in the caller's order.
+is one job of an :class:`~embedding_ttc.executors.Executor` (one Ray task), and a worker loads
+the encoder by name (:class:`~embedding_ttc.encoders.named.NamedEncoder`, once per worker
+process) and encodes it. The rows come back in the caller's order.
 
 The shards reproduce the rows of an in-process call bit for bit, because they never change
 which texts share a forward batch (a transformer's padding and batch size change the last
@@ -25,7 +25,7 @@ one intra-op thread than with two (MiniLM rows of a three-query batch differ by 
 starts each task with ``OMP_NUM_THREADS`` set to its CPUs. So every task runs with the
 driver's torch intra-op threads (:func:`task_threads`: ``--threads``, else torch's default,
 which is what an in-process build on the driver uses), and reserves that many CPUs, at most a
-node's, so that tasks do not oversubscribe a node.
+node's (:func:`shard_cpus`), so that tasks do not oversubscribe a node.
 
 The embedding cache belongs *above* this wrapper, in the driver
 (``CachedEncoder(ShardedEncoder(...))``): hits never leave the driver, only misses travel to
@@ -34,14 +34,14 @@ store that is safe across machines. Workers load their encoder without the cache
 
 A task that fails (a worker lost, an encoder that does not load there) raises
 :class:`~embedding_ttc.errors.EncoderUnavailableError` naming the shard; the shards still
-running are cancelled. Whatever the caller had already stored (cache blocks of earlier calls)
-is kept, and a build publishes nothing until it has finished.
+running are cancelled (and waited for). Whatever the caller had already stored (cache blocks of
+earlier calls) is kept, and a build publishes nothing until it has finished.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -51,6 +51,7 @@ from embedding_ttc.encoders.base import Embeddings, Encoder, EncoderInfo, check_
 from embedding_ttc.encoders.named import NamedEncoder, worker_encoder
 from embedding_ttc.encoders.threads import set_torch_threads, torch_threads
 from embedding_ttc.errors import EmbeddingTTCError, EncoderUnavailableError
+from embedding_ttc.executors import Executor, Lost, RayExecutor, ray_session
 
 DEFAULT_SHARD_SIZE = 64
 """Texts per Ray task: a build's calls hold 256 texts (four tasks each), a static model's
@@ -133,6 +134,12 @@ def _largest_node_cpus(ray: Any) -> float:
     return max([c for c in cpus if c > 0], default=1.0)
 
 
+def shard_cpus(ray: Any, threads: int | None) -> float:
+    """CPUs a shard's task reserves: its ``threads``, at most the largest node's (1 without)."""
+    wanted = float(threads) if threads else 1.0
+    return min(wanted, _largest_node_cpus(ray))
+
+
 def encode_shard(
     named: NamedEncoder,
     groups: list[list[str]],
@@ -141,7 +148,7 @@ def encode_shard(
     max_length: int | None,
     threads: int | None = None,
 ) -> Embeddings:
-    """The body of one Ray task: each group encoded by a call of its own, rows in order.
+    """Encode one shard: each group by a call of its own, rows in order.
 
     ``threads``: torch's intra-op threads for the task (the driver's, :func:`task_threads`).
     """
@@ -151,43 +158,48 @@ def encode_shard(
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
+def _shard_work(
+    groups: list[list[str]],
+    named: NamedEncoder,
+    view: str,
+    dim: int | None,
+    max_length: int | None,
+    threads: int | None,
+) -> Iterator[Embeddings]:
+    """The work of one shard's job, wherever it runs: its rows."""
+    yield encode_shard(named, groups, view, dim, max_length, threads)
+
+
 class ShardedEncoder:
-    """Encode each call as Ray tasks of at most ``shard_size`` texts (module docstring).
+    """Encode each call as jobs of at most ``shard_size`` texts (module docstring).
 
     Args:
-        ray: the ``ray`` module, initialised (:func:`~embedding_ttc.ray_runtime.ray_session`).
+        executor: where the shards run (a :class:`~embedding_ttc.executors.RayExecutor`
+            whose ``cpus_per_job`` is :func:`shard_cpus`).
         named: the encoder each worker loads (``use_cache`` off: the cache sits above this).
         plan: the same encoder in this process, not loaded: its info, and how it batches.
-        shard_size: most texts per task.
-        cpus_per_task: CPUs each task reserves (default: ``threads``, at most the largest
-            node's CPUs; 1 without threads).
-        threads: torch intra-op threads of each task (default: :func:`task_threads`, the
+        shard_size: most texts per job.
+        threads: torch intra-op threads of each job (default: :func:`task_threads`, the
             driver's).
 
     """
 
     def __init__(
         self,
-        ray: Any,
+        executor: Executor,
         named: NamedEncoder,
         plan: Encoder,
         shard_size: int = DEFAULT_SHARD_SIZE,
-        cpus_per_task: float | None = None,
         threads: int | None = None,
     ) -> None:
         if shard_size < 1:
             raise ValueError(f"shard_size is at least 1, got {shard_size}")
-        self.ray = ray
+        self.executor = executor
         self.named = named
         self.plan = plan
         self.shard_size = shard_size
         self.threads = task_threads(threads)
-        if cpus_per_task is None:
-            wanted = float(self.threads) if self.threads else 1.0
-            cpus_per_task = min(wanted, _largest_node_cpus(ray))
-        self.cpus_per_task = cpus_per_task
-        self.tasks = 0  # Ray tasks submitted, for reports and tests
-        self._remote = ray.remote(num_cpus=cpus_per_task)(encode_shard)
+        self.tasks = 0  # jobs submitted (Ray tasks), for reports and tests
 
     @property
     def info(self) -> EncoderInfo:
@@ -202,7 +214,13 @@ class ShardedEncoder:
         dim: int | None = None,
         max_length: int | None = None,
     ) -> Embeddings:
-        """Submit every shard of the call, then gather the rows in the caller's order."""
+        """Submit every shard of the call, then gather the rows in the caller's order.
+
+        Raises:
+            EncoderUnavailableError: a shard's task failed (a worker lost, an encoder that
+                does not load there); the shards still running are cancelled.
+
+        """
         check_view(view)
         width = check_dim(dim, self.info.dim)
         if isinstance(texts, str):
@@ -210,35 +228,21 @@ class ShardedEncoder:
         shards = plan_shards(self.plan, texts, view, self.shard_size)
         if not shards:
             return np.zeros((0, width), dtype=np.float32)
-        refs = [
-            self._remote.remote(
-                self.named,
-                [[texts[i] for i in g] for g in shard],
-                view,
-                dim,
-                max_length,
-                self.threads,
-            )
-            for shard in shards
-        ]
-        self.tasks += len(refs)
+        jobs = [[[texts[i] for i in g] for g in shard] for shard in shards]
+        shared = (self.named, view, dim, max_length, self.threads)
+        results = self.executor.map(_shard_work, jobs, ordered=True, shared=shared)
+        self.tasks += len(jobs)
         out = np.empty((len(texts), width), dtype=np.float32)
-        for number, (shard, ref) in enumerate(zip(shards, refs, strict=True), 1):
-            rows = self._get(ref, refs, number, len(shards), sum(len(g) for g in shard))
-            out[[i for g in shard for i in g]] = rows
+        with closing(results):
+            for number, (shard, (_, rows)) in enumerate(zip(shards, results, strict=True), 1):
+                if isinstance(rows, Lost):
+                    size = sum(len(g) for g in shard)
+                    raise EncoderUnavailableError(
+                        f"Ray could not encode shard {number} of {len(shards)} ({size} texts) "
+                        f"with {self.named.name}: {rows.reason}"
+                    )
+                out[[i for g in shard for i in g]] = rows
         return out
-
-    def _get(self, ref: Any, refs: list[Any], number: int, of: int, size: int) -> Any:
-        try:
-            return self.ray.get(ref)
-        except self.ray.exceptions.RayError as exc:
-            for other in refs:
-                self.ray.cancel(other)
-            cause = getattr(exc, "cause", None) or exc
-            raise EncoderUnavailableError(
-                f"Ray could not encode shard {number} of {of} ({size} texts) with "
-                f"{self.named.name}: {type(cause).__name__}: {cause}"
-            ) from exc
 
 
 PURPOSE = "index build --executor ray"
@@ -273,7 +277,6 @@ def sharded_encoder(
     from embedding_ttc.encoders.cache import CachedEncoder
     from embedding_ttc.encoders.catalog import load_encoder
     from embedding_ttc.encoders.device import check_device
-    from embedding_ttc.ray_runtime import ray_session
 
     if shard_size < 1:
         raise EmbeddingTTCError(f"--shard-size must be at least 1, got {shard_size}")
@@ -281,8 +284,11 @@ def sharded_encoder(
     # The driver's copy is never loaded: it gives the encoder's info and its batching. It is
     # placed on the CPU so that a driver without the workers' GPU can still plan.
     plan = load_encoder(named.name, named.backend, "cpu")
+    threads = task_threads(threads)
     with ray_session(PURPOSE, address=address, num_cpus=num_cpus, init_options=init_options) as ray:
-        sharded = ShardedEncoder(
-            ray, replace(named, use_cache=False), plan, shard_size, threads=threads
-        )
-        yield CachedEncoder(sharded, named.cache_dir) if named.use_cache else sharded
+        executor = RayExecutor(cpus_per_job=shard_cpus(ray, threads), purpose=PURPOSE)
+        with executor.open():  # the objects put are kept between calls
+            sharded = ShardedEncoder(
+                executor, replace(named, use_cache=False), plan, shard_size, threads=threads
+            )
+            yield CachedEncoder(sharded, named.cache_dir) if named.use_cache else sharded

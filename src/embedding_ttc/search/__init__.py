@@ -7,8 +7,8 @@ The loop and its collaborators:
 * :mod:`~embedding_ttc.search.state`: what a proposer reads and writes (the search state, a
   proposal, what its calls cost);
 * :mod:`~embedding_ttc.search.evaluator`: a candidate scored on every discovery task, one
-  task's run in :mod:`~embedding_ttc.search.task_runs`, in process or on Ray
-  (:mod:`~embedding_ttc.search.executors`);
+  task's run in :mod:`~embedding_ttc.search.task_runs`, in process or on Ray (over
+  :mod:`~embedding_ttc.executors`);
 * :mod:`~embedding_ttc.search.novelty`, :mod:`~embedding_ttc.search.lessons`: structural
   similarity, and each record's lesson;
 * :mod:`~embedding_ttc.search.external`: programs written elsewhere (a peer) judged by the loop.

@@ -11,12 +11,12 @@ Determinism (constraint 3) is checked on the smallest task, which runs first and
 two score matrices must be bit-identical. Any failure on any task ends the evaluation with
 the failure's status; nothing is averaged over a subset of the tasks.
 
-Where a candidate's runs happen is a seam: a
-:class:`~embedding_ttc.search.task_runs.TaskExecutor` computes the jobs (the smallest task twice,
-then every other task once, in that order), in this process by default or as Ray tasks
-(:mod:`~embedding_ttc.search.executors`); the evaluator orchestrates and scores. The first
-failing job in that order decides the status and reason, whichever executor ran it. P0 and the
-reference are computed here, once per task, with the evaluator's encoder.
+Where a candidate's runs happen is a seam: an :class:`~embedding_ttc.executors.Executor`
+computes the jobs (the smallest task twice, then every other task once, in that order), in
+this process by default or as Ray tasks (:func:`~embedding_ttc.search.task_runs.run_jobs`);
+the evaluator orchestrates and scores. The first failing job in that order decides the status
+and reason, whichever executor ran it. P0 and the reference are computed here, once per task,
+with the evaluator's encoder.
 
 :class:`ComputeLock` keeps one evaluation at a time on a machine (an ``flock`` on a file in
 the cache directory), so two searches cannot skew each other's timings. It is held for the
@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from embedding_ttc.encoders.base import Encoder
+from embedding_ttc.encoders.named import NamedEncoder
 from embedding_ttc.evaluation.comparison import (
     WTL,
     comparison_of,
@@ -46,13 +47,13 @@ from embedding_ttc.evaluation.comparison import (
 )
 from embedding_ttc.evaluation.evaluate import ProgramRun, run_programs
 from embedding_ttc.evaluation.records import TaskResult
+from embedding_ttc.executors import Executor, InProcessExecutor
 from embedding_ttc.programs.base import Program
 from embedding_ttc.programs.outcome import CandidateError, Status
 from embedding_ttc.programs.p0 import P0
 from embedding_ttc.runs.records import PartOutcome, SuiteScore, TaskDelta, Versus
 from embedding_ttc.runs.split import PARTS, Part, QuerySplit
-from embedding_ttc.search.executors import InProcessTaskExecutor
-from embedding_ttc.search.task_runs import TaskExecutor, TaskJob, TaskRun
+from embedding_ttc.search.task_runs import TaskJob, TaskRun, run_jobs
 from embedding_ttc.tasks.task import RetrievalTask
 
 
@@ -109,6 +110,11 @@ class SuiteEvaluator:
             run in-process once per task; ``None``: no reference).
         executor: where candidates run (default: in this process, with ``encoder``); P0 and
             the reference always run here.
+        named: ``encoder`` by name, what the workers of an executor that runs work in other
+            processes load (needed by such an executor only).
+
+    Raises:
+        ValueError: no tasks, or an executor of other processes without ``named``.
 
     """
 
@@ -121,17 +127,21 @@ class SuiteEvaluator:
         shortlist: int | None = None,
         split: QuerySplit | None = None,
         reference: Program | None = None,
-        executor: TaskExecutor | None = None,
+        executor: Executor | None = None,
+        named: NamedEncoder | None = None,
     ) -> None:
         if not tasks:
             raise ValueError("the search needs at least one task")
+        self.executor: Executor = executor or InProcessExecutor()
+        if not self.executor.in_process and named is None:
+            raise ValueError("an executor of other processes needs the encoder by name (named)")
+        self.named = named
         self.tasks = tuple(tasks)
         self.encoder = encoder
         self.lock = lock
         self.shortlist = shortlist
         self.split = split
         self.reference = reference
-        self.executor: TaskExecutor = executor or InProcessTaskExecutor(encoder)
         if split is not None:
             for task in self.tasks:
                 split.of(task.name)  # every task must have its parts
@@ -140,6 +150,11 @@ class SuiteEvaluator:
             range(len(self.tasks)),
             key=lambda i: (self.tasks[i].n_docs * self.tasks[i].n_queries, i),
         )
+        # The same jobs for every candidate (Ray puts each job's task in its store once).
+        self._jobs = [
+            TaskJob(self.tasks[index], repeats=2 if rank == 0 else 1, shortlist=self.shortlist)
+            for rank, index in enumerate(self._order)
+        ]
         self._baselines: dict[str, TaskResult] = {}
         self._references: dict[str, TaskResult] = {}
 
@@ -238,13 +253,6 @@ class SuiteEvaluator:
             with self.lock.held():
                 yield
 
-    def _jobs(self) -> list[TaskJob]:
-        """The smallest task twice (the determinism check), then the others, smallest first."""
-        return [
-            TaskJob(self.tasks[index], repeats=2 if rank == 0 else 1, shortlist=self.shortlist)
-            for rank, index in enumerate(self._order)
-        ]
-
     def evaluate(self, program: Program) -> SuiteScore:
         """Run ``program`` once on every task and score it against P0.
 
@@ -252,10 +260,12 @@ class SuiteEvaluator:
             CandidateError: the program failed on some task (sandbox status, invalid
                 output, or different outputs on two identical runs): the first failing run
                 in the jobs' order, whichever executor ran it.
+            EmbeddingTTCError: a job Ray could not run (not the candidate's failure).
 
         """
-        jobs = self._jobs()
-        with self._locked(), closing(self.executor.run(program, jobs)) as outcomes:
+        jobs = self._jobs  # the smallest task twice (the determinism check), then the others
+        computed = run_jobs(self.executor, program, jobs, self.encoder, self.named)
+        with self._locked(), closing(computed) as outcomes:
             results: dict[str, TaskResult] = {}
             for job, runs in zip(jobs, outcomes, strict=True):
                 if not _identical(runs):

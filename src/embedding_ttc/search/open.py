@@ -44,6 +44,9 @@ if TYPE_CHECKING:  # the loop imports the evaluator and every program
 LOCAL_THREADS = 1
 """llama.cpp's threads when none are asked: on a busy two-core machine 1 generates faster."""
 
+PURPOSE = "search --executor ray"
+"""What needs Ray, in the install hint when the ``ray`` extra is missing."""
+
 
 @dataclass(frozen=True)
 class BackendSetup:
@@ -123,9 +126,8 @@ def check_executor(setup: SearchSetup) -> None:
         EmbeddingTTCError: a Ray address for another executor.
 
     """
-    from embedding_ttc.ray_runtime import check_executor as known_executor
-    from embedding_ttc.ray_runtime import import_ray
-    from embedding_ttc.search.executors import PURPOSE
+    from embedding_ttc.executors import check_executor as known_executor
+    from embedding_ttc.executors import import_ray
 
     if known_executor(setup.executor) == "ray":
         import_ray(PURPOSE)
@@ -276,13 +278,13 @@ def open_search(
 
     """
     from embedding_ttc.encoders.named import NamedEncoder
+    from embedding_ttc.executors import open_executor
     from embedding_ttc.program_files.checks.source import check_source
     from embedding_ttc.program_files.sandbox.program import SandboxedProgram
     from embedding_ttc.programs.catalog import get_program
     from embedding_ttc.runs.config import read_run_config, write_run_config
     from embedding_ttc.runs.ledger import Ledger
     from embedding_ttc.search.evaluator import ComputeLock, SuiteEvaluator
-    from embedding_ttc.search.executors import open_executor
     from embedding_ttc.search.limits import run_limits, sandbox_limits
     from embedding_ttc.search.loop import SearchLoop
     from embedding_ttc.search.novelty import library_structures
@@ -328,7 +330,8 @@ def open_search(
         proposer = make_proposer(precheck)
     else:
         proposer = make_run_proposer(config, setup, precheck)
-    with open_executor(setup.executor, encoder, named, address=setup.ray_address) as executor:
+    opened = open_executor(setup.executor, address=setup.ray_address, purpose=PURPOSE)
+    with opened as executor:
         evaluator = SuiteEvaluator(
             loaded,
             encoder,
@@ -337,6 +340,7 @@ def open_search(
             split=run_split,
             reference=reference,
             executor=executor,
+            named=named,
         )
         yield SearchLoop(
             proposer=proposer,

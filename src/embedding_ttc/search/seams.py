@@ -8,8 +8,8 @@ proposer (:class:`~embedding_ttc.search.proposer.Proposer`) and the ledger, it i
 * a :data:`SandboxFactory`, turning a checked source into a contained program
   (:class:`~embedding_ttc.program_files.sandbox.program.SandboxedProgram`);
 * an :class:`Evaluator`, scoring a program on every discovery task
-  (:class:`~embedding_ttc.search.evaluator.SuiteEvaluator`, which is itself given a
-  :class:`~embedding_ttc.search.task_runs.TaskExecutor`: in this process or on Ray).
+  (:class:`~embedding_ttc.search.evaluator.SuiteEvaluator`, which is itself given an
+  :class:`~embedding_ttc.executors.Executor`: in this process or on Ray).
 
 Each is small, so a test passes fakes that are honest about being fakes.
 """
