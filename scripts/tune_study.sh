@@ -20,4 +20,12 @@ for task in "${TASKS[@]}"; do
 done
 # The study's table (results/tune/table.md) and figure (docs/figures/tune-study.svg), which
 # docs/tune.md includes, from every run that has its report.
-.venv/bin/python -c "from embedding_ttc.tune.study import write_study; print(write_study('results/tune', 'docs/figures/tune-study.svg'))"
+.venv/bin/python - <<'EOF'
+from pathlib import Path
+
+from embedding_ttc.tune.figure import draw_study
+from embedding_ttc.tune.study import study_rows, write_study
+
+print(write_study("results/tune"))
+print(draw_study(study_rows(Path("results/tune")), Path("docs/figures/tune-study.svg")))
+EOF

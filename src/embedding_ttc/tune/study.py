@@ -141,23 +141,14 @@ def summarise(rows: list[StudyRow]) -> StudySummary:
     )
 
 
-def write_study(root: Path | str, figure: Path | str | None = None) -> Path:
+def write_study(root: Path | str) -> Path:
     """Write the study's table as ``root/table.md`` (whole, or not at all); its path.
 
-    Args:
-        root: the study's folder (a run folder per task).
-        figure: where the study's figure goes too (:func:`~embedding_ttc.tune.figure.
-            draw_study`; needs matplotlib), if anywhere.
-
+    The figure is :func:`~embedding_ttc.tune.figure.draw_study` of the same rows.
     """
     from embedding_ttc.durable import write_atomic
 
     root = Path(root)
-    rows = study_rows(root)
     path = root / STUDY_TABLE
-    write_atomic(path, render_study(rows))
-    if figure is not None:
-        from embedding_ttc.tune.figure import draw_study
-
-        draw_study(rows, Path(figure))
+    write_atomic(path, render_study(study_rows(root)))
     return path
