@@ -1,0 +1,28 @@
+"""Structural program: dense + bm25 by a sum of row z-scores, 0 feedback rounds.
+
+Novelty: Relative to the base genome, fuses by a sum of row z-scores instead of reciprocal rank fusion [genome dense:row+bm25:row|zsum|0].
+Hypothesis: Fusing the dense cosine S and BM25 by a sum of row z-scores should raise nDCG@10 on every task, because BM25 rewards exact rare terms (names, numbers) that embeddings blur.
+Parent: g0000-P0
+Genome: {"channels": {"dense": "row", "bm25": "row"}, "fusion": "zsum", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.lexical import BM25
+from embedding_ttc.programs.primitives.scores import candidate_mask, zscore_rows
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    channels = [
+        zscore_rows(S, mask),
+        zscore_rows(bm25, mask),
+    ]
+    fused = np.zeros((n_q, n_d), dtype=np.float32)
+    for channel in channels:
+        fused += zscore_rows(channel, mask)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
