@@ -1,0 +1,40 @@
+"""Structural program: sent_topmean + bm25 + rare_idf by reciprocal rank fusion, 0 feedback rounds.
+
+Novelty: Relative to g0015, replaces query-term coverage with TopMeanSim over sentences [genome sent_topmean:none+bm25:row+rare_idf:none|rrf|0].
+Hypothesis: Fusing TopMeanSim over sentences, BM25 and rare-term IDF by reciprocal rank fusion should raise nDCG@10 on every task, because the best-matching part of a long document carries the evidence that one pooled vector dilutes; BM25 rewards exact rare terms (names, numbers) that embeddings blur; the rarest query terms identify the few documents that can answer.
+Parent: g0015
+Genome: {"channels": {"sent_topmean": "none", "bm25": "row", "rare_idf": "none"}, "fusion": "rrf", "rounds": 0, "refine": "rocchio"}
+"""
+
+import numpy as np
+
+from embedding_ttc.programs.primitives.chunking import (
+    MAX_CHUNKS_PER_DOC,
+    chunk_documents,
+    split_sentences,
+)
+from embedding_ttc.programs.primitives.late import topmeansim
+from embedding_ttc.programs.primitives.lexical import BM25, rare_term_idf
+from embedding_ttc.programs.primitives.scores import RRF_K, candidate_mask, rrf, zscore_rows
+
+
+def program(Q, D, S, ctx):
+    n_q, n_d = S.shape
+    mask = candidate_mask(n_q, n_d, ctx.candidates)
+    sentences = chunk_documents(
+        ctx.doc_texts, split_sentences, max_chunks_per_doc=MAX_CHUNKS_PER_DOC
+    )
+    with ctx.index_time():
+        sentences_vectors = ctx.encode_fn(sentences.texts, "retrieval.passage")
+    sent_topmean = topmeansim(Q, sentences_vectors, sentences.owner, n_d, mask=mask)
+    bm25 = BM25.fit(ctx.doc_texts).scores(ctx.query_texts)
+    rare_idf = rare_term_idf(ctx.query_texts, ctx.doc_texts)
+    channels = [
+        sent_topmean,
+        zscore_rows(bm25, mask),
+        rare_idf,
+    ]
+    fused = rrf(channels, mask, k=RRF_K)
+    if mask is not None:
+        fused = np.where(mask, fused, 0.0)
+    return fused.astype(np.float32)
