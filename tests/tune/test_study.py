@@ -57,3 +57,17 @@ def test_the_study_figure_is_drawn(tmp_path):
     rows = [row("a", 0.03, 0.01, 0.05), row("d", -0.04, -0.08, -0.01)]
     path = draw_study(rows, tmp_path / "figures" / "study.svg")
     assert path.read_text(encoding="utf-8").lstrip().startswith("<?xml")
+
+
+def test_the_readme_states_the_committed_study_s_numbers():
+    rows = study_rows(STUDY)
+    readme = " ".join((STUDY.parents[1] / "README.md").read_text(encoding="utf-8").split())
+    wins = sorted((r.margin for r in rows if r.margin > 0.001), reverse=True)
+    said = ", ".join(f"{m:+.4f}" for m in wins[:-1]) + f" and {wins[-1]:+.4f}"
+    assert f"the pick beats it on {len(wins)} tasks (by {said} nDCG@10" in readme
+    losses = [(r.task, round(r.margin, 4)) for r in rows if r.ci_high < 0]
+    assert losses == [("financebench", -0.0468)]
+    assert "(financebench, \N{MINUS SIGN}0.0468)" in readme
+    fusion_picks = sum(r.pick_kind == "fusion" for r in rows)
+    assert (len(rows), fusion_picks) == (14, 7)
+    assert "On fourteen tasks" in readme and "the pick on seven" in readme
