@@ -20,6 +20,10 @@ lines) and the ratio to the budget::
 
 The last line reads ``wall_seconds=… budget_seconds=… ratio=… queries=… documents=…``; the
 target is ``ratio <= 1``. The run folder is kept with ``--keep DIR``.
+
+Measured on 2026-11-29 on two cores, an empty cache, the default encoder: ``wall_seconds=630
+budget_seconds=1800 ratio=0.35 queries=300 documents=5000``; the search ran its 30 generations
+and stopped at 417 s, judging the candidates and the test report took the rest.
 """
 
 from __future__ import annotations
