@@ -20,7 +20,9 @@ from embedding_ttc.errors import MissingExtraError, UnknownNameError
 from embedding_ttc.executors import InProcessExecutor, Lost, RayExecutor, open_executor
 
 OPTIONS = {"log_to_driver": False}
-ENDLESS = 120.0  # seconds an uncancelled endless job would run: a test tells it from a cancel
+ENDLESS = 600.0
+"""Seconds an uncancelled endless job runs: far beyond a cancel, even on a loaded machine (the
+cancel is allowed a quarter of it, which covers starting Ray's workers under load)."""
 
 
 def squares(job: int, offset: int = 0) -> Iterator[int]:
@@ -181,7 +183,7 @@ def _the_cpu_is_free(started: float) -> bool:
     """Whether a job that takes the module's whole CPU runs at once (nothing else holds it)."""
     whole = RayExecutor(cpus_per_job=1.0)
     assert list(whole.map(squares, [1], ordered=True)) == [(1, 1), (1, -1)]
-    return time.monotonic() - started < ENDLESS / 2
+    return time.monotonic() - started < ENDLESS / 4
 
 
 @pytest.mark.ray
