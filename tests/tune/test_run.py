@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from embedding_ttc.encoders.cache import CachedEncoder
 from embedding_ttc.encoders.catalog import load_encoder
 from embedding_ttc.evaluation.evaluate import run_programs
 from embedding_ttc.programs.catalog import get_program
+from embedding_ttc.search.open import SearchSetup
 from embedding_ttc.tasks.beir import load_beir_folder
 from embedding_ttc.tasks.catalog import packaged_folder
 from embedding_ttc.tune.config import TaskSource, TuneConfig
@@ -102,11 +104,11 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("tune")
     cache = root / "cache"
     original = beir_copy(root / "a" / "mytask")
-    first = TuneSetup(run_dir=root / "run-a", cache_dir=cache)
+    first = TuneSetup(SearchSetup(run_dir=root / "run-a", cache_dir=cache))
     pick, _ = run_tune(config(original), first)
     split = json.loads((first.run_dir / "split.json").read_text(encoding="utf-8"))
     perturbed = beir_copy(root / "b" / "mytask", perturb_test=split["test"])
-    second = TuneSetup(run_dir=root / "run-b", cache_dir=cache)
+    second = TuneSetup(SearchSetup(run_dir=root / "run-b", cache_dir=cache))
     run_tune(config(perturbed), second)
     return original, first, second, pick
 
@@ -154,7 +156,8 @@ def test_the_search_under_ray_makes_the_choices_it_makes_in_process(runs, tmp_pa
     original, first, _, _ = runs
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
-        setup = TuneSetup(run_dir=tmp_path / "run-ray", cache_dir=first.cache_dir, executor="ray")
+        where = replace(first.where, run_dir=tmp_path / "run-ray", executor="ray")
+        setup = TuneSetup(where)
         run_tune(config(original), setup)
     finally:
         ray.shutdown()

@@ -89,11 +89,11 @@ def _bars(
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Tune a second stage on one task's judged queries; print the pick and its test table."""
-    from embedding_ttc.search.open import BackendSetup
+    from embedding_ttc.search.open import BackendSetup, SearchSetup
     from embedding_ttc.tune.run import TuneEvents, TuneSetup, run_tune
 
     config = _config(args)
-    setup = TuneSetup(
+    where = SearchSetup(
         run_dir=args.run_dir,
         data_dir=args.data_dir,
         cache_dir=args.cache_dir,
@@ -101,9 +101,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         device=args.device,
         executor=args.executor,
         ray_address=args.ray_address,
-        budget_minutes=args.budget_minutes,
         backend=BackendSetup(base_url=args.base_url),
     )
+    setup = TuneSetup(where, budget_minutes=args.budget_minutes)
     console = rich_console(highlight=False)
     with _bars(not args.no_progress) as (on_stage, on_advance):
         events = TuneEvents(on_stage=on_stage, on_advance=on_advance, say=console.print)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -45,7 +45,7 @@ from embedding_ttc.runs.frontier import FrontierError, evaluated, score
 from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import SplitSettings, split_queries
 from embedding_ttc.search.loop import Budget, LoopEvents
-from embedding_ttc.search.open import BackendSetup, SearchSetup, open_search
+from embedding_ttc.search.open import SearchSetup, open_search
 from embedding_ttc.tasks.task import RetrievalTask
 from embedding_ttc.tune.candidates import Candidate, candidates, source_checkout
 from embedding_ttc.tune.config import TUNE_CONFIG_FILE, TuneConfig, record_tune_config
@@ -92,30 +92,29 @@ SEARCH_SHARE_OF_BUDGET = 0.6
 
 @dataclass(frozen=True)
 class TuneSetup:
-    """Where and how a tune run works; nothing here changes its records.
+    """Where and how a tune run works: as a search is set up, with a budget.
+
+    Nothing here changes the run's records.
 
     Attributes:
-        run_dir: the run folder.
-        data_dir: the data root (``--data-dir``), for a task given by name.
-        cache_dir: the embedding cache (``None``: the default).
-        use_cache: read and write the embedding cache.
-        device: the encoder's device.
-        executor: where the search's candidates run (``inprocess`` or ``ray``).
-        ray_address: a Ray cluster, for ``ray``.
+        where: the run folder, data root, embedding cache, device, executor and LLM backend, as
+            a search takes them (its ``run_dir`` is the tune run's folder; the search itself
+            works in ``RUN/search``, and registers no pick rule of its own).
         budget_minutes: the run's wall-time budget (``None``: none).
-        backend: how an LLM strategy's backend is reached.
 
     """
 
-    run_dir: Path
-    data_dir: Path | None = None
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    device: str = "auto"
-    executor: str = "inprocess"
-    ray_address: str | None = None
+    where: SearchSetup
     budget_minutes: float | None = None
-    backend: BackendSetup = field(default_factory=BackendSetup)
+
+    @property
+    def run_dir(self) -> Path:
+        """The run folder."""
+        return self.where.run_dir
+
+    def search(self) -> SearchSetup:
+        """The setup of the run's search: the same, in ``RUN/search``, without a pick rule."""
+        return replace(self.where, run_dir=self.run_dir / SEARCH_DIR, pick_rule=None)
 
 
 @dataclass
@@ -179,9 +178,9 @@ class TuneRun:
         if self._encoder is None:
             self._encoder = NamedEncoder(
                 self.config.encoder,
-                cache_dir=self.setup.cache_dir,
-                use_cache=self.setup.use_cache,
-                device=self.setup.device,
+                cache_dir=self.setup.where.cache_dir,
+                use_cache=self.setup.where.use_cache,
+                device=self.setup.where.device,
             ).load()
         return self._encoder
 
@@ -196,7 +195,7 @@ class TuneRun:
 
         """
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        task = load_source(self.config, self.setup.data_dir)
+        task = load_source(self.config, self.setup.where.data_dir)
         record_tune_config(self.run_dir, self.config)
         split = split_tune_test(task, self.config.encoder, self.config.seed, self.config.test_share)
         record_tune_split(self.run_dir, split)
@@ -258,16 +257,7 @@ class TuneRun:
             objective="reference",
             limits=None,
         )
-        setup = SearchSetup(
-            run_dir=self.run_dir / SEARCH_DIR,
-            data_dir=self.setup.data_dir,
-            cache_dir=self.setup.cache_dir,
-            use_cache=self.setup.use_cache,
-            device=self.setup.device,
-            executor=self.setup.executor,
-            ray_address=self.setup.ray_address,
-            backend=self.setup.backend,
-        )
+        setup = self.setup.search()
         generations = self.config.generations
         deadline = self.deadline(SEARCH_SHARE_OF_BUDGET)
         wall = None if deadline is None else max(deadline - time.monotonic(), 0.0)
@@ -409,7 +399,9 @@ class TuneRun:
         self, programs: list[tuple[str, Deployable]], task: RetrievalTask
     ) -> dict[str, float]:
         """Each program's median served seconds on ``task`` (:mod:`~embedding_ttc.tune.served`)."""
-        raw = NamedEncoder(self.config.encoder, use_cache=False, device=self.setup.device).load()
+        raw = NamedEncoder(
+            self.config.encoder, use_cache=False, device=self.setup.where.device
+        ).load()
         return served_seconds(
             programs,
             task,
@@ -540,7 +532,7 @@ def write_report(
     out = run.run_dir / REPORT_DIR
     report = read_report(out)
     if report is None:
-        task = load_source(run.config, run.setup.data_dir)
+        task = load_source(run.config, run.setup.where.data_dir)
         report = build_report(run, restrict(task, split.test), fusion, judged, chosen)
         out.mkdir(parents=True, exist_ok=True)
         write_atomic(out / REPORT_FILE, report.model_dump_json(indent=1) + "\n")
