@@ -23,11 +23,11 @@ from embedding_ttc.programs.catalog import get_program
 from embedding_ttc.search.open import SearchSetup
 from embedding_ttc.tasks.beir import load_beir_folder
 from embedding_ttc.tasks.catalog import packaged_folder
+from embedding_ttc.tasks.task import restrict_queries
 from embedding_ttc.tune.config import TaskSource, TuneConfig
 from embedding_ttc.tune.deploy import deployment
 from embedding_ttc.tune.rule import TuneRule
 from embedding_ttc.tune.run import TuneSetup, run_tune
-from embedding_ttc.tune.split import restrict
 
 pytestmark = pytest.mark.slow
 
@@ -170,7 +170,7 @@ def test_the_index_built_from_the_run_serves_evaluate_s_scores(runs, tmp_path):
     fusion = json.loads((first.run_dir / "fusion.json").read_text(encoding="utf-8"))["program"]
     task = load_beir_folder(original)
     split = json.loads((first.run_dir / "split.json").read_text(encoding="utf-8"))
-    test = restrict(task, split["test"])
+    test = restrict_queries(task, split["test"])
     encoder = CachedEncoder(load_encoder(ENCODER), tmp_path / "cache")
     docs = [
         Document(i, t, b)

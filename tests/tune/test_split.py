@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from embedding_ttc.tasks.task import RetrievalTask
+from embedding_ttc.tasks.task import RetrievalTask, restrict_queries
 from embedding_ttc.tune.split import (
     MIN_TEST_QUERIES,
     MIN_TUNE_QUERIES,
     TuneSplitError,
     record_tune_split,
-    restrict,
     split_tune_test,
 )
 
@@ -41,7 +40,7 @@ def test_the_cut_is_seeded_disjoint_and_whole():
 
 def test_the_cut_does_not_depend_on_the_file_order():
     t = task(40)
-    shuffled = restrict(t, t.query_ids)
+    shuffled = restrict_queries(t, t.query_ids)
     shuffled = RetrievalTask(
         **{
             **shuffled.__dict__,
@@ -66,10 +65,10 @@ def test_too_few_judged_queries_are_refused_with_the_counts():
         split_tune_test(task(30), "e", 0, test_share=1.0)
 
 
-def test_restrict_keeps_only_the_named_queries_and_their_judgements():
+def test_restricting_keeps_only_the_named_queries_and_their_judgements():
     t = task(40)
     cut = split_tune_test(t, "e", 0)
-    tune = restrict(t, cut.tune)
+    tune = restrict_queries(t, cut.tune)
     assert list(tune.query_ids) == [q for q in t.query_ids if q in set(cut.tune)]
     assert set(tune.qrels) == set(cut.tune)
     assert not set(tune.query_texts) & {t.query_texts[t.query_ids.index(q)] for q in cut.test}

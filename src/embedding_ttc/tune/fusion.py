@@ -11,8 +11,8 @@ number a configuration is chosen by is the number the deployed program gives. Th
 *the tuned fusion*.
 
 Only the fit queries' judgements are read: the caller hands the task restricted to the queries
-it may choose on (:func:`~embedding_ttc.tune.split.restrict`) and, for a fit inside it, the ids
-of the fit part.
+it may choose on (:func:`~embedding_ttc.tasks.task.restrict_queries`) and, for a fit inside it,
+the ids of the fit part.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ A run folder holds, each written whole when its step ends (a killed run resumes 
 * ``runs.jsonl``: each invocation's wall time and how it ended.
 
 Nothing before the report is handed a test query: every step receives the task restricted to
-the tune queries (:func:`~embedding_ttc.tune.split.restrict`).
+the tune queries (:func:`~embedding_ttc.tasks.task.restrict_queries`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from embedding_ttc.runs.ledger import Ledger
 from embedding_ttc.runs.split import SplitSettings, split_queries
 from embedding_ttc.search.loop import Budget, LoopEvents
 from embedding_ttc.search.open import SearchSetup, open_search
-from embedding_ttc.tasks.task import RetrievalTask
+from embedding_ttc.tasks.task import RetrievalTask, restrict_queries
 from embedding_ttc.tune.candidates import Candidate, candidates, source_checkout
 from embedding_ttc.tune.config import TUNE_CONFIG_FILE, TuneConfig, record_tune_config
 from embedding_ttc.tune.figure import draw_report
@@ -78,7 +78,7 @@ from embedding_ttc.tune.rule import best as best_verdict
 from embedding_ttc.tune.scoring import ProgramScore, score_programs
 from embedding_ttc.tune.served import SERVED_QUERIES, Deployable, served_seconds
 from embedding_ttc.tune.source import load_source
-from embedding_ttc.tune.split import TuneSplit, record_tune_split, restrict, split_tune_test
+from embedding_ttc.tune.split import TuneSplit, record_tune_split, split_tune_test
 
 SESSIONS_FILE = "runs.jsonl"
 SEARCH_DIR = "search"
@@ -200,7 +200,7 @@ class TuneRun:
         split = split_tune_test(task, self.config.encoder, self.config.seed, self.config.test_share)
         record_tune_split(self.run_dir, split)
         digest = register_rule(self.run_dir, self.config.rule)
-        return restrict(task, split.tune), split, digest
+        return restrict_queries(task, split.tune), split, digest
 
     def inner_split(self, tune_task: RetrievalTask) -> Any:
         """The cut of the tune queries into the search's part and the pick's validation part."""
@@ -533,7 +533,7 @@ def write_report(
     report = read_report(out)
     if report is None:
         task = load_source(run.config, run.setup.where.data_dir)
-        report = build_report(run, restrict(task, split.test), fusion, judged, chosen)
+        report = build_report(run, restrict_queries(task, split.test), fusion, judged, chosen)
         out.mkdir(parents=True, exist_ok=True)
         write_atomic(out / REPORT_FILE, report.model_dump_json(indent=1) + "\n")
     write_atomic(out / "table.md", render_table(report))

@@ -8,7 +8,8 @@ by ``tune:<task>`` so that it is not the search's own cut of the same ids. About
 ``test_share`` of the queries go to test.
 
 Every choice the run makes (the fusions' tuning, the program search, the pick) is handed the
-task restricted to the **tune** queries (:func:`restrict`): the test queries are not in the
+task restricted to the **tune** queries
+(:func:`~embedding_ttc.tasks.task.restrict_queries`): the test queries are not in the
 objects those steps receive, so no number of theirs can reach them. Only the report reads the
 test part, once, after ``pick.json`` is written.
 """
@@ -16,7 +17,6 @@ test part, once, after ``pick.json`` is written.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from embedding_ttc.durable import write_atomic
 from embedding_ttc.errors import EmbeddingTTCError
 from embedding_ttc.runs.split import SplitSettings, split_task
-from embedding_ttc.tasks.task import RetrievalTask, restrict_queries
+from embedding_ttc.tasks.task import RetrievalTask
 
 TUNE_SPLIT_FILE = "split.json"
 TUNE_SPLIT_SCHEMA_VERSION: Literal[1] = 1
@@ -112,11 +112,6 @@ def split_tune_test(
         tune=cut.search,
         test=cut.validation,
     )
-
-
-def restrict(task: RetrievalTask, query_ids: Sequence[str]) -> RetrievalTask:
-    """``task`` with only ``query_ids``: what every step before the report is handed."""
-    return restrict_queries(task, query_ids)
 
 
 def read_tune_split(run_dir: Path) -> TuneSplit | None:
