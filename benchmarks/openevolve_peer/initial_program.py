@@ -12,5 +12,5 @@ def program(Q, D, S, ctx):
     # EVOLVE-BLOCK-START
     mask = mask_for(ctx, S)  # None, or (n_q, n_d) bool: each query's candidates
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
-    return rrf([lexical, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)
     # EVOLVE-BLOCK-END

@@ -125,28 +125,41 @@ def test_fuse_by_zscores_and_by_rank():
     A, B = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
     mask = rng.random((3, 5)) > 0.3
     mask[:, 0] = True
-    fused = channels.fuse([A, B], [1.0, 0.5], mask)
+    fused = channels.fuse([A, B], [1.0, 0.5], mask=mask)
     expected = zscore_rows(A.astype(np.float32), mask) + 0.5 * zscore_rows(
         B.astype(np.float32), mask
     )
     np.testing.assert_allclose(fused, expected, atol=1e-6)
     assert fused.dtype == np.float32
-    np.testing.assert_allclose(channels.fuse([A, B], None, mask, "rrf"), rrf([A, B], mask=mask))
+    np.testing.assert_allclose(
+        channels.fuse([A, B], None, mask=mask, method="rrf"), rrf([A, B], mask=mask)
+    )
     np.testing.assert_array_equal(channels.fuse([A, B]), channels.fuse([A, B], [1, 1]))
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "options", "message"),
     [
-        (([],), "at least one channel"),
-        (([np.zeros((2, 3)), np.zeros((3, 2))],), "differ in shape"),
-        (([np.zeros((2, 3))], [1.0, 2.0]), "1 channels but 2 weights"),
-        (([np.zeros((2, 3))], None, None, "mean"), "unknown method 'mean'"),
+        (([],), {}, "at least one channel"),
+        (([np.zeros((2, 3)), np.zeros((3, 2))],), {}, "differ in shape"),
+        (([np.zeros((2, 3))], [1.0, 2.0]), {}, "1 channels but 2 weights"),
+        (([np.zeros((2, 3))],), {"method": "mean"}, "unknown method 'mean'"),
     ],
 )
-def test_fuse_names_bad_input(args, message):
+def test_fuse_names_bad_input(args, options, message):
     with pytest.raises(ValueError, match=message):
-        channels.fuse(*args)
+        channels.fuse(*args, **options)
+
+
+def test_the_mask_of_fuse_and_rrf_is_keyword_only():
+    # fuse takes weights second and rrf took the mask second: neither takes a mask by position.
+    A = np.arange(6, dtype=np.float32).reshape(2, 3)
+    mask = np.ones((2, 3), dtype=bool)
+    with pytest.raises(TypeError, match="positional"):
+        channels.fuse([A, A], [1.0, 1.0], mask)
+    with pytest.raises(TypeError, match="positional"):
+        rrf([A, A], mask)
+    np.testing.assert_array_equal(rrf([A, A], mask=mask), rrf([A, A]))
 
 
 def test_channels_are_deterministic(tiny_task):
@@ -165,7 +178,7 @@ def test_channels_are_deterministic(tiny_task):
                     channels.prf_scores(Q, D, S, mask=mask),
                 ],
                 [1.0, 0.5, 0.5, 0.3, 0.3],
-                mask,
+                mask=mask,
             )
         )
     np.testing.assert_array_equal(runs[0], runs[1])

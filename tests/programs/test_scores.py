@@ -173,7 +173,7 @@ def test_ranks_are_a_permutation_of_candidates() -> None:
 def test_rrf_with_k_zero_is_the_papers_reciprocal_rank() -> None:
     # Single channel, masked ranks [[1, 3, 2, inf], [3, 1, inf, 2]] -> 1/rank, 0 off-candidate.
     np.testing.assert_allclose(
-        rrf([S], M, k=0), [[1, 1 / 3, 1 / 2, 0], [1 / 3, 1, 0, 1 / 2]], rtol=1e-6
+        rrf([S], mask=M, k=0), [[1, 1 / 3, 1 / 2, 0], [1 / 3, 1, 0, 1 / 2]], rtol=1e-6
     )
 
 
@@ -301,7 +301,7 @@ def test_inputs_are_not_mutated_and_results_are_deterministic() -> None:
         lambda: zscore_rows(x, m),
         lambda: zscore_cols(x, m),
         lambda: ranks(x, m),
-        lambda: rrf([x, x], m),
+        lambda: rrf([x, x], mask=m),
         lambda: top_k_indices(x, 2, m),
         lambda: bottom_k_indices(x, 2, m),
         lambda: median_split(x, m),

@@ -681,9 +681,9 @@ def program(Q, D, S, ctx):
     \"\"\"A channel added above the line that makes the mask.\"\"\"
     P = prf_scores(Q, D, S, k=K, alpha=0.5, mask=mask)
     lexical = bm25_scores(ctx)
-    late = rrf([lexical, S], mask)
+    late = rrf([lexical, S], mask=mask)
     mask = mask_for(ctx, S)
-    both = rrf([lexical, P, late], mask)
+    both = rrf([lexical, P, late], mask=mask)
     return both
 """
 
@@ -728,16 +728,19 @@ def program(Q, D, S, ctx):
 
 def test_weights_given_to_rrf_as_its_second_argument_are_dropped():
     # What the 1.5B model wrote in 4 of 20 edit generations: rrf(channels, weights, mask),
-    # which passed the weights as the mask and the mask as k.
+    # from when rrf took its mask second (fuse takes weights second).
     repaired, notes = drop_rrf_weights(RRF_WITH_WEIGHTS)
     assert "    first = rrf([lexical, S, M], mask)  # « the weights »" in repaired
     assert "    return rrf([first, rrf([S, M])], mask, k=10)" in repaired
     assert notes == (
-        "dropped the weights [1.0] given to rrf, whose second argument is the mask",
-        "dropped the weights weights given to rrf, whose second argument is the mask",
-        "dropped the weights (1, 2) given to rrf, whose second argument is the mask",
+        "dropped the weights [1.0] given to rrf, which takes no weights",
+        "dropped the weights weights given to rrf, which takes no weights",
+        "dropped the weights (1, 2) given to rrf, which takes no weights",
     )
-    assert repair_source(RRF_WITH_WEIGHTS)[0] == repaired
+    # The repairs then pass the mask, and k after it, by keyword.
+    whole = repair_source(RRF_WITH_WEIGHTS)[0]
+    assert "    first = rrf([lexical, S, M], mask=mask)  # « the weights »" in whole
+    assert "    return rrf([first, rrf([S, M])], mask=mask, k=10)" in whole
     # Left alone: rrf with its mask, a mask of None, and a source that does not parse.
     assert drop_rrf_weights(repaired) == (repaired, ())
     plain = "def program(Q, D, S, ctx):\n    return rrf([S, S], None)\n"

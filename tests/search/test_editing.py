@@ -374,14 +374,14 @@ def test_while_the_frontier_holds_only_p0_the_edit_starts_from_the_seed(server):
     assert choose_parent(_state(), seed=3, seeds=seeds, explore=0.0).name == "g0001"
 
     edit = (
-        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n=======\n"
-        "    return rrf([lexical, S, S], mask)\n>>>>>>> REPLACE\n"
+        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)\n=======\n"
+        "    return rrf([lexical, S, S], mask=mask)\n>>>>>>> REPLACE\n"
         "Novelty: counts the dense ranking twice.\nHypothesis: dense is the stronger channel.\n"
     )
     server.enqueue(Reply(edit))
     proposal = EditProposer(backend(server), explore=0.0, seeds=seeds).propose(_root_only_state())
     assert proposal.parent_id == "BM25DenseRRF"
-    assert proposal.source is not None and "rrf([lexical, S, S], mask)" in proposal.source
+    assert proposal.source is not None and "rrf([lexical, S, S], mask=mask)" in proposal.source
     prompt = server.prompts[0]
     assert prompt is not None and "The program to edit: BM25DenseRRF" in prompt
     assert SEEDS["BM25DenseRRF"].rstrip().splitlines()[-1] in prompt
@@ -414,12 +414,12 @@ def test_a_block_copied_with_another_comment_is_placed_by_its_code():
     from embedding_ttc.search.strategies.edit.seeds import SEEDS
 
     reply = (
-        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # the rescored matrix\n=======\n"
-        "    return rrf([zscore_rows(lexical), S], mask)\n>>>>>>> REPLACE\n"
+        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask=mask)  # the rescored matrix\n=======\n"
+        "    return rrf([zscore_rows(lexical), S], mask=mask)\n>>>>>>> REPLACE\n"
     )
     edited = apply_blocks(SEEDS["BM25DenseRRF"], parse_blocks(reply))
     assert edited.matches == ("code",)
-    assert edited.source.endswith("    return rrf([zscore_rows(lexical), S], mask)\n")
+    assert edited.source.endswith("    return rrf([zscore_rows(lexical), S], mask=mask)\n")
     with pytest.raises(EditError, match="not in the program"):
         apply_blocks(
             SEEDS["BM25DenseRRF"],
@@ -456,12 +456,12 @@ def test_every_seed_passes_the_checks_and_scores_as_its_library_program(tiny_tas
 HEADINGS = """\
 ### SEARCH
 ```python
-    return rrf([lexical, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)
 ```
 
 ### REPLACE
 ```python
-    return rrf([lexical, S, S], mask)  # the rescored matrix
+    return rrf([lexical, S, S], mask=mask)  # the rescored matrix
 ```
 
 ### Novelty: counts the dense ranking twice
@@ -474,12 +474,12 @@ def test_pairs_written_as_markdown_headings_over_fences_are_blocks():
     blocks = parse_blocks(HEADINGS)
     assert blocks == [
         EditBlock(
-            "    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n",
-            "    return rrf([lexical, S, S], mask)  # the rescored matrix\n",
+            "    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)\n",
+            "    return rrf([lexical, S, S], mask=mask)  # the rescored matrix\n",
         )
     ]
     edited = apply_blocks(SEEDS["BM25DenseRRF"], blocks).source
-    assert "return rrf([lexical, S, S], mask)" in edited
+    assert "return rrf([lexical, S, S], mask=mask)" in edited
     assert parse_blocks("**Search:**\n```\na\n```\nno replace heading\n```\nb\n```\n") == []
     assert parse_blocks("### REPLACE\n```\nb\n```\n### SEARCH\n```\na\n```\n") == []
 
@@ -487,14 +487,15 @@ def test_pairs_written_as_markdown_headings_over_fences_are_blocks():
 def test_a_repeated_search_revises_the_earlier_blocks_change():
     from embedding_ttc.search.strategies.edit.seeds import SEEDS
 
-    last = "    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n"
+    last = "    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)\n"
     reply = (
-        f"<<<<<<< SEARCH\n{last}=======\n    return rrf([S], mask)\n>>>>>>> REPLACE\n"
-        f"<<<<<<< SEARCH\n{last}=======\n    return rrf([S, lexical, S], mask)\n>>>>>>> REPLACE\n"
+        f"<<<<<<< SEARCH\n{last}=======\n    return rrf([S], mask=mask)\n>>>>>>> REPLACE\n"
+        f"<<<<<<< SEARCH\n{last}=======\n"
+        "    return rrf([S, lexical, S], mask=mask)\n>>>>>>> REPLACE\n"
     )
     edited = apply_blocks(SEEDS["BM25DenseRRF"], parse_blocks(reply))
-    assert edited.source.endswith("    return rrf([S, lexical, S], mask)\n")
-    assert "rrf([S], mask)" not in edited.source and edited.matches == ("exact", "exact")
+    assert edited.source.endswith("    return rrf([S, lexical, S], mask=mask)\n")
+    assert "rrf([S], mask=mask)" not in edited.source and edited.matches == ("exact", "exact")
 
 
 def test_a_generation_without_a_program_keeps_the_reason_and_the_last_reply(server, tmp_path):
@@ -525,8 +526,8 @@ def test_an_edit_using_a_helper_it_did_not_import_gets_the_import(server):
     from embedding_ttc.search.strategies.edit.seeds import seeds_for
 
     edit = (
-        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask)  # float32 (n_q, n_d)\n=======\n"
-        "    return rrf([zscore_rows(lexical), S], mask)\n>>>>>>> REPLACE\n"
+        "<<<<<<< SEARCH\n    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)\n=======\n"
+        "    return rrf([zscore_rows(lexical), S], mask=mask)\n>>>>>>> REPLACE\n"
         "Novelty: z-scores BM25 per query first.\n"
     )
     server.enqueue(Reply(edit))

@@ -199,7 +199,7 @@ def test_primitive_reference_lists_every_exported_name():
         module = importlib.import_module(f"embedding_ttc.programs.primitives.{short}")
         for name in getattr(module, "__all__", ()):
             assert f"  {name}" in reference, (short, name)
-    assert "  rrf(channels, mask=None, k=60, ties='average') — " in reference
+    assert "  rrf(channels, *, mask=None, k=60, ties='average') — " in reference
     assert "  maxsim(Q, C, owner, n_docs, *, mask=None" in reference
     assert "    .fit(doc_texts) — " in reference  # BM25's classmethod, without cls
     assert "  _" not in reference  # nothing private

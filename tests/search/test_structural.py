@@ -143,7 +143,16 @@ EARLIER_CHANNELS = (
 )
 EARLIER_NORMALISATIONS = ("none", "row", "col", "both")
 EARLIER_FUSIONS = ("rrf", "zsum", "wsum")
-EARLIER_SHA256 = "b149f07906dd9f5e673c94cd52f5ca2575df434a74a9bfcf9b3f40d8dec4656c"
+EARLIER_SHA256 = "eb875c5e26274d5302c394c5607164cb3cdaae412962cb87a8db06f23c50f967"
+# The digests pinned before rrf took its mask by keyword: the same sources with the one change
+# scripts/migrate_mask_keyword.py made to the committed ones taken back (positional_mask).
+EARLIER_POSITIONAL_SHA256 = "b149f07906dd9f5e673c94cd52f5ca2575df434a74a9bfcf9b3f40d8dec4656c"
+RENDERER_V1_POSITIONAL_SHA256 = "4112092bac58dde37cfa7aa4be431c11b0b292b7671d3119d75294dc3d2266a5"
+
+
+def positional_mask(source: str) -> str:
+    """A rendered source as the renderer wrote it while rrf took its mask by position."""
+    return source.replace(", mask=mask, k=RRF_K)", ", mask, k=RRF_K)")
 
 
 def earlier_genomes() -> list[Genome]:
@@ -195,22 +204,28 @@ def wider_genomes() -> list[Genome]:
 
 
 def test_earlier_genomes_render_as_before():
-    digest = hashlib.sha256()
+    digest, positional = hashlib.sha256(), hashlib.sha256()
     for genome in earlier_genomes():
-        digest.update(f"{genome.key()}\0{render_program(genome)}\0".encode())
+        source = render_program(genome)
+        digest.update(f"{genome.key()}\0{source}\0".encode())
+        positional.update(f"{genome.key()}\0{positional_mask(source)}\0".encode())
     assert digest.hexdigest() == EARLIER_SHA256
+    assert positional.hexdigest() == EARLIER_POSITIONAL_SHA256
 
 
 # Every earlier and wider genome as renderer version 1 wrote it (min-max as a helper in the
 # program): the digest the renderer gave before it called the min-max primitive.
-RENDERER_V1_SHA256 = "4112092bac58dde37cfa7aa4be431c11b0b292b7671d3119d75294dc3d2266a5"
+RENDERER_V1_SHA256 = "dd340149c8935d335e90c8422269afcf619609cc121dfd4d1f46c62831402781"
 
 
 def test_renderer_version_1_renders_as_before():
-    digest = hashlib.sha256()
+    digest, positional = hashlib.sha256(), hashlib.sha256()
     for genome in earlier_genomes() + wider_genomes():
-        digest.update(f"{genome.key()}\0{render_program(genome, renderer=1)}\0".encode())
+        source = render_program(genome, renderer=1)
+        digest.update(f"{genome.key()}\0{source}\0".encode())
+        positional.update(f"{genome.key()}\0{positional_mask(source)}\0".encode())
     assert digest.hexdigest() == RENDERER_V1_SHA256
+    assert positional.hexdigest() == RENDERER_V1_POSITIONAL_SHA256
 
 
 def test_the_renderer_versions_differ_in_min_max_only():
@@ -323,8 +338,10 @@ PINNED_CHAIN = [
     ),
 ]
 # Under the current renderer (version 2: min-max through the primitive); version 1's sources of
-# the same genomes are pinned by RENDERER_V1_SHA256.
-EMITTED_SHA256 = "4e16dd99baf5c61af6ab9a4ce589440d3a8aa94369c7ac5b7c30372c27053489"
+# the same genomes are pinned by RENDERER_V1_SHA256. Re-pinned when rrf took its mask by
+# keyword: the seeded run chooses from its ledger's structural fingerprints, which changed
+# with the programs, so from generation 1 on it takes another path.
+EMITTED_SHA256 = "c21730b0ce13a7c35207e8a024c75c27c8fadac3b29c0f932aed3ccaa316c4b0"
 
 
 def test_structural_mutation_chain_and_rendering_are_pinned():

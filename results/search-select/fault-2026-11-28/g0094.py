@@ -41,7 +41,7 @@ def program(Q, D, S, ctx):
         zscore_rows(bm25, mask),
         bigram,
     ]
-    fused = rrf(channels, mask, k=RRF_K)
+    fused = rrf(channels, mask=mask, k=RRF_K)
     if mask is not None:
         fused = np.where(mask, fused, 0.0)
     return fused.astype(np.float32)

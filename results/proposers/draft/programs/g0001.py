@@ -11,4 +11,4 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # None or (n_q, n_d) bool
     M = chunk_scores(Q, ctx, "sentence", "max", mask)  # (n_q, n_d); documents encoded once
     M2 = chunk_scores(Q, ctx, "paragraph", "topmean", mask)  # (n_q, n_d); documents encoded once
-    return fuse([S, M, M2], [W_S, W_CHUNK, W_CHUNK], mask)  # float32 (n_q, n_d)
+    return fuse([S, M, M2], [W_S, W_CHUNK, W_CHUNK], mask=mask)  # float32 (n_q, n_d)

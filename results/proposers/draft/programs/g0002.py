@@ -13,4 +13,4 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
     A = chunk_scores(Q, ctx, "paragraph", "max", mask)
     B = chunk_scores(Q, ctx, "sentence_pair", "topmean", mask)
-    return fuse([S, A, B], [W_S, W_PARAGRAPH, W_SENTENCE_PAIR], mask)
+    return fuse([S, A, B], [W_S, W_PARAGRAPH, W_SENTENCE_PAIR], mask=mask)

@@ -16,4 +16,4 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
     B = bm25_scores(ctx)  # (n_q, n_d); documents encoded once
     C = query_term_coverage(ctx.query_texts, ctx.doc_texts)  # (n_q, n_d); queries encoded once
-    return fuse([S, B, C], [W_S, W_BM25, W_QTC], mask, "rrf")  # float32 (n_q, n_d)
+    return fuse([S, B, C], [W_S, W_BM25, W_QTC], mask=mask, method="rrf")  # float32 (n_q, n_d)

@@ -13,4 +13,4 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
     P1 = prefix_scores(Q, D, Q.shape[1] // 4)  # (n_q, d1) P1
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)  # (n_q, d2) P2
-    return fuse([S, P2, P1], [W_S, W_P2, W_P1], mask)  # float32 (n_q, n_d)
+    return fuse([S, P2, P1], [W_S, W_P2, W_P1], mask=mask)  # float32 (n_q, n_d)

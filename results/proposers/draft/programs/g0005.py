@@ -19,5 +19,5 @@ def program(Q, D, S, ctx):
     S_prefix_weights = 1.0 / S_prefix_gap
     S_prefix_weights /= np.sum(S_prefix_weights)
     S_prefix_rescore = S_prefix * S_prefix_weights[:, None]
-    S_merged = fuse([S, S_prefix_rescore], [W_S, W_P], mask)
+    S_merged = fuse([S, S_prefix_rescore], [W_S, W_P], mask=mask)
     return S_merged.astype(np.float32)

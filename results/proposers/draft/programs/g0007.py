@@ -9,4 +9,4 @@ def program(Q, D, S, ctx):
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)
     S = S
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
-    return fuse([S, P2, P1], [1.0, 1.0, 1.0], mask)
+    return fuse([S, P2, P1], [1.0, 1.0, 1.0], mask=mask)

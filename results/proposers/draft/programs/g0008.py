@@ -22,4 +22,4 @@ def program(Q, D, S, ctx):
     # Fuse the S channel with the BM25 and query_term_coverage channels
     B = bm25_scores(ctx)
     C = query_term_coverage(ctx.query_texts, ctx.doc_texts)
-    return fuse([S, B, C], weights, mask, "rrf")
+    return fuse([S, B, C], weights, mask=mask, method="rrf")

@@ -18,5 +18,5 @@ def program(Q, D, S, ctx):
     P = prf_scores(Q, D, S, k=K, alpha=ALPHA, mask=mask)  # (n_q, n_d); moved query's cosine matrix
     A = chunk_scores(Q, ctx, "paragraph", "max", mask)  # (n_q, n_d); best piece of each paragraph
     B = chunk_scores(Q, ctx, "sentence_pair", "topmean", mask)  # (n_q, n_d); mean piece of each sentence pair
-    S2 = fuse([S, A, B], [1.0, 1.0, 1.0], mask)  # (n_q, n_d); fused cosine score of all pieces
+    S2 = fuse([S, A, B], [1.0, 1.0, 1.0], mask=mask)  # (n_q, n_d); fused cosine score of all pieces
     return S2.astype(np.float32)

@@ -28,5 +28,5 @@ def program(Q, D, S, ctx):
     gap = max_scores - z_scores_S[np.argsort(max_scores)[::-1][:10]]
     # Step 3: Mix the two channels with per-query weights
     weights = gap / gap.mean()
-    S_fused = fuse([S, B, C], [W_S, W_BM25, W_QTC], mask, "rrf", weights=weights)
+    S_fused = fuse([S, B, C], [W_S, W_BM25, W_QTC], mask=mask, method="rrf", weights=weights)
     return S_fused.astype(np.float32)

@@ -16,5 +16,5 @@ def program(Q, D, S, ctx):
     P1 = query_view_scores(D, ctx, view='text-matching')  # (n_q, n_d) — The queries re-encoded under `view` (query-time encodes) against…
     P2 = view_scores(Q, ctx, view='text-matching')  # (n_q, n_d) — Queries against the documents re-encoded under `view` (an index-time en…
 
-    out = fuse([S, P1, P2], [1.0, 0.5, 0.5], mask)  # float32 (n_q, n_d)
+    out = fuse([S, P1, P2], [1.0, 0.5, 0.5], mask=mask)  # float32 (n_q, n_d)
     return out.astype(np.float32)

@@ -29,4 +29,4 @@ def program(Q, D, S, ctx):
     # Second round of Rocchio pseudo-relevance feedback
     P2 = prf_scores(Q, D, P, k=K2, alpha=ALPHA2, mask=mask)
     # Fuse the channels
-    return fuse([S, P, P2], [W_S, W_BM25, W_QTC], mask, 'rrf')
+    return fuse([S, P, P2], [W_S, W_BM25, W_QTC], mask=mask, method='rrf')

@@ -12,4 +12,4 @@ def program(Q, D, S, ctx):
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)  # prefix_scores(Q, D, Q.shape[1] // 2) — Cosine over the first Q.shape[1] // 2 dimensions, each row renormalised (Matryoshka prefix).
     A = chunk_scores(Q, ctx, "paragraph", "max", mask)  # chunk_scores(Q, ctx, "paragraph", "max", mask) — Documents scored by pieces (unit sentence|sentence…)
     B = chunk_scores(Q, ctx, "sentence_pair", "topmean", mask)  # chunk_scores(Q, ctx, "sentence_pair", "topmean", mask) — Documents scored by pieces (unit sentence|sentence…
-    return fuse([S, P2, P1, A, B], [1.0, 1.0, 1.0, 1.0, 1.0], mask, 'rrf')  # fuse([S, P2, P1, A, B], [1.0, 1.0, 1.0, 1.0, 1.0], mask, 'rrf')
+    return fuse([S, P2, P1, A, B], [1.0, 1.0, 1.0, 1.0, 1.0], mask=mask, method='rrf')  # fuse([S, P2, P1, A, B], [1.0, 1.0, 1.0, 1.0, 1.0], mask, 'rrf')

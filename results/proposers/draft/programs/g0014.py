@@ -18,5 +18,5 @@ def program(Q, D, S, ctx):
     scores = S.copy()
     scores = np.add(scores, zscore_rows(scores, mask))
     scores = np.add(scores, zscore_cols(scores, mask))
-    scores = fuse([S, B, C], [W_S, W_BM25, W_QTC], mask, 'rrf')
+    scores = fuse([S, B, C], [W_S, W_BM25, W_QTC], mask=mask, method='rrf')
     return scores.astype(np.float32)

@@ -26,5 +26,5 @@ def program(Q, D, S, ctx):
     chunks_pieces_mean = np.mean(chunks_pieces, axis=1)  # (n_docs, d) mean of each sentence_pair
 
     # Fuse the scores with the document substructure embeddings
-    out = fuse([S, chunks_pieces_mean], [W_S, W_CHUNKS], mask, 'rrf')
+    out = fuse([S, chunks_pieces_mean], [W_S, W_CHUNKS], mask=mask, method='rrf')
     return out.astype(np.float32)

@@ -21,4 +21,4 @@ def program(Q, D, S, ctx):
     C_zscore = zscore_cols(C, mask)
     S_gap = np.sort(S_zscore, axis=1)[:, 9] - np.sort(S_zscore, axis=1)[:, 0]
     W = np.maximum(1.0 - S_gap / 5.0, 0.0)
-    return fuse([S, B, C], [W_S, W_BM25, W_QTC], mask, 'rrf')
+    return fuse([S, B, C], [W_S, W_BM25, W_QTC], mask=mask, method='rrf')

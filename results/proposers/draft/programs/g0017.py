@@ -13,4 +13,4 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
     P = prf_scores(Q, D, S, k=K, alpha=ALPHA, mask=mask)  # (n_q, n_d) — each query moved toward its top K documents
     P2 = prf_scores(Q, D, P, k=K, alpha=ALPHA2, mask=mask)  # (n_q, n_d) — each query moved toward its top K documents
-    return fuse([S, P, P2], [1.0, 1.0, 1.0], mask, 'rrf')
+    return fuse([S, P, P2], [1.0, 1.0, 1.0], mask=mask, method='rrf')

@@ -16,4 +16,4 @@ def program(Q, D, S, ctx):
     C = query_term_coverage(ctx.query_texts, ctx.doc_texts)
     P1 = prefix_scores(Q, D, Q.shape[1] // 4)
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)
-    return fuse([S, B, C, P2, P1], [W_S, W_BM25, W_QTC, W_P2, W_P1], mask, 'rrf')
+    return fuse([S, B, C, P2, P1], [W_S, W_BM25, W_QTC, W_P2, W_P1], mask=mask, method='rrf')

@@ -20,4 +20,4 @@ def program(Q, D, S, ctx):
 
     # Fuse S with the coarse channels and the document scores
     M2 = rrf(M)
-    return fuse([S, P2, P1], [W_S, W_PREFIX, W_PARAGRAPH], mask)
+    return fuse([S, P2, P1], [W_S, W_PREFIX, W_PARAGRAPH], mask=mask)

@@ -35,4 +35,4 @@ def program(Q, D, S, ctx):
     weights_sentence_pairs = peaks_sentence_pairs / np.max(peaks_sentence_pairs)
 
     # Fuse the channels with the cosine scores
-    return fuse([S, S_paragraphs, S_sentence_pairs], [W_S, W_BM25, W_QTC], mask, 'rrf')
+    return fuse([S, S_paragraphs, S_sentence_pairs], [W_S, W_BM25, W_QTC], mask=mask, method='rrf')

@@ -17,4 +17,4 @@ def program(Q, D, S, ctx):
     C = query_term_coverage(ctx.query_texts, ctx.doc_texts)  # (n_q, n_d) query_term_coverage scores of every query for every document
     P = prf_scores(Q, D, S, k=K, alpha=ALPHA, mask=mask)  # (n_q, n_d) cosine matrix of the moved query
     P2 = prf_scores(Q, D, P, k=K2, alpha=ALPHA2)  # (n_q, n_d) cosine matrix of the second round of the moved query
-    return fuse([S, B, C, P, P2], [W_S, W_BM25, W_QTC, 1.0, 1.0], mask, "rrf")
+    return fuse([S, B, C, P, P2], [W_S, W_BM25, W_QTC, 1.0, 1.0], mask=mask, method="rrf")

@@ -30,4 +30,4 @@ def program(Q, D, S, ctx):
     weights = row_peaks / np.max(row_peaks)
 
     # Fuse the channels with S using reciprocal rank fusion
-    return fuse([S, zscores_rows_S, zscores_cols_S], [W_S, W_BM25, W_QTC], mask, "rrf")
+    return fuse([S, zscores_rows_S, zscores_cols_S], [W_S, W_BM25, W_QTC], mask=mask, method="rrf")

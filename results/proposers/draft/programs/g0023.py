@@ -16,4 +16,4 @@ def program(Q, D, S, ctx):
     P2 = prf_scores(Q, D, P, k=K2, alpha=ALPHA2, mask=mask)  # second round fed by the first one's ranking
     M = chunk_scores(Q, ctx, "sentence", "max", mask)  # score each document by its best sentence
     M2 = chunk_scores(Q, ctx, "paragraph", "topmean", mask)  # second granularity (chunk_scores(Q, ctx, "paragraph", "topmean", mask))
-    return fuse([S, P, P2, M, M2], [1.0, 1.0, 1.0, 1.0, 1.0], mask)
+    return fuse([S, P, P2, M, M2], [1.0, 1.0, 1.0, 1.0, 1.0], mask=mask)

@@ -10,4 +10,4 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
     P1 = prefix_scores(Q, D, D.shape[1] // 4)  # coarse channel
     P2 = prefix_scores(Q, D, D.shape[1] // 2)  # coarse channel
-    return fuse([S, P2, P1], [W_S, W_P, W_P], mask)  # fuse with weights
+    return fuse([S, P2, P1], [W_S, W_P, W_P], mask=mask)  # fuse with weights

@@ -17,6 +17,6 @@ def program(Q, D, S, ctx):
     # Step 3: Fuse the coarse channels with the fine channel and the sentence scores
     fuse_channels = [S, P2, P1]
     fuse_weights = [COARSE_CHANNEL_WEIGHT, 0.5, 0.5]
-    out = fuse(fuse_channels, fuse_weights, mask)
+    out = fuse(fuse_channels, fuse_weights, mask=mask)
 
     return out.astype(np.float32)

@@ -13,4 +13,4 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # None or (n_q, n_d) bool
     QV = query_view_scores(D, ctx, "retrieval.query")  # (n_q, n_d); documents encoded once
     VS = view_scores(Q, ctx, "text-matching")  # (n_q, n_d); documents encoded once
-    return fuse([S, QV, VS], [W_S, W_QV, W_VS], mask, 'rrf')
+    return fuse([S, QV, VS], [W_S, W_QV, W_VS], mask=mask, method='rrf')

@@ -30,5 +30,5 @@ def program(Q, D, S, ctx):
     S_chunk1 = chunk_scores(Q, ctx, "sentence_pair", reduce="max", mask=mask)
     S_chunk2 = chunk_scores(Q, ctx, "paragraph", reduce="max", mask=mask)
 
-    S_merged = fuse([S, S_chunk1, S_chunk2], [W_S, W_CHUNKS, W_ZSCORE], mask)
+    S_merged = fuse([S, S_chunk1, S_chunk2], [W_S, W_CHUNKS, W_ZSCORE], mask=mask)
     return S_merged.astype(np.float32)

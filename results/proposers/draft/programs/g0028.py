@@ -13,4 +13,4 @@ def program(Q, D, S, ctx):
     C = query_term_coverage(ctx.query_texts, ctx.doc_texts)
     P = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=mask)
-    return fuse([S, B, C, P, P2], [W_S, W_BM25, W_QTC, 1.0, 1.0], mask, 'rrf')
+    return fuse([S, B, C, P, P2], [W_S, W_BM25, W_QTC, 1.0, 1.0], mask=mask, method='rrf')

@@ -19,4 +19,4 @@ def program(Q, D, S, ctx):
     M = chunk_scores(Q, ctx, "sentence", "max", mask)
     P1 = prefix_scores(Q, D, Q.shape[1] // 4)
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)
-    return fuse([S, M, P2, P1], [W_S, W_BM25, W_QTC, W_QTC], mask)
+    return fuse([S, M, P2, P1], [W_S, W_BM25, W_QTC, W_QTC], mask=mask)

@@ -13,5 +13,5 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)
     P = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)  # (n_q, n_d) — SoftCentr's query: `q' = normalize((1 - a…
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=mask)  # (n_q, n_d) — SoftCentr's query: `q' = normalize((1 - a…
-    out = fuse([S, P, P2], [W_S, W_P, W_P2], mask)  # float32 (n_q, n_d)
+    out = fuse([S, P, P2], [W_S, W_P, W_P2], mask=mask)  # float32 (n_q, n_d)
     return out.astype(np.float32)

@@ -63,4 +63,4 @@ def program(Q, D, S, ctx):
     # Fuse M with S and with a second granularity
     channels = [S, M, A]
     weights = [W_S, W_PARAGRAPH, W_SENTENCE_PAIR]
-    return fuse(channels, weights, mask, 'rrf')
+    return fuse(channels, weights, mask=mask, method='rrf')

@@ -17,4 +17,4 @@ def program(Q, D, S, ctx):
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)
     A = chunk_scores(Q, ctx, "paragraph", "max", mask)
     B = chunk_scores(Q, ctx, "sentence_pair", "topmean", mask)
-    return fuse([S, P2, P1, A, B], [W_S, W_P2, W_P1, 0.0, 0.0], mask)
+    return fuse([S, P2, P1, A, B], [W_S, W_P2, W_P1, 0.0, 0.0], mask=mask)

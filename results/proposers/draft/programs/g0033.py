@@ -17,5 +17,5 @@ def program(Q, D, S, ctx):
     gap_scores = best_scores - np.sort(scores, axis=1)
     gap_scores = gap_scores[:, :10]  # keep the top 10 scores for each row
     weight = gap_scores / gap_scores.sum(axis=1, keepdims=True)  # normalize the gap scores
-    fused = fuse([S, B], [W_S, W_BM25], mask)
+    fused = fuse([S, B], [W_S, W_BM25], mask=mask)
     return fused

@@ -24,6 +24,6 @@ def program(Q, D, S, ctx):
     # Fuse S with M and with P1, P2 as coarse channels
     channels = [S, M, P1, P2]
     weights = [W_S, 0.5 * W_BM25, W_P1, W_P2]
-    fused = fuse(channels, weights, mask)
+    fused = fuse(channels, weights, mask=mask)
 
     return fused.astype(np.float32)

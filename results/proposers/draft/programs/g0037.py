@@ -21,5 +21,5 @@ def program(Q, D, S, ctx):
     A = chunk_scores(Q, ctx, "paragraph", "topmean", mask)
 
     # Fuse S with both scores
-    fused = fuse([S, M, A], [W_S, W_BM25, W_BM25], mask)
+    fused = fuse([S, M, A], [W_S, W_BM25, W_BM25], mask=mask)
     return fused.astype(np.float32)

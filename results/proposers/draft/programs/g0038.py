@@ -20,7 +20,7 @@ def program(Q, D, S, ctx):
     prefix2 = prefix_scores(Q, D, Q.shape[1] // 2)  # (n_q, n_d); documents encoded once
     # Fine channel
     # Fuse the channels
-    fused = fuse([S, prefix2, prefix1], [W_S, W_PREFIX, W_PREFIX], mask)
+    fused = fuse([S, prefix2, prefix1], [W_S, W_PREFIX, W_PREFIX], mask=mask)
     # Reshape back to S shape
     fused = fused.reshape(S.shape[0], S.shape[1])
     return fused.astype(np.float32)

@@ -15,5 +15,5 @@ def program(Q, D, S, ctx):
     scores = np.sort(scores, axis=0)
     gap_scores = scores[:, 1] - scores[:, 0]
     weights = gap_scores / gap_scores.sum(axis=0, keepdims=True)
-    fused = fuse([S, B, C], weights, mask, "rrf")
+    fused = fuse([S, B, C], weights, mask=mask, method="rrf")
     return fused.astype(np.float32)

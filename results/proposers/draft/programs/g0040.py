@@ -20,8 +20,8 @@ def program(Q, D, S, ctx):
     gap_scores = best_scores - np.sort(scores, axis=1)
     gap_scores = gap_scores[:, :10]
     weight = gap_scores / gap_scores.sum(axis=1, keepdims=True)
-    fused = fuse([S, B], [1.00, 1.00], mask)
+    fused = fuse([S, B], [1.00, 1.00], mask=mask)
     P = prf_scores(Q, D, S, k=K, alpha=ALPHA, mask=mask)
     P2 = prf_scores(Q, D, P, k=K2, alpha=ALPHA2, mask=mask)
-    fused2 = fuse([fused, P, P2], [1.00, 1.00, 1.00], mask)
+    fused2 = fuse([fused, P, P2], [1.00, 1.00, 1.00], mask=mask)
     return fused2.astype(np.float32)

@@ -26,6 +26,6 @@ def program(Q, D, S, ctx):
     C = query_term_coverage(ctx.query_texts, ctx.doc_texts)
     P = prf_scores(Q, D, S, k=K, alpha=ALPHA, mask=mask)
     P2 = prf_scores(Q, D, P, k=K2, alpha=ALPHA2, mask=mask)
-    fused1 = fuse([S, B, C], None, mask, "rrf")
-    fused2 = fuse([S, P, P2], [W_P, W_P2], mask)
+    fused1 = fuse([S, B, C], None, mask=mask, method="rrf")
+    fused2 = fuse([S, P, P2], [W_P, W_P2], mask=mask)
     return fused1 + fused2

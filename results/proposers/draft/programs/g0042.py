@@ -20,5 +20,5 @@ def program(Q, D, S, ctx):
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)  # Coarser prefix scores
     M = chunk_scores(Q, ctx, "sentence", "max", mask)  # Best sentences
     M2 = chunk_scores(Q, ctx, "paragraph", "topmean", mask)  # Top-mean paragraphs
-    fused = fuse([S, M, P2, P1], [W_S, W_BM25, 1.0, 1.0], mask)
+    fused = fuse([S, M, P2, P1], [W_S, W_BM25, 1.0, 1.0], mask=mask)
     return fused

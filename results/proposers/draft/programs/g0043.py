@@ -26,6 +26,6 @@ def program(Q, D, S, ctx):
     channels = [S_fine, P1, P2]
     weights = [W_S, W_BM25, W_P]
     mask = mask  # None or (n_q, n_d) bool
-    fused = fuse(channels, weights, mask)
+    fused = fuse(channels, weights, mask=mask)
 
     return fused.astype(np.float32)

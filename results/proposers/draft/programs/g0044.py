@@ -25,5 +25,5 @@ def program(Q, D, S, ctx):
     gap_scores2 = best_scores2 - np.sort(scores2, axis=1)
     gap_scores1 = best_scores1 - np.sort(scores1, axis=1)
     weights = gap_scores2 / gap_scores1.sum(axis=1, keepdims=True)
-    fused = fuse([S, prefix2, prefix1], [W_S, W_BM25, 1.0], mask)
+    fused = fuse([S, prefix2, prefix1], [W_S, W_BM25, 1.0], mask=mask)
     return fused

@@ -20,5 +20,5 @@ def program(Q, D, S, ctx):
     gap_scores = best_scores - np.sort(scores, axis=1)
     gap_scores = gap_scores[:, :10]
     weight = gap_scores / gap_scores.sum(axis=1, keepdims=True)
-    fused = fuse([S, B, C], [W_S, W_BM25, W_GAP, W_C], mask, "rrf")
+    fused = fuse([S, B, C], [W_S, W_BM25, W_GAP, W_C], mask=mask, method="rrf")
     return fused

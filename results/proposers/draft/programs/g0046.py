@@ -24,5 +24,5 @@ def program(Q, D, S, ctx):
     weight = gap_scores / gap_scores.sum(axis=1, keepdims=True)
     P = prf_scores(Q, D, S, k=3, alpha=0.7, mask=mask)
     P2 = prf_scores(Q, D, P, k=3, alpha=0.7, mask=mask)
-    fused = fuse([S, P, P2], [W_S, W_BM25, W_P], mask)
+    fused = fuse([S, P, P2], [W_S, W_BM25, W_P], mask=mask)
     return fused

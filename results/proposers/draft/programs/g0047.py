@@ -16,5 +16,5 @@ def program(Q, D, S, ctx):
     C = query_term_coverage(ctx.query_texts, ctx.doc_texts)  # (n_q, n_d) float32; the coverage of each query with each document
     P = prf_scores(Q, D, S, k=3, alpha=0.7, mask=mask)  # (n_q, n_d) float32; the pseudo-relevance feedback of each query
     P2 = prf_scores(Q, D, P, k=3, alpha=0.7, mask=mask)  # (n_q, n_d) float32; the pseudo-relevance feedback of the moved query
-    fused = fuse([S, B, C, P, P2], [W_S, W_BM25, W_QM, W_QM, W_QM], mask)  # float32 (n_q, n_d)
+    fused = fuse([S, B, C, P, P2], [W_S, W_BM25, W_QM, W_QM, W_QM], mask=mask)  # float32 (n_q, n_d)
     return fused.astype(np.float32)

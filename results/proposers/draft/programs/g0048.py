@@ -29,5 +29,5 @@ def program(Q, D, S, ctx):
     distance = np.linalg.norm(coarse2 - fine)
     weight1 = distance / distance.sum()
     weight2 = distance / distance.sum()
-    fused = fuse([S, fine, P, P2, coarse1, coarse2], [1.0, 1.0, 1.0, 1.0, weight1, weight2], mask)
+    fused = fuse([S, fine, P, P2, coarse1, coarse2], [1.0, 1.0, 1.0, 1.0, weight1, weight2], mask=mask)
     return fused

@@ -19,5 +19,5 @@ def program(Q, D, S, ctx):
     P1 = prefix_scores(Q, D, Q.shape[1] // 4)
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)
     M2 = chunk_scores(Q, ctx, "paragraph", "topmean", mask)
-    fused = fuse([S, M, P1, P2, M2], [W_S, W_BM25, 0.0, 0.0, 1.0], mask)
+    fused = fuse([S, M, P1, P2, M2], [W_S, W_BM25, 0.0, 0.0, 1.0], mask=mask)
     return fused.astype(np.float32)

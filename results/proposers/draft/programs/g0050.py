@@ -20,5 +20,5 @@ def program(Q, D, S, ctx):
     gap_scores_sent = S_sent.max(axis=1, keepdims=True) - np.sort(S_sent, axis=1)
     weight_par = gap_scores_par / gap_scores_par.sum(axis=1, keepdims=True)
     weight_sent = gap_scores_sent / gap_scores_sent.sum(axis=1, keepdims=True)
-    fused = fuse([S, S_par, S_sent], [W_S, W_PAR, W_SENT], mask)
+    fused = fuse([S, S_par, S_sent], [W_S, W_PAR, W_SENT], mask=mask)
     return fused

@@ -13,5 +13,5 @@ def program(Q, D, S, ctx):
     S_chunked_paragraph = chunk_scores(Q, ctx, "sentence", reduce="max", mask=None)
     S_chunked_sentence_pair = chunk_scores(Q, ctx, "sentence_pair", reduce="topmean", mask=None)
     S_chunked = np.concatenate([S_chunked_paragraph, S_chunked_sentence_pair], axis=1)
-    S_fused = fuse([S, B], [W_S, W_BM25], mask)
+    S_fused = fuse([S, B], [W_S, W_BM25], mask=mask)
     return S_fused

@@ -21,6 +21,6 @@ def program(Q, D, S, ctx):
     scores += zscore_rows(QT, mask)
 
     # Fuse the original scores with the z-scores
-    fused = fuse([S, B, QT], [W_S, W_BM25], mask, "zscore")
+    fused = fuse([S, B, QT], [W_S, W_BM25], mask=mask, method="zscore")
 
     return fused.astype(np.float32)

@@ -15,5 +15,5 @@ def program(Q, D, S, ctx):
     P = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)
     # Add a second round fed by the first one's ranking, P2 = prf_scores(Q, D, P, k=K2, alpha=ALPHA2, mask=mask), and fuse the channels with S: fuse([S, P, P2], [weights], mask)
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=mask)
-    fused = fuse([S, P, P2], [W_S, W_P, W_P], mask)
+    fused = fuse([S, P, P2], [W_S, W_P, W_P], mask=mask)
     return fused.astype(np.float32)

@@ -26,10 +26,10 @@ def program(Q, D, S, ctx):
     # Fuse M with S
     M2 = zscore_rows(M)
     S2 = zscore_rows(S, mask)
-    fused = fuse([S, M, M2], [W_S, 0.0, W_BM25], mask)
+    fused = fuse([S, M, M2], [W_S, 0.0, W_BM25], mask=mask)
     # Second idea: Score each document by its best sentence (again) and fuse with a second granularity
     M3 = chunk_scores(Q, ctx, "sentence", "topmean", mask)
     M4 = zscore_rows(M3)
     S3 = zscore_rows(S, mask)
-    fused2 = fuse([S2, M4, M2], [W_S, 0.0, W_BM25], mask)
+    fused2 = fuse([S2, M4, M2], [W_S, 0.0, W_BM25], mask=mask)
     return fused2.astype(np.float32)

@@ -16,5 +16,5 @@ def program(Q, D, S, ctx):
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)  # (n_q, n_d); documents encoded once
     A = chunk_scores(Q, ctx, "paragraph", "max", mask)  # (n_q, n_d); documents encoded once
     B = chunk_scores(Q, ctx, "sentence_pair", "topmean", mask)  # (n_q, n_d); documents encoded once
-    fused = fuse([S, A, B, P2, P1], [W_S, W_BM25, W_S, W_BM25, W_BM25], mask)
+    fused = fuse([S, A, B, P2, P1], [W_S, W_BM25, W_S, W_BM25, W_BM25], mask=mask)
     return fused

@@ -21,6 +21,6 @@ def program(Q, D, S, ctx):
     C = query_term_coverage(ctx.query_texts, ctx.doc_texts)
     P = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=mask)
-    fused = fuse([S, B, C, P, P2], [W_S, W_BM25, W_RRF, W_SOFT_CENTROID, W_SOFT_CENTROID], mask)
+    fused = fuse([S, B, C, P, P2], [W_S, W_BM25, W_RRF, W_SOFT_CENTROID, W_SOFT_CENTROID], mask=mask)
     return fused.astype(np.float32)
 

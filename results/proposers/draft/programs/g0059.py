@@ -18,5 +18,5 @@ def program(Q, D, S, ctx):
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)
     B = bm25_scores(ctx)
     C = query_term_coverage(ctx.query_texts, ctx.doc_texts)
-    fused = fuse([S, P2, P1, B, C], [W_S, W_BM25, W_PREFIXES, W_BM25_COVERAGE], mask)
+    fused = fuse([S, P2, P1, B, C], [W_S, W_BM25, W_PREFIXES, W_BM25_COVERAGE], mask=mask)
     return fused.astype(np.float32)

@@ -21,5 +21,5 @@ def program(Q, D, S, ctx):
     P = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)
     M = chunk_scores(Q, ctx, "sentence", "max", mask)
     M2 = chunk_scores(Q, ctx, "paragraph", "topmean", mask)
-    fused = fuse([S, P, M, M2], [W_S, W_BM25, W_RRF, W_SOFT_CENTROID], mask)
+    fused = fuse([S, P, M, M2], [W_S, W_BM25, W_RRF, W_SOFT_CENTROID], mask=mask)
     return fused.astype(np.float32)

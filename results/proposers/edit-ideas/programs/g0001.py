@@ -21,4 +21,4 @@ def program(Q, D, S, ctx):
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     M = chunk_scores(Q, ctx, "sentence", "max", mask)  # (n_q, n_d) BM25 over sentences
     M2 = chunk_scores(Q, ctx, "paragraph", "topmean", mask)  # (n_q, n_d) BM25 over paragraphs
-    return rrf([lexical, S, M, M2], [1.0], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S, M, M2], mask=[1.0], k=mask)  # float32 (n_q, n_d)

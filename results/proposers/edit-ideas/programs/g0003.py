@@ -32,4 +32,4 @@ def program(Q, D, S, ctx):
     # Apply the weights to the lexical channel
     weighted_lexical = weighted_sum([lexical, score_distributions], weights)  # float32 (n_q, n_d)
 
-    return rrf([lexical, score_distributions], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, score_distributions], mask=mask)  # float32 (n_q, n_d)

@@ -28,4 +28,4 @@ def program(Q, D, S, ctx):
     chunk1_max = chunk1_scores.max(axis=2)  # (n_q, n_docs)
     chunk2_max = chunk2_scores.max(axis=2)  # (n_q, n_docs)
     channel = (chunk1_mean + chunk2_mean) / 2  # (n_q, n_docs)
-    return rrf([lexical, S, channel], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S, channel], mask=mask)  # float32 (n_q, n_d)

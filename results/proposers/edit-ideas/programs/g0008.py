@@ -23,4 +23,4 @@ def program(Q, D, S, ctx):
     prf2 = prf_scores(Q, D, prf1, k=3, alpha=0.5, mask=mask)  # (n_q, n_d) pseudo-relevance matrix of the second round
     channels = [lexical, prf1, prf2]  # list of channels to fuse
     weights = [1, 1, 1]  # weights for the channels
-    return rrf(channels, weights, mask)  # float32 (n_q, n_d)
+    return rrf(channels, mask=weights, k=mask)  # float32 (n_q, n_d)

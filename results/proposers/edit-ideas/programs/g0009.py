@@ -22,4 +22,4 @@ def program(Q, D, S, ctx):
     fused_channels = [lexical, S, maxsim_sentences, maxsim_paras]
     fused_weights = [1.0, 1.0, 1.0, 1.0]  # same weight for each channel
     mask = mask_for(ctx, S)  # an example: this block changes only the comment
-    return rrf(fused_channels, fused_weights, mask)  # float32 (n_q, n_d)
+    return rrf(fused_channels, mask=fused_weights, k=mask)  # float32 (n_q, n_d)

@@ -18,4 +18,4 @@ def program(Q, D, S, ctx):
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=None)  # second round fed by the first one's ranking
     mask = mask_for(ctx, S)  # an example: this block changes only the comment
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
-    return rrf([lexical, S, P, P2], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S, P, P2], mask=mask)  # float32 (n_q, n_d)

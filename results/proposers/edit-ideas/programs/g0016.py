@@ -19,5 +19,5 @@ def program(Q, D, S, ctx):
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     P = prf_scores(Q, D, lexical, k=3, alpha=0.5, mask=mask)  # moved query's cosine matrix
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=mask)  # second round fed by the first one's ranking
-    fused = fuse([S, P, P2], [weights], mask)  # fuse the channels with S
+    fused = fuse([S, P, P2], [weights], mask=mask)  # fuse the channels with S
     return fused  # float32 (n_q, n_d)

@@ -19,4 +19,4 @@ def program(Q, D, S, ctx):
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     prf1 = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)  # moved query's cosine matrix
     prf2 = prf_scores(Q, D, prf1, k=3, alpha=0.5, mask=mask)  # second round fed by the first one's ranking
-    return rrf([lexical, S, prf2], [1.0, 1.0, 1.0], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S, prf2], mask=[1.0, 1.0, 1.0], k=mask)  # float32 (n_q, n_d)

@@ -16,4 +16,4 @@ def program(Q, D, S, ctx):
     prefix2 = prefix_scores(Q, D, Q.shape[1] // 2)  # (n_q, Q.shape[1] // 2)
     mask = mask_for(ctx, S)  # an example: this block changes only the comment
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
-    return rrf([lexical, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)

@@ -19,4 +19,4 @@ def program(Q, D, S, ctx):
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     P = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)  # moved query's cosine matrix
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=mask)  # second round with the first one's ranking
-    return rrf([lexical, S, P, P2], [weights], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S, P, P2], mask=[weights], k=mask)  # float32 (n_q, n_d)

@@ -21,6 +21,6 @@ def program(Q, D, S, ctx):
     # Add Rocchio pseudo-relevance feedback
     prf1 = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)
     prf2 = prf_scores(Q, D, prf1, k=3, alpha=0.5, mask=mask)
-    fused_channel = fuse([S, prf1, prf2], [], mask)
+    fused_channel = fuse([S, prf1, prf2], [], mask=mask)
 
     return fused_channel  # float32 (n_q, n_d)

@@ -18,4 +18,4 @@ def program(Q, D, S, ctx):
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     prf1 = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)  # (n_q, n_d) first round of feedback
     prf2 = prf_scores(Q, D, prf1, k=3, alpha=0.5, mask=mask)  # (n_q, n_d) second round of feedback
-    return rrf([lexical, S, prf1, prf2], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S, prf1, prf2], mask=mask)  # float32 (n_q, n_d)

@@ -28,5 +28,5 @@ def program(Q, D, S, ctx):
     weights = np.array([score_distribution(S[i]) for i in range(S.shape[0])])
 
     # Mix the two channels with per-query weights
-    result = rrf([lexical, S], mask, k=60, ties='average')
+    result = rrf([lexical, S], mask=mask, k=60, ties='average')
     return result

@@ -19,5 +19,5 @@ def program(Q, D, S, ctx):
     mask = mask_for(ctx, S)  # an example: this block changes only the comment
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
 
-    fused_scores = fuse([lexical, S, max_sentence_scores], [1], mask)  # float32 (n_q, n_d)
+    fused_scores = fuse([lexical, S, max_sentence_scores], [1], mask=mask)  # float32 (n_q, n_d)
     return fused_scores

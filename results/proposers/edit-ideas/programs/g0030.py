@@ -24,7 +24,7 @@ def document_substructure_decomposition(Q, D, S, ctx):
     mixed_scores = paragraph_scores + sentence_pair_scores
 
     # Fuse the scores with the original query-document similarity scores
-    fused_scores = fuse([S, mixed_scores], [1, 1], mask)
+    fused_scores = fuse([S, mixed_scores], [1, 1], mask=mask)
 
     return fused_scores
 
@@ -35,4 +35,4 @@ def program(Q, D, S, ctx):
     mask = mask_for(ctx, S)  # an example: this block changes only the comment
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     document_scores = document_substructure_decomposition(Q, D, S, ctx)
-    return rrf([lexical, document_scores, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, document_scores, S], mask=mask)  # float32 (n_q, n_d)

@@ -21,4 +21,4 @@ def program(Q, D, S, ctx):
     prf_document = prf_scores(D, Q, prf_query, k=3, alpha=0.5, mask=mask)  # (n_d, n_q) Rocchio pseudo-relevance feedback
     fuse_channels = [lexical, S, prf_query, prf_document]  # list of channels
     fuse_weights = [1, 1, 1, 1]  # weights for the channels
-    return rrf(fuse_channels, mask)  # float32 (n_q, n_d)
+    return rrf(fuse_channels, mask=mask)  # float32 (n_q, n_d)

@@ -23,5 +23,5 @@ def program(Q, D, S, ctx):
     # Fuse channels
     channels = [S, B, A]  # list of channels
     weights = [1.0, 0.5, 0.5]  # weights for each channel
-    S = fuse(channels, weights, mask, "rrf")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
+    S = fuse(channels, weights, mask=mask, method="rrf")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
     return S.copy()  # an example: this block changes only the comment

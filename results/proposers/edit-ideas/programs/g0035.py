@@ -18,5 +18,5 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # build the candidate mask from ctx.candidates
     P = prf_scores(Q, D, S, k=3, alpha=0.5, mask=None)  # Move each query toward its top-ranked documents: P = prf_scores(Q, D, S, k=3, alpha=ALPHA, mask=mask)
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=mask)  # Add a second round fed by the first one's ranking, P2 = prf_scores(Q, D, P, k=3, alpha=ALPHA2, mask=mask)
-    S = fuse([S, P, P2], [weights], mask)  # fuse channels with S: fuse([S, P, P2], [weights], mask)
+    S = fuse([S, P, P2], [weights], mask=mask)  # fuse channels with S: fuse([S, P, P2], [weights], mask)
     return S.copy()  # an example: this block changes only the comment

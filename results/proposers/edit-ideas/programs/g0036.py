@@ -20,5 +20,5 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # build the candidate mask from ctx.candidates
     P1 = prefix_scores(Q, D, Q.shape[1] // 4)  # an example: this block changes only the comment
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)  # P2 = prefix_scores(Q, D, Q.shape[1] // 2)
-    S = fuse([S, P2, P1], [weights], mask)  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
+    S = fuse([S, P2, P1], [weights], mask=mask)  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
     return S.copy()  # an example: this block changes only the comment

@@ -16,5 +16,5 @@ def program(Q, D, S, ctx):
     channels = [S, B, C]  # list of channels
     weights = [1.0, 0.5, 0.5]  # weights for each channel
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # build the candidate mask from ctx.candidates
-    S = fuse(channels, weights, mask, "rrf")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
+    S = fuse(channels, weights, mask=mask, method="rrf")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
     return S.copy()  # an example: this block changes only the comment

@@ -19,5 +19,5 @@ def program(Q, D, S, ctx):
     P = prf_scores(Q, D, S, k=10, alpha=0.5, mask=mask)  # an example: this block changes only the comment
     P2 = prf_scores(Q, D, P, k=10, alpha=0.5, mask=mask)  # an example: this block changes only the comment
     channels.append(P2)  # an example: this block changes only the comment
-    S = fuse(channels, weights, mask, "rrf")  # an example: this block changes only the comment
+    S = fuse(channels, weights, mask=mask, method="rrf")  # an example: this block changes only the comment
     return S.copy()  # an example: this block changes only the comment

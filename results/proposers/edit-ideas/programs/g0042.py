@@ -19,5 +19,5 @@ def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # build the candidate mask from ctx.candidates
     P1 = prefix_scores(Q, D, Q.shape[1] // 4)  # an example: this block changes only the comment
     P2 = prefix_scores(Q, D, Q.shape[1] // 2)  # an example: this block changes only the comment
-    S = fuse([S, P2, P1], [weights], mask)  # fuse channels with S by prefix (coarse channels)
+    S = fuse([S, P2, P1], [weights], mask=mask)  # fuse channels with S by prefix (coarse channels)
     return S.copy()  # an example: this block changes only the comment

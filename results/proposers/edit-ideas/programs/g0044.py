@@ -30,7 +30,7 @@ def program(Q, D, S, ctx):
     channels.append(B)  # add the second round of chunks
     weights.append(0.5)  # add the weight for the first round of chunks
     weights.append(0.5)  # add the weight for the second round of chunks
-    S = fuse([S, A, B], [weights], mask, "rrf")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
+    S = fuse([S, A, B], [weights], mask=mask, method="rrf")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
     # Document substructure decomposition
     zscore_S = zscore_rows(S, mask)  # zscore the rows of S
     zscore_A = zscore_cols(S, mask)  # zscore the columns of S
@@ -41,5 +41,5 @@ def program(Q, D, S, ctx):
     scores = np.array(scores)
     per_query_weights = 1 / scores[0]
     per_query_weights /= np.sum(per_query_weights)
-    S = fuse([S, zscore_A, zscore_B], [per_query_weights, 1, 1], mask, "zscore")
+    S = fuse([S, zscore_A, zscore_B], [per_query_weights, 1, 1], mask=mask, method="zscore")
     return S.copy()  # an example: this block changes only the comment

@@ -25,7 +25,7 @@ def program(Q, D, S, ctx):
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=mask)  # P2: prf scores of each query's top 3 documents after being moved toward its top 3 documents
     channels.append(P2)  # add the second round of prf scores
     weights.append(0.5)  # add the weight for the second round of prf scores
-    S = fuse(channels, weights, mask, "rrf")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
+    S = fuse(channels, weights, mask=mask, method="rrf")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights
     # Score-distribution analysis
     zscore_S = zscore_rows(S, mask)  # zscore the rows of S
     zscore_C = zscore_cols(S, mask)  # zscore the columns of S
@@ -35,7 +35,7 @@ def program(Q, D, S, ctx):
     scores = np.array(scores)
     per_query_weights = 1 / scores[0]
     per_query_weights /= np.sum(per_query_weights)
-    S = fuse([S, zscore_C], [per_query_weights, 1], mask, "zscore")
+    S = fuse([S, zscore_C], [per_query_weights, 1], mask=mask, method="zscore")
     # ColBERT MaxSim over sentences
     M = chunk_scores(Q, ctx, "sentence", "max", mask)
     M2 = chunk_scores(Q, ctx, "paragraph", "topmean", mask)
@@ -43,5 +43,5 @@ def program(Q, D, S, ctx):
     channels.append(M2)
     weights.append(0.5)
     weights.append(0.5)
-    S = fuse(channels, weights, mask, "zscore")
+    S = fuse(channels, weights, mask=mask, method="zscore")
     return S.copy()  # an example: this block changes only the comment

@@ -28,7 +28,7 @@ def program(Q, D, S, ctx):
     weights.append(0.5)  # add the weight for the second round of prf scores
     A = chunk_scores(Q, ctx, "paragraph", "max", mask)  # an example: this block changes only the comment
     B = chunk_scores(Q, ctx, "sentence_pair", "topmean", mask)  # chunk scores for sentence pairs
-    channel = fuse([S, A, B], [weights], mask)  # fuse the channels with S by rank (Cormack et al. 2009), or by z-scores with weights
+    channel = fuse([S, A, B], [weights], mask=mask)  # fuse the channels with S by rank (Cormack et al. 2009), or by z-scores with weights
     # Score-distribution analysis
     zscore_S = zscore_rows(S, mask)  # zscore the rows of S
     zscore_C = zscore_cols(S, mask)  # zscore the columns of S
@@ -38,5 +38,5 @@ def program(Q, D, S, ctx):
     scores = np.array(scores)
     per_query_weights = 1 / scores[0]
     per_query_weights /= np.sum(per_query_weights)
-    S = fuse([S, zscore_C], [per_query_weights, 1], mask, "zscore")
+    S = fuse([S, zscore_C], [per_query_weights, 1], mask=mask, method="zscore")
     return S.copy()  # an example: this block changes only the comment

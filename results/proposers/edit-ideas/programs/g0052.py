@@ -32,7 +32,7 @@ def program(Q, D, S, ctx):
     channels.append(P1)  # add P1 as a new coarse channel
     channels.append(P2)  # add P2 as a new coarse channel
     weights.append(1.0)  # add weights for P1 and P2
-    S = fuse(channels, weights, mask, "zscore")  # fuse channels with S by z-scores with weights
+    S = fuse(channels, weights, mask=mask, method="zscore")  # fuse channels with S by z-scores with weights
     # Score-distribution analysis
     zscore_S = zscore_rows(S, mask)  # zscore the rows of S
     zscore_C = zscore_cols(S, mask)  # zscore the columns of S
@@ -42,5 +42,5 @@ def program(Q, D, S, ctx):
     scores = np.array(scores)
     per_query_weights = 1 / scores[0]
     per_query_weights /= np.sum(per_query_weights)
-    S = fuse([S, zscore_C], [per_query_weights, 1], mask, "zscore")
+    S = fuse([S, zscore_C], [per_query_weights, 1], mask=mask, method="zscore")
     return S.copy()  # an example: this block changes only the comment

@@ -23,7 +23,7 @@ def program(Q, D, S, ctx):
     channels = [S, B, C]  # list of channels
     weights = [1.0, 0.5, 0.5]  # weights for each channel
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # build the candidate mask from ctx.candidates
-    S = fuse(channels, weights, mask, "zscore")  # fuse channels with S by z-scores with weights
+    S = fuse(channels, weights, mask=mask, method="zscore")  # fuse channels with S by z-scores with weights
     # Score-distribution analysis
     zscore_S = zscore_rows(S, mask)  # zscore the rows of S
     zscore_C = zscore_cols(S, mask)  # zscore the columns of S
@@ -33,7 +33,7 @@ def program(Q, D, S, ctx):
     scores = np.array(scores)
     per_query_weights = 1 / scores[0]
     per_query_weights /= np.sum(per_query_weights)
-    S = fuse([S, zscore_C], [per_query_weights, 1], mask, "zscore")
+    S = fuse([S, zscore_C], [per_query_weights, 1], mask=mask, method="zscore")
     # ColBERT MaxSim over sentences
     M = chunk_scores(Q, ctx, "sentence", "max", mask)
     M2 = chunk_scores(Q, ctx, "paragraph", "topmean", mask)
@@ -41,5 +41,5 @@ def program(Q, D, S, ctx):
     channels.append(M2)
     weights.append(0.5)
     weights.append(0.5)
-    S = fuse(channels, weights, mask, "zscore")
+    S = fuse(channels, weights, mask=mask, method="zscore")
     return S.copy()  # an example: this block changes only the comment

@@ -28,7 +28,7 @@ def program(Q, D, S, ctx):
     weights.append(0.5)  # add the weight for the second round of prf scores
 
 
-    S = fuse([S, zscore_rows(S, mask), chunk_scores(Q, ctx, "sentence", "max", mask)], [weights, 1, 0.5], mask, "zscore")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights and ColBERT MaxSim over sentences
+    S = fuse([S, zscore_rows(S, mask), chunk_scores(Q, ctx, "sentence", "max", mask)], [weights, 1, 0.5], mask=mask, method="zscore")  # fuse channels with S by rank (Cormack et al. 2009), or by z-scores with weights and ColBERT MaxSim over sentences
     # Score-distribution analysis
     zscore_S = zscore_rows(S, mask)  # zscore the rows of S
     zscore_C = zscore_cols(S, mask)  # zscore the columns of S
@@ -38,5 +38,5 @@ def program(Q, D, S, ctx):
     scores = np.array(scores)
     per_query_weights = 1 / scores[0]
     per_query_weights /= np.sum(per_query_weights)
-    S = fuse([S, zscore_C], [per_query_weights, 1], mask, "zscore")
+    S = fuse([S, zscore_C], [per_query_weights, 1], mask=mask, method="zscore")
     return S.copy()  # an example: this block changes only the comment

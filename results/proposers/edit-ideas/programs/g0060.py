@@ -19,7 +19,7 @@ def program(Q, D, S, ctx):
     channels = [S, B, C]  # list of channels
     weights = [1.0, 0.5, 0.5]  # weights for each channel
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # build the candidate mask from ctx.candidates
-    S = fuse(channels, weights, mask, "zscore")  # fuse channels with S by z-scores with weights
+    S = fuse(channels, weights, mask=mask, method="zscore")  # fuse channels with S by z-scores with weights
     # Score-distribution analysis
     zscore_S = zscore_rows(S, mask)  # zscore the rows of S
     zscore_C = zscore_cols(S, mask)  # zscore the columns of S
@@ -29,11 +29,11 @@ def program(Q, D, S, ctx):
     scores = np.array(scores)
     per_query_weights = 1 / scores[0]
     per_query_weights /= np.sum(per_query_weights)
-    S = fuse([S, zscore_C], [per_query_weights, 1], mask, "zscore")
+    S = fuse([S, zscore_C], [per_query_weights, 1], mask=mask, method="zscore")
     # Rocchio pseudo-relevance feedback
     P = prf_scores(Q, D, S, k=3, alpha=0.5, mask=mask)  # the moved query's cosine matrix
     P2 = prf_scores(Q, D, P, k=3, alpha=0.5, mask=mask)  # the second round fed by the first one's ranking
     channels.append(P2)  # add the Rocchio pseudo-relevance feedback channel
     weights.append(0.5)  # add the Rocchio pseudo-relevance feedback weight
-    S = fuse(channels, weights, mask, "zscore")  # fuse the channels with S
+    S = fuse(channels, weights, mask=mask, method="zscore")  # fuse the channels with S
     return S.copy()  # an example: this block changes only the comment

@@ -20,4 +20,4 @@ def program(Q, D, S, ctx):
     doc_cosines = query_view_scores(D, ctx, view='text-matching')
     mask = mask_for(ctx, doc_cosines)  # an example: this block adds a new channel
     fused_scores = fuse([lexical, doc_cosines], mask)  # float32 (n_q, n_d)
-    return rrf([fused_scores, S], mask)  # float32 (n_q, n_d)
+    return rrf([fused_scores, S], mask=mask)  # float32 (n_q, n_d)

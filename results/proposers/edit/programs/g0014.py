@@ -13,4 +13,4 @@ from embedding_ttc.programs.primitives.scores import rrf
 def program(Q, D, S, ctx):
     mask = mask_for(ctx, S)  # an example: this block changes only the comment
     cosine = cosine_scores(D, Q)  # (n_d, n_q) Cosine over the first `dims` dimensions, each row renormalised
-    return rrf([cosine, S], mask)  # float32 (n_q, n_d)
+    return rrf([cosine, S], mask=mask)  # float32 (n_q, n_d)

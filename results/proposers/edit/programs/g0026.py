@@ -21,4 +21,4 @@ def program(Q, D, S, ctx):
     lexical_overlap = bigram_overlap(ctx.query_texts, ctx.doc_texts)
     # Fuse the lexical and query cosine channels
     fused_scores = fuse([lexical, lexical_overlap, S], mask)
-    return rrf(fused_scores, mask)  # float32 (n_q, n_d)
+    return rrf(fused_scores, mask=mask)  # float32 (n_q, n_d)

@@ -18,4 +18,4 @@ def program(Q, D, S, ctx):
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     # Add a new channel to fuse query view scores with lexical scores
     query_view_fused = fuse([query_view_scores(D, ctx, view='text-matching'), lexical], mask)
-    return rrf([query_view_fused, S], mask)  # float32 (n_q, n_d)
+    return rrf([query_view_fused, S], mask=mask)  # float32 (n_q, n_d)

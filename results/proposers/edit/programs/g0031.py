@@ -12,4 +12,4 @@ from embedding_ttc.programs.primitives.scores import rrf
 def program(Q, D, S, ctx):
     mask = mask_for(ctx, S)  # an example: this block changes only the comment
     query_similarity = cosine_scores(D, Q)  # replace the BM25 channel with a new channel that scores the query based on the cosine similarity of the documents.
-    return rrf([query_similarity, S], mask)  # float32 (n_q, n_d)
+    return rrf([query_similarity, S], mask=mask)  # float32 (n_q, n_d)

@@ -13,4 +13,4 @@ from embedding_ttc.programs.primitives.scores import rrf
 def program(Q, D, S, ctx):
     mask = mask_for(ctx, S)  # an example: this block changes only the comment
     lexical = query_view_scores(D, ctx, view='text-matching')  # (n_q, n_d) Cosine over the first `dims` dimensions, each row renormalised
-    return rrf([lexical, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)

@@ -16,4 +16,4 @@ def program(Q, D, S, ctx):
     mask = mask_for(ctx, query_cosines)  # an example: this block adds a new channel
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     new_channel = query_cosines  # new channel that scores the query based on the cosine similarity of the documents
-    return rrf([lexical, new_channel, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, new_channel, S], mask=mask)  # float32 (n_q, n_d)

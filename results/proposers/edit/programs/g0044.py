@@ -16,4 +16,4 @@ def program(Q, D, S, ctx):
     mask = mask_for(ctx, query_cosines)  # an example: this block adds a new channel
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     lexical = zscore_rows(lexical)  # normalisation step 1: standardise each row over its candidates
-    return rrf([lexical, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)

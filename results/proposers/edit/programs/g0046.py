@@ -17,4 +17,4 @@ def program(Q, D, S, ctx):
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     # Normalise the new channel scores
     normalized_query_cosines = zscore_rows(query_cosines, mask=mask)
-    return rrf([lexical, normalized_query_cosines], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, normalized_query_cosines], mask=mask)  # float32 (n_q, n_d)

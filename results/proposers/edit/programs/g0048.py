@@ -17,4 +17,4 @@ def program(Q, D, S, ctx):
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
     # Add a new channel that scores the query based on the document's query-term coverage
     query_term_coverage = query_term_coverage(ctx.query_texts, ctx.doc_texts)  # (n_q, n_d) query-term coverage of the query and document texts
-    return rrf([lexical, query_term_coverage, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, query_term_coverage, S], mask=mask)  # float32 (n_q, n_d)

@@ -15,4 +15,4 @@ def program(Q, D, S, ctx):
     query_cosines = query_view_scores(D, ctx, view='text-matching')  # an example: this block changes only the comment
     mask = mask_for(ctx, query_cosines)  # an example: this block adds a new channel
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
-    return rrf([lexical, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)

@@ -24,4 +24,4 @@ def program(Q, D, S, ctx):
     S = np.hstack((S, query_cosines))  # an example: this block changes the code
     # Fuse the channels using the zscore_rows method
     S = fuse([lexical, S], method='zscore')
-    return rrf(S, mask)  # float32 (n_q, n_d)
+    return rrf(S, mask=mask)  # float32 (n_q, n_d)

@@ -19,4 +19,4 @@ def program(Q, D, S, ctx):
     # Add a new channel that scores the query based on the lexical similarity of the query and document texts
     lexical_score = query_term_coverage(ctx.query_texts, ctx.doc_texts)
     # Fuse the new channel with the existing channels
-    return rrf([lexical, lexical_score, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, lexical_score, S], mask=mask)  # float32 (n_q, n_d)

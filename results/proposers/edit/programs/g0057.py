@@ -19,7 +19,7 @@ def program(Q, D, S, ctx):
     # Add a new channel that scores the query based on the lexical similarity of the query and document texts
     lexical_score = query_term_coverage(ctx.query_texts, ctx.doc_texts)
     # Fuse the new channel with the existing channels
-    return rrf([lexical, lexical_score, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, lexical_score, S], mask=mask)  # float32 (n_q, n_d)
     # Add a new channel that scores the query based on the cosine similarity of the documents
     query_cosines = query_view_scores(D, ctx, view='text-matching')  # an example: this block changes only the comment
     mask = mask_for(ctx, query_cosines)  # an example: this block adds a new channel
@@ -27,4 +27,4 @@ def program(Q, D, S, ctx):
     # Add a new channel that scores the query based on the lexical similarity of the query and document texts
     lexical_score = query_term_coverage(ctx.query_texts, ctx.doc_texts)
     # Fuse the new channel with the existing channels
-    return rrf([lexical, lexical_score, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, lexical_score, S], mask=mask)  # float32 (n_q, n_d)

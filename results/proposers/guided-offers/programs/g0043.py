@@ -69,7 +69,7 @@ def program(Q, D, S, ctx):
         zscore_rows(coverage, mask),
         zscore_rows(rare_idf, mask),
     ]
-    fused = rrf(channels, mask, k=RRF_K)
+    fused = rrf(channels, mask=mask, k=RRF_K)
     if mask is not None:
         fused = np.where(mask, fused, 0.0)
     return fused.astype(np.float32)

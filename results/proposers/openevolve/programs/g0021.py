@@ -15,7 +15,7 @@ def program(Q, D, S, ctx):
     cosine_matrix = np.dot(query_embeddings, doc_embeddings.T)
     
     # Reciprocal Rank Fusion
-    rrf_output = rrf([cosine_matrix, S], mask)  # float32 (n_q, n_d)
+    rrf_output = rrf([cosine_matrix, S], mask=mask)  # float32 (n_q, n_d)
     
     return rrf_output
     # EVOLVE-BLOCK-END

@@ -26,4 +26,4 @@ class BM25DenseRRF:
 
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``rrf([BM25, S])`` over each query's candidates."""
-        return rrf([ranked_bm25(ctx), S], mask_for(ctx, S))
+        return rrf([ranked_bm25(ctx), S], mask=mask_for(ctx, S))

@@ -86,7 +86,7 @@ class CrossRoundRRF:
         head = rows if rows is not None else S.shape[0]
 
         def fused(queries: Matrix) -> Scores:
-            return rrf([*backbone.scores(queries, mask), *lexical], mask)
+            return rrf([*backbone.scores(queries, mask), *lexical], mask=mask)
 
         def fused_head(queries: Matrix) -> Scores:
             """``fused(queries)[:head]``: the bidirectional channel's statistics over all rows."""
@@ -107,4 +107,4 @@ class CrossRoundRRF:
     def __call__(self, Q: Matrix, D: Matrix, S: Matrix, ctx: Context) -> Matrix:
         """Return ``RRF(R1, R2, R3)`` over each query's candidates."""
         # Scoring the leading rows only (ctx.deployed.scored_rows) needs no mask: live_rows says so.
-        return all_rows(rrf(list(self.rounds(Q, D, S, ctx)), mask_for(ctx, S)), S.shape[0])
+        return all_rows(rrf(list(self.rounds(Q, D, S, ctx)), mask=mask_for(ctx, S)), S.shape[0])

@@ -291,7 +291,7 @@ class Pipeline:
         if fallback_rows is not None and fallback is not None and fallback_rows.any():
             rows = fallback_rows[:, None]
             chans = tuple(np.where(rows, fallback, c).astype(np.float32) for c in chans)
-        scores = chans[0] if len(chans) == 1 else rrf(chans, self.mask)
+        scores = chans[0] if len(chans) == 1 else rrf(chans, mask=self.mask)
         new = Round(name, chans, scores)
         self.rounds.append(new)
         return new
@@ -309,7 +309,7 @@ class Pipeline:
 
         """
         chans = tuple(np.asarray(c, dtype=np.float32) for c in channels)
-        scores = chans[0] if len(chans) == 1 else rrf(chans, self.mask)
+        scores = chans[0] if len(chans) == 1 else rrf(chans, mask=self.mask)
         tops = top_k_indices(scores, 1, self.mask)
         rejected = np.zeros(self.n_queries, dtype=np.bool_)
         for row, top in enumerate(tops):
@@ -332,7 +332,7 @@ class Pipeline:
 
     def fused(self) -> Matrix:
         """Cross-round RRF of the rounds so far (0 at non-candidates)."""
-        return rrf([r.scores for r in self.rounds], self.mask)
+        return rrf([r.scores for r in self.rounds], mask=self.mask)
 
 
 def unit_rows(X: NDArray[np.floating], fallback: Matrix) -> Matrix:

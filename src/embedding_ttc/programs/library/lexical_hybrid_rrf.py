@@ -53,6 +53,6 @@ class LexicalHybridRRF:
         rows = live_rows(ctx, S.shape[0])
         backbone = HybridBackbone.build(D, ctx, mask, live=rows is not None)
         if rows is None:
-            return rrf([*backbone.scores(Q, mask), *hybrid_lexical(ctx)], mask)
+            return rrf([*backbone.scores(Q, mask), *hybrid_lexical(ctx)], mask=mask)
         live = rrf([*backbone.scores(Q, None, rows), *hybrid_lexical(head_context(ctx, rows))])
         return all_rows(live, S.shape[0])

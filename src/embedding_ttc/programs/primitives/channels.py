@@ -355,6 +355,7 @@ def prefix_scores(Q: Any, D: Any, dims: int) -> Scores:
 def fuse(
     channels: Sequence[Any],
     weights: Sequence[float] | None = None,
+    *,
     mask: Mask | None = None,
     method: str = "zscore",
 ) -> Scores:
@@ -362,7 +363,8 @@ def fuse(
 
     ``zscore``: ``sum_i w_i * zscore_rows(channel_i)`` (each query's candidates standardised
     first, so channels on different scales mix); ``rrf``: reciprocal rank fusion of the
-    channels' rankings (the weights are ignored).
+    channels' rankings (the weights are ignored). ``mask`` and ``method`` are keyword-only
+    (``rrf`` takes no weights, so a positional second argument would mean two things).
 
     Raises:
         ValueError: on no channels, mismatched shapes or weights, or an unknown method.

@@ -225,6 +225,7 @@ def ranks(S: ArrayLike, mask: Mask | None = None, ties: Ties = "first") -> Score
 
 def rrf(
     channels: Sequence[ArrayLike],
+    *,
     mask: Mask | None = None,
     k: int = RRF_K,
     ties: Ties = "average",
@@ -242,7 +243,8 @@ def rrf(
     Args:
         channels: one or more ``(n_q, n_d)`` score matrices (higher is better); each is ranked
             with :func:`ranks` under ``mask``.
-        mask: candidate mask (module docstring); ``None`` means all candidates.
+        mask: candidate mask (module docstring); ``None`` means all candidates. By keyword
+            only, as are ``k`` and ``ties``: ``fuse`` takes weights second.
         k: the rank offset, ``k >= 0``.
         ties: how :func:`ranks` treats ties within a channel.
 

@@ -12,8 +12,10 @@ source unchanged and no notes when there is nothing to fix, or when it does not 
   arguments and module-level names (``mask = mask_for(ctx, S)``), read by an earlier line,
   moves up to the start of the body (an edit that adds a channel at the top of ``program``
   often uses ``mask`` before the line that makes it);
-* :func:`drop_rrf_weights`: a list of weights given to ``rrf`` as its second argument (where
-  it takes the mask; ``fuse`` takes weights, and ignores them for rank fusion) goes;
+* :func:`drop_rrf_weights`: a list of weights given to ``rrf`` as its second argument (it
+  takes no weights; ``fuse`` does, and ignores them for rank fusion) goes;
+* :func:`~embedding_ttc.search.precheck.mask_keyword.name_mask`: a mask passed to ``rrf`` or
+  ``fuse`` by position (they take it by keyword only) is passed by keyword;
 * :func:`define_constants`: an UPPER_CASE constant read but never defined gets the value an
   earlier draft of the same conversation, or a worked example of the prompt, gave it.
 
@@ -28,6 +30,7 @@ import importlib
 import re
 from collections.abc import Iterable
 
+from embedding_ttc.search.precheck.mask_keyword import name_mask
 from embedding_ttc.search.prompts.helper_list import helper_modules
 from embedding_ttc.search.prompts.primitives import PRIMITIVE_PACKAGE
 
@@ -524,9 +527,7 @@ def drop_rrf_weights(source: str) -> tuple[str, tuple[str, ...]]:
         # AST offsets count UTF-8 bytes, not characters.
         head, tail = first[: call.col_offset].decode(), last[end_col:].decode()
         lines[call.lineno - 1 : end_line] = [head + ast.unparse(call) + tail]
-        notes.append(
-            f"dropped the weights {dropped} given to rrf, whose second argument is the mask"
-        )
+        notes.append(f"dropped the weights {dropped} given to rrf, which takes no weights")
     repaired = "\n".join(lines)
     try:
         ast.parse(repaired)
@@ -545,6 +546,7 @@ def repair_source(source: str, donors: Iterable[str] = ()) -> tuple[str, tuple[s
         fix_imports,
         hoist_assignments,
         drop_rrf_weights,
+        name_mask,
     ):
         source, more = repair(source)
         notes.extend(more)

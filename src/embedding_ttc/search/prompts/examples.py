@@ -38,7 +38,7 @@ W_REV = 0.5
 def program(Q, D, S, ctx):
     mask = candidate_mask(S.shape[0], S.shape[1], ctx.candidates)  # None or (n_q, n_d) bool
     S_rev = view_scores(Q, ctx, "retrieval.query")  # (n_q, n_d); documents encoded once
-    return fuse([S, S_rev], [W_S, W_REV], mask)  # float32 (n_q, n_d)
+    return fuse([S, S_rev], [W_S, W_REV], mask=mask)  # float32 (n_q, n_d)
 ''',
     ),
     Example(

@@ -39,7 +39,7 @@ INSPIRATIONS: tuple[Inspiration, ...] = (
         "Move each query toward its top-ranked documents: P = prf_scores(Q, D, S, k=K, "
         "alpha=ALPHA, mask=mask) is the moved query's cosine matrix. Add a second round fed "
         "by the first one's ranking, P2 = prf_scores(Q, D, P, k=K2, alpha=ALPHA2, mask=mask), "
-        "and fuse the channels with S: fuse([S, P, P2], [weights], mask).",
+        "and fuse the channels with S: fuse([S, P, P2], [weights], mask=mask).",
         ("rocchio", "feedback", "prf", "centroid"),
         paper=(
             "Rocchio pseudo-relevance feedback",
@@ -54,7 +54,7 @@ INSPIRATIONS: tuple[Inspiration, ...] = (
         "Score each document by its best sentence: M = chunk_scores(Q, ctx, "
         '"sentence", "max", mask). Fuse M with S and with a second granularity '
         '(chunk_scores(Q, ctx, "paragraph", "topmean", mask)): fuse([S, M, M2], '
-        "[weights], mask).",
+        "[weights], mask=mask).",
         ("maxsim", "sentence", "colbert", "chunk"),
         paper=(
             "ColBERT-style MaxSim",
@@ -69,7 +69,7 @@ INSPIRATIONS: tuple[Inspiration, ...] = (
         'Score the documents under other views: view_scores(Q, ctx, "text-matching"), '
         'view_scores(Q, ctx, "classification"), and the queries under another view: '
         'query_view_scores(D, ctx, "text-matching"). Let S and these views vote by rank: '
-        'fuse([S, V1, V2, V3], None, mask, "rrf").',
+        'fuse([S, V1, V2, V3], None, mask=mask, method="rrf").',
         ("view", "voting", "vote", "adapter", "text-matching", "classification"),
         paper=(
             "Cross-adapter voting",
@@ -83,7 +83,7 @@ INSPIRATIONS: tuple[Inspiration, ...] = (
         "Matryoshka cascading (dimension truncation)",
         "Score with prefixes of the dimensions as coarse channels, P1 = prefix_scores(Q, D, "
         "Q.shape[1] // 4) and P2 = prefix_scores(Q, D, Q.shape[1] // 2); keep S as the fine "
-        "channel, and fuse them: fuse([S, P2, P1], [weights], mask), the coarser the "
+        "channel, and fuse them: fuse([S, P2, P1], [weights], mask=mask), the coarser the "
         "smaller the weight.",
         ("matryoshka", "truncat", "prefix", "dimension", "cascad"),
         paper=(
@@ -99,7 +99,7 @@ INSPIRATIONS: tuple[Inspiration, ...] = (
         "Score documents by their pieces at two granularities: chunk_scores(Q, ctx, "
         '"paragraph", "max", mask) and chunk_scores(Q, ctx, "sentence_pair", "topmean", '
         "mask); mix the best piece and the mean piece and fuse with S: fuse([S, A, B], "
-        "[weights], mask).",
+        "[weights], mask=mask).",
         ("paragraph", "substructure", "granularit", "decompos", "pair"),
         paper=(
             "Document substructure decomposition",
@@ -128,7 +128,7 @@ INSPIRATIONS: tuple[Inspiration, ...] = (
         "Lexical channels with reciprocal rank fusion",
         "Add lexical evidence: B = bm25_scores(ctx) and C = query_term_coverage("
         "ctx.query_texts, ctx.doc_texts); fuse them with S by rank: fuse([S, B, C], None, "
-        'mask, "rrf") (Cormack et al. 2009), or by z-scores with weights.',
+        'mask=mask, method="rrf") (Cormack et al. 2009), or by z-scores with weights.',
         ("bm25", "lexical", "term", "rrf", "reciprocal", "keyword"),
     ),
 )

@@ -35,7 +35,7 @@ CONSTANTS: Mapping[str, str] = {
 def _fuse(genome: Genome, b: ProgramBuilder) -> None:
     if genome.fusion == "rrf":
         b.need("scores", "rrf", "RRF_K")
-        b.lines("fused = rrf(channels, mask, k=RRF_K)")
+        b.lines("fused = rrf(channels, mask=mask, k=RRF_K)")
     elif genome.fusion == "zsum":
         b.need("scores", "zscore_rows")
         b.lines(
@@ -82,7 +82,7 @@ def _feedback_round(genome: Genome, round_no: int, b: ProgramBuilder) -> None:
         b.constant("FEEDBACK_K", "VPRF_BETA")
         b.lines("query = vprf_update(query, D, top_k_indices(fused, FEEDBACK_K, mask), VPRF_BETA)")
     if genome.fusion == "rrf":
-        b.lines("fused = rrf([fused, query @ D.T], mask, k=RRF_K)")
+        b.lines("fused = rrf([fused, query @ D.T], mask=mask, k=RRF_K)")
     else:
         b.need("scores", "zscore_rows")
         b.lines("fused = zscore_rows(fused, mask) + zscore_rows(query @ D.T, mask)")

@@ -83,13 +83,13 @@ def program(Q, D, S, ctx):
         zscore_rows(rare_idf, mask),
         consensus,
     ]
-    fused = rrf(channels, mask, k=RRF_K)
+    fused = rrf(channels, mask=mask, k=RRF_K)
     query = Q
     # feedback round 1: refine the query from the fused top-K, rescore D
     query = soft_centroid_query(
         query, D, zscore_rows(fused, mask), k=FEEDBACK_K, tau=SOFT_TAU, alpha=SOFT_ALPHA, mask=mask
     )
-    fused = rrf([fused, query @ D.T], mask, k=RRF_K)
+    fused = rrf([fused, query @ D.T], mask=mask, k=RRF_K)
     if mask is not None:
         fused = np.where(mask, fused, 0.0)
     return fused.astype(np.float32)

@@ -40,7 +40,7 @@ def program(Q, D, S, ctx):
         rare_idf,
         zscore_rows(zscore_cols(anti_hub, mask), mask),
     ]
-    fused = rrf(channels, mask, k=RRF_K)
+    fused = rrf(channels, mask=mask, k=RRF_K)
     if mask is not None:
         fused = np.where(mask, fused, 0.0)
     return fused.astype(np.float32)

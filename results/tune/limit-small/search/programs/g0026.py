@@ -33,11 +33,11 @@ def program(Q, D, S, ctx):
         coverage,
         rare_idf,
     ]
-    fused = rrf(channels, mask, k=RRF_K)
+    fused = rrf(channels, mask=mask, k=RRF_K)
     query = Q
     # feedback round 1: refine the query from the fused top-K, rescore D
     query = vprf_update(query, D, top_k_indices(fused, FEEDBACK_K, mask), VPRF_BETA)
-    fused = rrf([fused, query @ D.T], mask, k=RRF_K)
+    fused = rrf([fused, query @ D.T], mask=mask, k=RRF_K)
     if mask is not None:
         fused = np.where(mask, fused, 0.0)
     return fused.astype(np.float32)

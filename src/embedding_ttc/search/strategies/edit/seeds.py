@@ -33,7 +33,7 @@ from embedding_ttc.programs.primitives.scores import rrf
 def program(Q, D, S, ctx):
     mask = mask_for(ctx, S)  # None, or (n_q, n_d) bool: each query's candidates
     lexical = bm25_scores(ctx)  # (n_q, n_d) BM25 of the query and document texts
-    return rrf([lexical, S], mask)  # float32 (n_q, n_d)
+    return rrf([lexical, S], mask=mask)  # float32 (n_q, n_d)
 '''
 
 SEEDS: Mapping[str, str] = MappingProxyType({"BM25DenseRRF": BM25_DENSE_RRF})
