@@ -384,6 +384,19 @@ def test_one_module_is_named_channels() -> None:
     assert named == [f"{PACKAGE}.programs.primitives.channels"]
 
 
+def test_the_fusion_primitives_take_the_mask_by_keyword_only() -> None:
+    # rrf(channels, mask) and fuse(channels, weights, mask) put different things second.
+    import inspect
+
+    from embedding_ttc.programs.primitives.channels import fuse
+    from embedding_ttc.programs.primitives.scores import rrf
+
+    for function, positional in ((rrf, ["channels"]), (fuse, ["channels", "weights"])):
+        parameters = inspect.signature(function).parameters.values()
+        assert [p.name for p in parameters if p.kind != p.KEYWORD_ONLY] == positional
+        assert inspect.signature(function).parameters["mask"].kind == inspect.Parameter.KEYWORD_ONLY
+
+
 # ---------------------------------------------------------------------------------------------
 # A search is opened from a typed config: argparse stays in the CLI, and nothing outside the
 # CLI's own tests builds a command line to start a search.

@@ -8,7 +8,6 @@ the same numbers, a second run changes nothing, and every committed record is cu
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -29,6 +28,8 @@ from embedding_ttc.runs.config import (
 from embedding_ttc.runs.frontier import frontier
 from embedding_ttc.runs.ledger import LEDGER_FILE, Ledger, LedgerError
 
+from .scripts import load_script
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
 CELL_KEY = CellKey("all-MiniLM-L6-v2", "birco_doris_mae_dev", "BM25")
@@ -39,12 +40,7 @@ OLD_LIMITS = RunLimits(
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    path = REPO / "scripts" / "migrate_0_1_records.py"
-    spec = importlib.util.spec_from_file_location("migrate_0_1_records", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("migrate_0_1_records")
 
 
 def migrate(script: ModuleType, root: Path) -> list[str]:

@@ -8,7 +8,6 @@ committed program and ledger is already as it leaves them.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +16,8 @@ import pytest
 
 from embedding_ttc.search.novelty import fingerprint, structure
 from embedding_ttc.search.precheck.mask_keyword import name_mask
+
+from .scripts import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results"
@@ -35,12 +36,7 @@ NEW = OLD.replace("rrf([S, S], mask, k=RRF_K)", "rrf([S, S], mask=mask, k=RRF_K)
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    path = REPO / "scripts" / "migrate_mask_keyword.py"
-    spec = importlib.util.spec_from_file_location("migrate_mask_keyword", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("migrate_mask_keyword")
 
 
 def sha(text: str) -> str:
