@@ -59,8 +59,7 @@ def _shape(source: str) -> str | None:
 class Migration:
     """The rewrites of one tree, and the digests and fingerprints they change."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self) -> None:
         self.files = 0
         self.calls = 0
         self.digests: dict[str, str] = {}
@@ -126,7 +125,7 @@ class Migration:
 
 def migrate(root: Path) -> Migration:
     """Rewrite every program under ``root``, then every record that names one."""
-    migration = Migration(root)
+    migration = Migration()
     for path in sorted(root.rglob("*.py")):
         migration.program(path)
     for path in sorted(root.rglob("openevolve/checkpoints/*/programs/*.json")):

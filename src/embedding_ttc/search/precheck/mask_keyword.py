@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 
+from embedding_ttc.search.precheck.names import bound_names
 from embedding_ttc.search.prompts.primitives import PRIMITIVE_PACKAGE
 
 __all__ = ["KEYWORD_AFTER", "name_mask"]
@@ -57,14 +58,11 @@ def name_mask(source: str) -> tuple[str, tuple[str, ...]]:
     notes: list[str] = []
     for call, primitive in calls:
         at, names = KEYWORD_AFTER[primitive]
-        moved = call.args[at:]
-        for name, arg in zip(names, moved, strict=False):
-            inserts.append((arg.lineno - 1, arg.col_offset, f"{name}="))
-        shown = ", ".join(f"{n}={ast.unparse(a)}" for n, a in zip(names, moved, strict=False))
+        moved = list(zip(names, call.args[at:], strict=False))
+        inserts += [(arg.lineno - 1, arg.col_offset, f"{name}=") for name, arg in moved]
+        shown = ", ".join(f"{name}={ast.unparse(arg)}" for name, arg in moved)
         notes.append(f"passed {shown} to {primitive} by keyword")
-        call.keywords = [
-            ast.keyword(arg=n, value=a) for n, a in zip(names, moved, strict=False)
-        ] + call.keywords
+        call.keywords = [ast.keyword(arg=name, value=arg) for name, arg in moved] + call.keywords
         call.args = call.args[:at]
     for row, col, text in sorted(inserts, reverse=True):
         lines[row] = lines[row][:col] + text.encode() + lines[row][col:]  # offsets are bytes
@@ -155,20 +153,14 @@ def _imported(node: ast.AST) -> list[tuple[str, str]]:
 
 
 def _bound_otherwise(tree: ast.Module) -> set[str]:
-    """Names bound by something other than an import."""
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.add(node.name)
-        elif isinstance(node, ast.arg):
-            out.add(node.arg)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            out.add(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            out.add(node.name)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            out.update(node.names)
-    return out
+    """Names bound by something other than an import, or declared ``global``/``nonlocal``."""
+    declared = (
+        n
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Global | ast.Nonlocal)
+        for n in node.names
+    )
+    return bound_names(tree, imports=False) | set(declared)
 
 
 def _called_primitive(func: ast.expr, names: dict[str, str], modules: set[str]) -> str | None:

@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterable
 
 from embedding_ttc.search.precheck.mask_keyword import name_mask
+from embedding_ttc.search.precheck.names import bound_names
 from embedding_ttc.search.prompts.helper_list import helper_modules
 from embedding_ttc.search.prompts.primitives import PRIMITIVE_PACKAGE
 
@@ -307,20 +308,8 @@ def _regroup(
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
-    """Every name the module binds anywhere: imports, definitions, arguments, assignments."""
-    bound: set[str] = set(dir(builtins))
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return bound
+    """Every name the module binds anywhere, and the builtins."""
+    return set(dir(builtins)) | bound_names(tree)
 
 
 def _header_end(tree: ast.Module) -> int:
